@@ -1,0 +1,249 @@
+package algo
+
+import (
+	"time"
+
+	"github.com/ratelimit-go/ratelimit/core"
+)
+
+// Outcome is an algorithm's answer, in units and microseconds. See
+// core.Decision for the meaning of each field.
+type Outcome struct {
+	Allowed    bool
+	Remaining  int64
+	RetryAfter int64
+	ResetAfter int64
+	Delay      int64
+}
+
+// Decision converts the outcome into a core.Decision for policy p.
+func (o Outcome) Decision(p core.Policy) core.Decision {
+	return core.Decision{
+		Allowed:    o.Allowed,
+		Limit:      p.Limit,
+		Remaining:  int(o.Remaining),
+		RetryAfter: time.Duration(o.RetryAfter) * time.Microsecond,
+		ResetAfter: time.Duration(o.ResetAfter) * time.Microsecond,
+		Delay:      time.Duration(o.Delay) * time.Microsecond,
+		Policy:     p,
+	}
+}
+
+// WindowStart returns floor(now/window)*window, also for negative now.
+func WindowStart(now, window int64) int64 {
+	m := now % window
+	if m < 0 {
+		m += window
+	}
+	return now - m
+}
+
+// FixedWindowState is the count of units admitted in the window starting at
+// Start. The zero value is an empty key.
+type FixedWindowState struct {
+	Start int64
+	Count int64
+}
+
+// FixedWindow admits a check when the units already admitted in the current
+// aligned window plus cost fit in Limit. RetryAfter and ResetAfter are the
+// end of the window: at that instant a fresh window holds the whole quota,
+// which is also why up to 2x Limit can pass across a window edge.
+func FixedWindow(p *core.Params, st FixedWindowState, cost, now int64) (Outcome, FixedWindowState) {
+	start := WindowStart(now, p.Window)
+	var n int64
+	if st.Count > 0 {
+		if st.Start > start { // caller's clock is behind: stay in the newest window
+			start = st.Start
+		}
+		if st.Start == start {
+			n = st.Count
+		}
+	}
+	end := start + p.Window
+	if n+cost <= p.Limit {
+		n += cost
+		o := Outcome{Allowed: true, Remaining: p.Limit - n}
+		if n > 0 {
+			o.ResetAfter = end - now
+		}
+		return o, FixedWindowState{Start: start, Count: n}
+	}
+	return Outcome{Remaining: p.Limit - n, RetryAfter: end - now, ResetAfter: end - now}, st
+}
+
+// SlidingWindowState holds the counts of the window starting at Start and of
+// the window before it. The zero value is an empty key.
+type SlidingWindowState struct {
+	Start int64
+	Prev  int64
+	Curr  int64
+}
+
+// swEstimate is the sliding estimate at offset elapsed into the current
+// window: prev weighted by the part of the previous window still inside the
+// trailing window, plus the current count. Lua computes it as
+// prev * (window - elapsed) / window + curr, the same IEEE operations in the
+// same order.
+func swEstimate(prev, curr, window, elapsed int64) float64 {
+	return float64(prev)*float64(window-elapsed)/float64(window) + float64(curr)
+}
+
+// swFits reports whether cost more units fit under limit at that offset.
+func swFits(prev, curr, window, elapsed, cost, limit int64) bool {
+	return swEstimate(prev, curr, window, elapsed)+float64(cost) <= float64(limit)
+}
+
+// swFirstFit returns the smallest offset e in [lo, hi] at which cost fits,
+// by binary search (the estimate only falls as e grows), or hi+1 if none.
+func swFirstFit(prev, curr, window, lo, hi, cost, limit int64) int64 {
+	for lo <= hi {
+		mid := lo + (hi-lo)/2
+		if swFits(prev, curr, window, mid, cost, limit) {
+			hi = mid - 1
+		} else {
+			lo = mid + 1
+		}
+	}
+	return lo
+}
+
+// swReset is the time from now until both counts have slid out.
+func swReset(start, window, prev, curr, now int64) int64 {
+	switch {
+	case curr > 0:
+		return start + 2*window - now
+	case prev > 0:
+		return start + window - now
+	}
+	return 0
+}
+
+// SlidingWindow is the sliding window counter. It admits a check when the
+// estimate prev*(window-elapsed)/window + curr plus cost is at most Limit.
+// When denied, RetryAfter is the first microsecond at which the estimate has
+// fallen enough, found in the current window or the next one.
+func SlidingWindow(p *core.Params, st SlidingWindowState, cost, now int64) (Outcome, SlidingWindowState) {
+	w, limit := p.Window, p.Limit
+	start := WindowStart(now, w)
+	at := now // the instant the estimate is taken at
+	var prev, curr int64
+	if st.Prev != 0 || st.Curr != 0 {
+		if st.Start > start { // caller's clock is behind
+			start, at = st.Start, st.Start
+		}
+		switch st.Start {
+		case start:
+			prev, curr = st.Prev, st.Curr
+		case start - w:
+			prev = st.Curr
+		}
+	}
+	elapsed := at - start
+	est := swEstimate(prev, curr, w, elapsed)
+	if est+float64(cost) <= float64(limit) {
+		o := Outcome{Allowed: true, Remaining: floorNonNeg(float64(limit) - est - float64(cost))}
+		curr += cost
+		o.ResetAfter = swReset(start, w, prev, curr, now)
+		return o, SlidingWindowState{Start: start, Prev: prev, Curr: curr}
+	}
+	o := Outcome{Remaining: floorNonNeg(float64(limit) - est), ResetAfter: swReset(start, w, prev, curr, now)}
+	if e := swFirstFit(prev, curr, w, elapsed+1, w-1, cost, limit); e < w {
+		o.RetryAfter = start + e - now
+	} else {
+		// Next window: the current count becomes the previous one. At its
+		// end the estimate is 0, so a fit always exists by then.
+		e := swFirstFit(curr, 0, w, 0, w, cost, limit)
+		o.RetryAfter = start + w + e - now
+	}
+	return o, st
+}
+
+func floorNonNeg(x float64) int64 {
+	if x <= 0 {
+		return 0
+	}
+	return int64(x) // truncation is floor for x > 0
+}
+
+// TokenBucketState is how far the bucket is from full, in microseconds of
+// refill (one unit is Params.Interval), as of Last. The zero value is a full
+// bucket.
+type TokenBucketState struct {
+	Used int64
+	Last int64
+}
+
+// TokenBucket holds Burst units and refills one unit every Interval. A check
+// is admitted when cost units are in the bucket.
+func TokenBucket(p *core.Params, st TokenBucketState, cost, now int64) (Outcome, TokenBucketState) {
+	last := max(st.Last, now)
+	used := max(st.Used-(last-st.Last), 0)
+	need := cost * p.Interval
+	if used+need <= p.Tolerance {
+		used += need
+		return Outcome{Allowed: true, Remaining: (p.Tolerance - used) / p.Interval, ResetAfter: resetAt(last, used, now)},
+			TokenBucketState{Used: used, Last: last}
+	}
+	return Outcome{
+		Remaining:  (p.Tolerance - used) / p.Interval,
+		RetryAfter: last + used + need - p.Tolerance - now,
+		ResetAfter: resetAt(last, used, now),
+	}, st
+}
+
+func resetAt(last, used, now int64) int64 {
+	if used == 0 {
+		return 0
+	}
+	return last + used - now
+}
+
+// GCRA keeps the theoretical arrival time (TAT) of the next unit. A check of
+// cost units moves it to max(tat, now) + cost*Interval and is admitted when
+// that lies at most Tolerance (Burst*Interval) ahead of now. A zero tat is an
+// empty key; the returned tat is the state to store.
+func GCRA(p *core.Params, tat, cost, now int64) (Outcome, int64) {
+	base := max(tat, now)
+	newTat := base + cost*p.Interval
+	allowAt := newTat - p.Tolerance
+	if allowAt <= now {
+		return Outcome{Allowed: true, Remaining: max(p.Tolerance-(newTat-now), 0) / p.Interval, ResetAfter: newTat - now}, newTat
+	}
+	return Outcome{
+		Remaining:  max(p.Tolerance-(base-now), 0) / p.Interval,
+		RetryAfter: allowAt - now,
+		ResetAfter: base - now,
+	}, tat
+}
+
+// LeakyBucketState is the queue's backlog in microseconds of draining (one
+// unit is Params.Interval), as of Last. The zero value is an empty queue.
+type LeakyBucketState struct {
+	Level int64
+	Last  int64
+}
+
+// LeakyBucket is the queue form: a check joins a queue of Burst units that
+// drains one unit every Interval, and is admitted when there is room. Delay is
+// the time the admitted request waits for the units queued before it, so
+// that admitted requests leave at a constant rate.
+func LeakyBucket(p *core.Params, st LeakyBucketState, cost, now int64) (Outcome, LeakyBucketState) {
+	last := max(st.Last, now)
+	backlog := max(st.Level-(last-st.Last), 0)
+	need := cost * p.Interval
+	if backlog+need <= p.Tolerance {
+		level := backlog + need
+		return Outcome{
+			Allowed:    true,
+			Remaining:  (p.Tolerance - level) / p.Interval,
+			ResetAfter: resetAt(last, level, now),
+			Delay:      last + backlog - now,
+		}, LeakyBucketState{Level: level, Last: last}
+	}
+	return Outcome{
+		Remaining:  (p.Tolerance - backlog) / p.Interval,
+		RetryAfter: last + backlog + need - p.Tolerance - now,
+		ResetAfter: resetAt(last, backlog, now),
+	}, st
+}

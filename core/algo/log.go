@@ -1,0 +1,128 @@
+package algo
+
+import "github.com/ratelimit-go/ratelimit/core"
+
+// Log is the state of a sliding-log key: the timestamps of admitted units,
+// oldest first, in a ring buffer that never holds more than the policy's
+// Limit entries. The zero value is an empty log. A Log is not safe for
+// concurrent use; its owner serialises access.
+type Log struct {
+	buf  []int64
+	head int // index of the oldest entry
+	n    int
+}
+
+// Len returns the number of entries.
+func (l *Log) Len() int { return l.n }
+
+// At returns the i-th oldest entry.
+func (l *Log) At(i int) int64 { return l.buf[(l.head+i)%len(l.buf)] }
+
+// Newest returns the newest entry, or 0 for an empty log.
+func (l *Log) Newest() int64 {
+	if l.n == 0 {
+		return 0
+	}
+	return l.At(l.n - 1)
+}
+
+// Cap returns the number of entries the buffer holds without growing.
+func (l *Log) Cap() int { return len(l.buf) }
+
+// firstAfter returns the index of the oldest entry greater than cutoff.
+func (l *Log) firstAfter(cutoff int64) int {
+	lo, hi := 0, l.n
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if l.At(mid) <= cutoff {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
+
+// dropThrough removes the entries at or before cutoff.
+func (l *Log) dropThrough(cutoff int64) {
+	k := l.firstAfter(cutoff)
+	if k == 0 {
+		return
+	}
+	l.head = (l.head + k) % len(l.buf)
+	l.n -= k
+	if l.n == 0 {
+		l.head = 0
+	}
+}
+
+// push appends count entries of ts, growing the buffer up to limit entries.
+func (l *Log) push(ts int64, count int, limit int) {
+	if need := l.n + count; need > len(l.buf) {
+		size := max(2*len(l.buf), need, 4)
+		size = min(size, max(limit, need))
+		nb := make([]int64, size)
+		for i := 0; i < l.n; i++ {
+			nb[i] = l.At(i)
+		}
+		l.buf, l.head = nb, 0
+	}
+	for i := 0; i < count; i++ {
+		l.buf[(l.head+l.n)%len(l.buf)] = ts
+		l.n++
+	}
+}
+
+// SlidingLog admits a check when the entries newer than now-Window plus cost
+// fit in Limit. It returns the outcome and the timestamp the admitted units
+// are recorded at: now, or the newest entry if the caller's clock is behind.
+// It does not modify the log; CommitSlidingLog records an admitted check.
+// When denied, RetryAfter is the moment the entry whose expiry makes room
+// leaves the window.
+func SlidingLog(p *core.Params, l *Log, cost, now int64) (Outcome, int64) {
+	cutoff := now - p.Window
+	first := l.firstAfter(cutoff)
+	n := int64(l.n - first)
+	ts := max(now, l.Newest())
+	if n+cost <= p.Limit {
+		o := Outcome{Allowed: true, Remaining: p.Limit - n - cost}
+		switch {
+		case cost > 0:
+			o.ResetAfter = ts + p.Window - now
+		case n > 0:
+			o.ResetAfter = l.Newest() + p.Window - now
+		}
+		return o, ts
+	}
+	k := n + cost - p.Limit // entries that must leave the window first
+	o := Outcome{
+		Remaining:  p.Limit - n,
+		RetryAfter: l.At(first+int(k)-1) + p.Window - now,
+		ResetAfter: l.Newest() + p.Window - now,
+	}
+	return o, ts
+}
+
+// CommitSlidingLog records an admitted check: it drops the entries that have
+// left the window at now and appends cost entries at ts (from SlidingLog).
+func CommitSlidingLog(p *core.Params, l *Log, cost, ts, now int64) {
+	if l.n > 0 {
+		l.dropThrough(now - p.Window)
+	}
+	l.push(ts, int(cost), int(p.Limit))
+}
+
+// Compact drops the entries that have left the window at now and shrinks the
+// buffer when it is mostly empty, returning memory of idle keys.
+func (l *Log) Compact(window, now int64) {
+	if l.n > 0 {
+		l.dropThrough(now - window)
+	}
+	if len(l.buf) > 8 && l.n < len(l.buf)/4 {
+		nb := make([]int64, max(l.n*2, 4))
+		for i := 0; i < l.n; i++ {
+			nb[i] = l.At(i)
+		}
+		l.buf, l.head = nb, 0
+	}
+}

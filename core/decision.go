@@ -1,0 +1,75 @@
+package core
+
+import "time"
+
+// Decision is a backend's answer for one policy of a check.
+type Decision struct {
+	// Allowed reports whether this policy admits the check. A multi-policy
+	// check is admitted only when every policy admits it (see Result).
+	Allowed bool
+	// Limit is the policy's quota (Policy.Limit), for headers.
+	Limit int
+	// Remaining is the number of units left: after this check when it was
+	// admitted, as they stand when it was not. Never negative.
+	Remaining int
+	// RetryAfter is zero when Allowed. Otherwise it is the earliest moment,
+	// from now, at which the same check succeeds if nothing else consumes in
+	// between: exact to the microsecond, never "the end of the window" unless
+	// that is the answer.
+	RetryAfter time.Duration
+	// ResetAfter is the time until the key is back to its full quota under
+	// this policy, assuming no further checks. Zero when it already is.
+	ResetAfter time.Duration
+	// Delay is how long the caller should hold an admitted request so that
+	// admitted requests leave at a constant rate. Only LeakyBucket sets it;
+	// zero otherwise and whenever the check was not admitted.
+	Delay time.Duration
+	// Policy is the policy this decision is for.
+	Policy Policy
+}
+
+// Result is the outcome of a multi-policy check (Limiter.Check).
+type Result struct {
+	// Allowed reports whether every policy admitted the check. When false,
+	// nothing was consumed from any policy.
+	Allowed bool
+	// Decisions holds one decision per policy, in the order given.
+	Decisions []Decision
+	// Binding is the index in Decisions of the policy that decided the
+	// outcome: when denied, the denying policy with the longest RetryAfter;
+	// when admitted, the policy with the fewest units remaining (the longer
+	// ResetAfter breaks ties).
+	Binding int
+}
+
+// Decision returns the binding decision, or the zero Decision if the result
+// holds none.
+func (r Result) Decision() Decision {
+	if r.Binding < 0 || r.Binding >= len(r.Decisions) {
+		return Decision{}
+	}
+	return r.Decisions[r.Binding]
+}
+
+// bind computes Result.Allowed and Result.Binding from per-policy decisions.
+func bind(ds []Decision) (allowed bool, binding int) {
+	allowed = true
+	for i, d := range ds {
+		if !d.Allowed {
+			if allowed || d.RetryAfter > ds[binding].RetryAfter {
+				binding = i
+			}
+			allowed = false
+		}
+	}
+	if !allowed {
+		return false, binding
+	}
+	for i, d := range ds {
+		b := ds[binding]
+		if d.Remaining < b.Remaining || (d.Remaining == b.Remaining && d.ResetAfter > b.ResetAfter) {
+			binding = i
+		}
+	}
+	return true, binding
+}

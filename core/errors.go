@@ -1,0 +1,106 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors, for use with errors.Is. Errors returned by this module wrap
+// one of them and carry the details in a typed error (PolicyError, CostError,
+// KeyError, ParseError).
+var (
+	// ErrInvalidPolicy reports a policy that cannot be enforced: a missing or
+	// non-positive limit or window, a negative burst, an unknown algorithm,
+	// numbers out of range, or a malformed policy string.
+	ErrInvalidPolicy = errors.New("ratelimit: invalid policy")
+	// ErrUnknownAlgorithm reports an algorithm name that is not one of the
+	// six. Errors wrapping it also match ErrInvalidPolicy.
+	ErrUnknownAlgorithm = errors.New("ratelimit: unknown algorithm")
+	// ErrInvalidCost reports a cost of zero or less.
+	ErrInvalidCost = errors.New("ratelimit: invalid cost")
+	// ErrCostExceedsCapacity reports a cost larger than a policy's capacity:
+	// such a check could never succeed, so it is an error, not a denial.
+	ErrCostExceedsCapacity = errors.New("ratelimit: cost exceeds capacity")
+	// ErrInvalidKey reports an empty key.
+	ErrInvalidKey = errors.New("ratelimit: invalid key")
+	// ErrNoPolicy reports a check with no policy at all.
+	ErrNoPolicy = errors.New("ratelimit: no policy")
+)
+
+// PolicyError describes what is wrong with a policy: which field, which
+// value, and why. It matches ErrInvalidPolicy and its Err with errors.Is.
+type PolicyError struct {
+	Policy string // the policy's name, if it has one
+	Field  string // "limit", "window", "burst", "algorithm", "name"
+	Value  string // the offending value, as text
+	Reason string // what is wrong with it
+	Err    error  // ErrInvalidPolicy or ErrUnknownAlgorithm
+}
+
+func (e *PolicyError) Error() string {
+	name := ""
+	if e.Policy != "" {
+		name = fmt.Sprintf(" %q", e.Policy)
+	}
+	return fmt.Sprintf("%v%s: %s %s: %s", e.Err, name, e.Field, e.Value, e.Reason)
+}
+
+// Unwrap returns the sentinel error.
+func (e *PolicyError) Unwrap() error { return e.Err }
+
+// Is makes every PolicyError match ErrInvalidPolicy, including those whose
+// sentinel is ErrUnknownAlgorithm.
+func (e *PolicyError) Is(target error) bool { return target == ErrInvalidPolicy }
+
+// CostError reports a cost that is not positive or exceeds a policy's
+// capacity. It matches ErrInvalidCost or ErrCostExceedsCapacity.
+type CostError struct {
+	Policy   string // the policy's name, if it has one
+	Cost     int    // the requested cost
+	Capacity int    // the policy's capacity (Limit, or Burst for rate-based algorithms)
+	Err      error  // ErrInvalidCost or ErrCostExceedsCapacity
+}
+
+func (e *CostError) Error() string {
+	if e.Err == ErrInvalidCost {
+		return fmt.Sprintf("%v: cost %d: must be at least 1", e.Err, e.Cost)
+	}
+	name := ""
+	if e.Policy != "" {
+		name = fmt.Sprintf(" of policy %q", e.Policy)
+	}
+	return fmt.Sprintf("%v: cost %d is above the capacity %d%s and could never succeed", e.Err, e.Cost, e.Capacity, name)
+}
+
+// Unwrap returns the sentinel error.
+func (e *CostError) Unwrap() error { return e.Err }
+
+// KeyError reports an unusable key. It matches ErrInvalidKey.
+type KeyError struct {
+	Reason string
+}
+
+func (e *KeyError) Error() string { return fmt.Sprintf("%v: %s", ErrInvalidKey, e.Reason) }
+
+// Unwrap returns ErrInvalidKey.
+func (e *KeyError) Unwrap() error { return ErrInvalidKey }
+
+// ParseError reports a malformed policy string and points at the bad part.
+// It matches ErrInvalidPolicy (and ErrUnknownAlgorithm for a bad algorithm).
+type ParseError struct {
+	Input  string // the whole input
+	Offset int    // byte offset of the bad part in Input
+	Part   string // the bad part itself
+	Reason string // what is wrong with it
+	Err    error  // ErrInvalidPolicy or ErrUnknownAlgorithm
+}
+
+func (e *ParseError) Error() string {
+	return fmt.Sprintf("%v %q: at offset %d (%q): %s", ErrInvalidPolicy, e.Input, e.Offset, e.Part, e.Reason)
+}
+
+// Unwrap returns the sentinel error.
+func (e *ParseError) Unwrap() error { return e.Err }
+
+// Is makes every ParseError match ErrInvalidPolicy.
+func (e *ParseError) Is(target error) bool { return target == ErrInvalidPolicy }

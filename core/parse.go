@@ -1,0 +1,164 @@
+package core
+
+import (
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ParsePolicy reads a policy from the compact form used in configuration
+// files and flags:
+//
+//	policy = rate *( ";" param )
+//	rate   = limit "/" period
+//	limit  = 1*DIGIT
+//	period = unit | 1*DIGIT unit | Go duration ("1h30m", "1.5s")
+//	unit   = "us" | "ms" | "s" | "sec" | "m" | "min" | "h" | "hour" | "d" | "day"
+//	param  = "burst=" 1*DIGIT | "algorithm=" algorithm | "name=" text
+//
+// Spaces around tokens are ignored; each param may appear once. Examples:
+//
+//	100/1m
+//	10/s;burst=20;algorithm=token_bucket
+//	5/5m;algorithm=sliding_log;name=otp
+//
+// The result is validated. Any error is a *ParseError that names the offset
+// and the text of the bad part, or a *PolicyError for a well-formed policy
+// that cannot be enforced; both match ErrInvalidPolicy.
+func ParsePolicy(s string) (Policy, error) {
+	var p Policy
+	fail := func(off int, part, reason string) (Policy, error) {
+		return Policy{}, &ParseError{Input: s, Offset: off, Part: part, Reason: reason, Err: ErrInvalidPolicy}
+	}
+	segs := splitOffsets(s, ';')
+	rate := segs[0]
+	slash := strings.IndexByte(rate.text, '/')
+	if slash < 0 {
+		part, off := trimmed(rate)
+		return fail(off, part, `want "<limit>/<period>", e.g. "100/1m"`)
+	}
+	limText, limOff := trimmed(segment{rate.text[:slash], rate.off})
+	if limText == "" || strings.TrimLeft(limText, "0123456789") != "" {
+		return fail(limOff, limText, "limit must be a whole number")
+	}
+	limit, err := strconv.Atoi(limText)
+	if err != nil || limit > MaxLimit {
+		return fail(limOff, limText, "limit is out of range")
+	}
+	p.Limit = limit
+	perText, perOff := trimmed(segment{rate.text[slash+1:], rate.off + slash + 1})
+	window, reason := parsePeriod(perText)
+	if reason != "" {
+		return fail(perOff, perText, reason)
+	}
+	p.Window = window
+
+	seen := map[string]bool{}
+	for _, seg := range segs[1:] {
+		text, off := trimmed(seg)
+		key, val, ok := strings.Cut(text, "=")
+		key = strings.ToLower(strings.TrimSpace(key))
+		val = strings.TrimSpace(val)
+		if !ok {
+			return fail(off, text, `want "key=value" with key burst, algorithm or name`)
+		}
+		if seen[key] {
+			return fail(off, text, key+" is given twice")
+		}
+		seen[key] = true
+		switch key {
+		case "burst":
+			b, err := strconv.Atoi(val)
+			if err != nil || b < 0 || strings.TrimLeft(val, "0123456789") != "" {
+				return fail(off, text, "burst must be a whole number, 0 or more")
+			}
+			p.Burst = b
+		case "algorithm", "algo":
+			a, err := ParseAlgorithm(val)
+			if err != nil {
+				return Policy{}, &ParseError{Input: s, Offset: off, Part: text, Reason: "unknown algorithm; want one of " + algorithmList(), Err: ErrUnknownAlgorithm}
+			}
+			p.Algorithm = a
+		case "name":
+			if val == "" {
+				return fail(off, text, "name must not be empty")
+			}
+			p.Name = val
+		default:
+			return fail(off, text, "unknown parameter; want burst, algorithm or name")
+		}
+	}
+	if err := p.Validate(); err != nil {
+		return Policy{}, err
+	}
+	return p, nil
+}
+
+// MustParsePolicy is ParsePolicy for policies fixed in source code; it panics
+// on error.
+func MustParsePolicy(s string) Policy {
+	p, err := ParsePolicy(s)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+var units = map[string]time.Duration{
+	"us": time.Microsecond, "µs": time.Microsecond, "ms": time.Millisecond,
+	"s": time.Second, "sec": time.Second, "m": time.Minute, "min": time.Minute,
+	"h": time.Hour, "hour": time.Hour, "d": 24 * time.Hour, "day": 24 * time.Hour,
+}
+
+// parsePeriod reads "s", "5m", "2d" or a Go duration. It returns a reason
+// when the text is not a period.
+func parsePeriod(s string) (time.Duration, string) {
+	if s == "" {
+		return 0, "missing period; want a unit (s, m, h, d) or a duration such as 5m"
+	}
+	if u, ok := units[strings.ToLower(s)]; ok {
+		return u, ""
+	}
+	digits := len(s) - len(strings.TrimLeft(s, "0123456789"))
+	if digits > 0 {
+		if u, ok := units[strings.ToLower(s[digits:])]; ok {
+			n, err := strconv.ParseInt(s[:digits], 10, 64)
+			if err != nil || n <= 0 || n > int64(MaxWindow/u) {
+				return 0, "period is zero or out of range"
+			}
+			return time.Duration(n) * u, ""
+		}
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, "unknown period; want a unit (us, ms, s, m, h, d), a count and a unit (5m), or a Go duration (1h30m)"
+	}
+	if d <= 0 {
+		return 0, "period must be positive"
+	}
+	return d, ""
+}
+
+type segment struct {
+	text string
+	off  int
+}
+
+func splitOffsets(s string, sep byte) []segment {
+	var out []segment
+	start := 0
+	for i := 0; i <= len(s); i++ {
+		if i == len(s) || s[i] == sep {
+			out = append(out, segment{s[start:i], start})
+			start = i + 1
+		}
+	}
+	return out
+}
+
+// trimmed returns the segment's text without surrounding spaces and the
+// offset at which that text starts.
+func trimmed(seg segment) (string, int) {
+	lead := len(seg.text) - len(strings.TrimLeft(seg.text, " \t"))
+	return strings.TrimSpace(seg.text), seg.off + lead
+}

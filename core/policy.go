@@ -1,0 +1,191 @@
+package core
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Policy is one rate limit: Limit units per Window, enforced by Algorithm.
+// A Policy is a plain value; compare policies with ==. Backends keep separate
+// state for every distinct Policy value, so two policies that differ only in
+// Name do not share a quota.
+type Policy struct {
+	// Name identifies the policy in headers and metrics ("per-minute").
+	// Optional; printable ASCII only, at most MaxNameLen bytes.
+	Name string
+	// Limit is the number of units admitted per Window. Must be > 0.
+	Limit int
+	// Window is the period Limit applies to. Must be > 0 and a whole number
+	// of microseconds, the resolution every backend computes in.
+	Window time.Duration
+	// Burst is the capacity of TokenBucket, GCRA and LeakyBucket: how many
+	// units may pass at once. 0 means Limit. Ignored by the window algorithms,
+	// whose capacity is Limit.
+	Burst int
+	// Algorithm selects how the policy is enforced; empty means
+	// DefaultAlgorithm.
+	Algorithm Algorithm
+}
+
+// Bounds on policies. They keep every quantity an algorithm computes exact in
+// the 53-bit integers that both Go and Redis's Lua represent without loss.
+const (
+	// MaxLimit bounds Limit and Burst.
+	MaxLimit = 1_000_000_000
+	// MaxWindow bounds Window.
+	MaxWindow = 366 * 24 * time.Hour
+	// MaxSlidingLogLimit bounds Limit under SlidingLog, which stores one
+	// timestamp per admitted unit.
+	MaxSlidingLogLimit = 100_000
+	// MaxNameLen bounds the length of Policy.Name.
+	MaxNameLen = 128
+	// maxTolerance bounds Burst*Interval for rate-based algorithms (about 31
+	// years in microseconds), so that now plus it stays below 2^53 for any
+	// date before the year 2200.
+	maxTolerance = 1_000_000_000_000_000
+)
+
+// Params are a validated policy's numbers in the units the algorithms compute
+// with: counts and whole microseconds. See package core/algo.
+type Params struct {
+	Algorithm Algorithm // resolved, never empty
+	Limit     int64     // units per window
+	Burst     int64     // resolved capacity for rate-based algorithms
+	Window    int64     // window length in microseconds
+	// Interval is the emission interval of rate-based algorithms: the time one
+	// unit takes to refill or drain, Window/Limit rounded up to a whole
+	// microsecond (so a policy never admits faster than its nominal rate).
+	// Zero for window algorithms.
+	Interval int64
+	// Tolerance is Burst*Interval: the time a full bucket takes to refill.
+	// Zero for window algorithms.
+	Tolerance int64
+	// Capacity is the largest cost a single check may carry: Limit for the
+	// window algorithms, Burst for the rate-based ones.
+	Capacity int64
+}
+
+// Validate reports whether the policy can be enforced. The error is a
+// *PolicyError naming the offending field and value; it matches
+// ErrInvalidPolicy (and ErrUnknownAlgorithm for an unknown algorithm).
+func (p Policy) Validate() error {
+	_, err := p.Params()
+	return err
+}
+
+// Params validates the policy and returns its computed parameters.
+func (p Policy) Params() (Params, error) {
+	bad := func(field, value, reason string) (Params, error) {
+		return Params{}, &PolicyError{Policy: p.Name, Field: field, Value: value, Reason: reason, Err: ErrInvalidPolicy}
+	}
+	if !p.Algorithm.Valid() {
+		return Params{}, &PolicyError{Policy: p.Name, Field: "algorithm", Value: strconv.Quote(string(p.Algorithm)),
+			Reason: "unknown algorithm; want one of " + algorithmList(), Err: ErrUnknownAlgorithm}
+	}
+	alg := p.Algorithm.Resolve()
+	switch {
+	case p.Limit <= 0:
+		return bad("limit", strconv.Itoa(p.Limit), "must be at least 1")
+	case p.Limit > MaxLimit:
+		return bad("limit", strconv.Itoa(p.Limit), fmt.Sprintf("must be at most %d", MaxLimit))
+	case alg == SlidingLog && p.Limit > MaxSlidingLogLimit:
+		return bad("limit", strconv.Itoa(p.Limit), fmt.Sprintf("sliding_log stores one timestamp per unit and allows at most %d; use sliding_window for large limits", MaxSlidingLogLimit))
+	case p.Window <= 0:
+		return bad("window", p.Window.String(), "must be positive")
+	case p.Window > MaxWindow:
+		return bad("window", p.Window.String(), "must be at most "+MaxWindow.String())
+	case p.Window%time.Microsecond != 0:
+		return bad("window", p.Window.String(), "must be a whole number of microseconds")
+	case p.Burst < 0:
+		return bad("burst", strconv.Itoa(p.Burst), "must not be negative (0 means the limit)")
+	case p.Burst > MaxLimit:
+		return bad("burst", strconv.Itoa(p.Burst), fmt.Sprintf("must be at most %d", MaxLimit))
+	}
+	if len(p.Name) > MaxNameLen {
+		return bad("name", strconv.Quote(p.Name[:16])+"...", fmt.Sprintf("is %d bytes; at most %d", len(p.Name), MaxNameLen))
+	}
+	for i := 0; i < len(p.Name); i++ {
+		if c := p.Name[i]; c < 0x20 || c > 0x7e {
+			return bad("name", strconv.Quote(p.Name), fmt.Sprintf("byte %d is 0x%02x; only printable ASCII is allowed", i, c))
+		}
+	}
+	w := int64(p.Window / time.Microsecond)
+	pr := Params{Algorithm: alg, Limit: int64(p.Limit), Burst: int64(p.Burst), Window: w, Capacity: int64(p.Limit)}
+	if pr.Burst == 0 {
+		pr.Burst = pr.Limit
+	}
+	if alg.RateBased() {
+		if w < pr.Limit {
+			return bad("limit", strconv.Itoa(p.Limit), fmt.Sprintf("%d per %s is faster than one unit per microsecond, the finest rate %s can keep; use a longer window with a larger cost unit", p.Limit, p.Window, alg))
+		}
+		pr.Interval = (w + pr.Limit - 1) / pr.Limit
+		if pr.Burst > maxTolerance/pr.Interval {
+			return bad("burst", strconv.Itoa(int(pr.Burst)), fmt.Sprintf("burst times the interval of %dµs exceeds %dµs", pr.Interval, int64(maxTolerance)))
+		}
+		pr.Tolerance = pr.Burst * pr.Interval
+		pr.Capacity = pr.Burst
+	}
+	return pr, nil
+}
+
+// Capacity is the largest cost a single check against the policy may carry:
+// Limit for the window algorithms, Burst (or Limit when Burst is 0) for
+// TokenBucket, GCRA and LeakyBucket. It does not validate the policy.
+func (p Policy) Capacity() int {
+	if p.Algorithm.RateBased() && p.Burst > 0 {
+		return p.Burst
+	}
+	return p.Limit
+}
+
+// CheckCost returns a *CostError if cost is not positive or exceeds the
+// capacity of p.
+func (p Policy) CheckCost(cost int) error {
+	if cost <= 0 {
+		return &CostError{Policy: p.Name, Cost: cost, Capacity: p.Capacity(), Err: ErrInvalidCost}
+	}
+	if c := p.Capacity(); cost > c {
+		return &CostError{Policy: p.Name, Cost: cost, Capacity: c, Err: ErrCostExceedsCapacity}
+	}
+	return nil
+}
+
+// String formats the policy in the grammar ParsePolicy reads, e.g.
+// "100/1m;burst=20;algorithm=token_bucket;name=api". Parsing the result gives
+// back an equal Policy for any policy ParsePolicy can produce.
+func (p Policy) String() string {
+	var b strings.Builder
+	b.WriteString(strconv.Itoa(p.Limit))
+	b.WriteByte('/')
+	b.WriteString(formatWindow(p.Window))
+	if p.Burst != 0 {
+		b.WriteString(";burst=")
+		b.WriteString(strconv.Itoa(p.Burst))
+	}
+	if p.Algorithm != "" {
+		b.WriteString(";algorithm=")
+		b.WriteString(string(p.Algorithm))
+	}
+	if p.Name != "" {
+		b.WriteString(";name=")
+		b.WriteString(p.Name)
+	}
+	return b.String()
+}
+
+// formatWindow writes d in the largest unit that divides it exactly.
+func formatWindow(d time.Duration) string {
+	if d > 0 {
+		for _, u := range []struct {
+			d    time.Duration
+			name string
+		}{{24 * time.Hour, "d"}, {time.Hour, "h"}, {time.Minute, "m"}, {time.Second, "s"}, {time.Millisecond, "ms"}, {time.Microsecond, "us"}} {
+			if d%u.d == 0 {
+				return strconv.FormatInt(int64(d/u.d), 10) + u.name
+			}
+		}
+	}
+	return d.String()
+}

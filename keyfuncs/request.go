@@ -1,0 +1,48 @@
+// Package keyfuncs derives rate-limit keys from HTTP requests: the client IP
+// (behind trusted proxies, IPv6 grouped by prefix), a header such as an API
+// key, the matched route pattern, the method, and compositions of these.
+//
+// Key functions read a Request, a small view of an HTTP request that every
+// adapter (net/http, Gin, Echo, Fiber) implements, so the same key function
+// gives the same key on all four frameworks.
+package keyfuncs
+
+import "errors"
+
+// Request is the view of an HTTP request that key functions read. Adapters
+// implement it over their framework's request; implementations must not
+// allocate more than needed and must be safe to call repeatedly.
+type Request interface {
+	// Method returns the request method, e.g. "GET".
+	Method() string
+	// Path returns the request's URL path as received, e.g. "/users/42".
+	Path() string
+	// Route returns the pattern of the route that matched, e.g.
+	// "/users/{id}" or "/users/:id", or "" when no route matched.
+	Route() string
+	// Header returns the first value of the named header (case-insensitive
+	// name), or "" if absent.
+	Header(name string) string
+	// RemoteAddr returns the address of the direct peer, "ip:port" or "ip".
+	RemoteAddr() string
+}
+
+// KeyFunc derives the rate-limit key of a request. It returns ErrSkip to let
+// the request through without limiting, or a *MissingKeyError when the key
+// cannot be derived and the request should be refused.
+type KeyFunc func(r Request) (string, error)
+
+// ErrSkip, returned by a KeyFunc, tells the middleware not to rate-limit the
+// request at all.
+var ErrSkip = errors.New("keyfuncs: skip rate limiting for this request")
+
+// MissingKeyError, returned by a KeyFunc, tells the middleware to refuse the
+// request with Status (400 or 401 typically) because its key is missing or
+// malformed. Source names what was missing ("header X-API-Key"); it is safe
+// to show to clients.
+type MissingKeyError struct {
+	Source string
+	Status int
+}
+
+func (e *MissingKeyError) Error() string { return "keyfuncs: missing rate-limit key: " + e.Source }
