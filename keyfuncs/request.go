@@ -46,3 +46,29 @@ type MissingKeyError struct {
 }
 
 func (e *MissingKeyError) Error() string { return "keyfuncs: missing rate-limit key: " + e.Source }
+
+// HeaderValuesRequest is an optional interface a Request may also implement
+// to expose every value of a header, one element per header line, in the
+// order received. The client IP resolver uses it to read a forwarding header
+// that arrived on several lines (some proxies append a new X-Forwarded-For
+// line instead of extending the existing one). Without it only the first
+// line is visible, and a client could put a forged address there; adapters
+// should implement it. The returned slice is read, never modified.
+type HeaderValuesRequest interface {
+	Request
+	// HeaderValues returns every value of the named header
+	// (case-insensitive name), or nil if absent.
+	HeaderValues(name string) []string
+}
+
+// headerValues returns every value of the named header of r: all lines when
+// r implements HeaderValuesRequest, otherwise the first line only.
+func headerValues(r Request, name string) []string {
+	if hv, ok := r.(HeaderValuesRequest); ok {
+		return hv.HeaderValues(name)
+	}
+	if v := r.Header(name); v != "" {
+		return []string{v}
+	}
+	return nil
+}

@@ -1,0 +1,278 @@
+package keyfuncs
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"slices"
+)
+
+// ErrInvalidOption reports a key-function option that cannot be honoured: a
+// prefix length out of range, an invalid trusted-proxy prefix, an unknown
+// proxy header. NewIPResolver returns errors that match it with errors.Is.
+var ErrInvalidOption = errors.New("keyfuncs: invalid option")
+
+// ProxyHeader names a forwarding header that the client IP resolver may read
+// when the direct peer is a trusted proxy.
+type ProxyHeader int
+
+const (
+	// XForwardedFor is "X-Forwarded-For: client, proxy1, proxy2". It is read
+	// right to left across all its lines, skipping trusted hops.
+	XForwardedFor ProxyHeader = iota + 1
+	// XRealIP is "X-Real-IP: client", a single address set by the proxy.
+	XRealIP
+	// Forwarded is the RFC 7239 header, "Forwarded: for=client, for=proxy1";
+	// its for= parameters are read right to left like X-Forwarded-For.
+	Forwarded
+)
+
+// String returns the header's canonical name, e.g. "X-Forwarded-For".
+func (h ProxyHeader) String() string {
+	switch h {
+	case XForwardedFor:
+		return "X-Forwarded-For"
+	case XRealIP:
+		return "X-Real-IP"
+	case Forwarded:
+		return "Forwarded"
+	}
+	return fmt.Sprintf("ProxyHeader(%d)", int(h))
+}
+
+// Default prefix lengths of the client IP key.
+const (
+	// DefaultIPv4Prefix keeps every IPv4 address apart.
+	DefaultIPv4Prefix = 32
+	// DefaultIPv6Prefix groups IPv6 addresses by /64, the usual allocation
+	// to one site or subscriber, which can otherwise rotate through 2^64
+	// addresses to dodge a per-address limit.
+	DefaultIPv6Prefix = 64
+)
+
+// IPResolver finds the client address of a request and turns it into a key.
+//
+// Resolution:
+//  1. The direct peer comes from RemoteAddr ("ip", "ip:port", "[ipv6]:port",
+//     with or without a zone). If it cannot be parsed, ClientIP and Key
+//     return a *MissingKeyError with Status 400 and Source "client address".
+//  2. If the peer is not inside a trusted proxy prefix, or no proxy header is
+//     configured, the peer is the client. Forwarding headers sent by anyone
+//     else are ignored: they are trivially forged.
+//  3. Otherwise the configured proxy headers are tried in order, and the
+//     first one present on the request is the only one used. X-Forwarded-For
+//     and Forwarded are read from right to left across all their lines (see
+//     HeaderValuesRequest): each trusted address is a hop to skip, and the
+//     first untrusted address is the client. The leftmost entry, the one a
+//     client can write freely, is only reached when every hop to its right
+//     is trusted. If every entry is trusted, the leftmost one is the client.
+//     X-Real-IP holds one address, taken as is.
+//  4. A malformed entry (garbage, "unknown", an obfuscated RFC 7239
+//     identifier, a broken Forwarded syntax) ends the walk: the client is the
+//     nearest address already established, the trusted hop that passed the
+//     entry on, or the direct peer. Malformed headers never cause an error.
+//
+// Every address is normalised: the IPv6 zone is removed and an IPv4-mapped
+// IPv6 address (::ffff:192.0.2.7) becomes IPv4. The key is the address masked
+// to the IPv4 or IPv6 prefix length, as text: "192.0.2.7" at full length,
+// "2001:db8:1:2::/64" or "198.51.100.0/24" otherwise (netip canonical form).
+//
+// The zero value is ready to use: RemoteAddr only, IPv4 /32, IPv6 /64. An
+// IPResolver is immutable after NewIPResolver and safe for concurrent use.
+type IPResolver struct {
+	trusted []netip.Prefix
+	headers []ProxyHeader
+	v4Bits  int // 0 means DefaultIPv4Prefix
+	v6Bits  int // 0 means DefaultIPv6Prefix
+}
+
+// IPOption configures an IPResolver.
+type IPOption func(*IPResolver) error
+
+// NewIPResolver returns a resolver configured by opts. Without options it
+// behaves as the zero value. It returns an error matching ErrInvalidOption if
+// an option is out of range.
+func NewIPResolver(opts ...IPOption) (*IPResolver, error) {
+	res := &IPResolver{}
+	for _, o := range opts {
+		if o == nil {
+			continue
+		}
+		if err := o(res); err != nil {
+			return nil, err
+		}
+	}
+	if len(res.trusted) > 0 && res.headers == nil {
+		res.headers = []ProxyHeader{XForwardedFor, XRealIP}
+	}
+	return res, nil
+}
+
+// WithTrustedProxies sets the prefixes of the proxies whose forwarding
+// headers are believed, e.g. netip.MustParsePrefix("10.0.0.0/8"). Repeated
+// calls add up. Without it (the default) no forwarding header is read.
+// IPv4-mapped IPv6 prefixes (::ffff:10.0.0.0/104) are stored as IPv4; an
+// invalid prefix or one with a zone is an error.
+func WithTrustedProxies(prefixes ...netip.Prefix) IPOption {
+	return func(res *IPResolver) error {
+		for _, p := range prefixes {
+			if !p.IsValid() {
+				return fmt.Errorf("%w: trusted proxy prefix %q is not valid", ErrInvalidOption, p.String())
+			}
+			a, bits := p.Addr(), p.Bits()
+			if a.Is4In6() && bits >= 96 {
+				p = netip.PrefixFrom(a.Unmap(), bits-96)
+			}
+			res.trusted = append(res.trusted, p.Masked())
+		}
+		return nil
+	}
+}
+
+// WithProxyHeaders sets which forwarding headers are read, in order of
+// precedence, when the direct peer is a trusted proxy. The default is
+// XForwardedFor then XRealIP. With no argument, no header is read even from
+// trusted proxies. Configure only the headers your proxies set or overwrite:
+// a header your proxy passes through untouched is the client's own text.
+func WithProxyHeaders(headers ...ProxyHeader) IPOption {
+	return func(res *IPResolver) error {
+		for _, h := range headers {
+			if h < XForwardedFor || h > Forwarded {
+				return fmt.Errorf("%w: unknown proxy header %v", ErrInvalidOption, h)
+			}
+		}
+		res.headers = append(make([]ProxyHeader, 0, len(headers)), headers...)
+		return nil
+	}
+}
+
+// WithIPv4Prefix sets the prefix length, 1 to 32, by which IPv4 clients are
+// grouped into one key. The default is 32: one key per address.
+func WithIPv4Prefix(bits int) IPOption {
+	return func(res *IPResolver) error {
+		if bits < 1 || bits > 32 {
+			return fmt.Errorf("%w: IPv4 prefix length %d is outside 1..32", ErrInvalidOption, bits)
+		}
+		res.v4Bits = bits
+		return nil
+	}
+}
+
+// WithIPv6Prefix sets the prefix length, 1 to 128, by which IPv6 clients are
+// grouped into one key. The default is 64.
+func WithIPv6Prefix(bits int) IPOption {
+	return func(res *IPResolver) error {
+		if bits < 1 || bits > 128 {
+			return fmt.Errorf("%w: IPv6 prefix length %d is outside 1..128", ErrInvalidOption, bits)
+		}
+		res.v6Bits = bits
+		return nil
+	}
+}
+
+// RemoteIP is the KeyFunc of the zero IPResolver: the direct peer's address,
+// IPv4 per address, IPv6 per /64, forwarding headers ignored. Use it when
+// clients connect directly; behind a proxy it would limit the proxy as a
+// whole, so configure an IPResolver with WithTrustedProxies instead.
+func RemoteIP(r Request) (string, error) {
+	var zero IPResolver
+	return zero.Key(r)
+}
+
+// ClientIP returns the client's address as resolved by the rules of
+// IPResolver, normalised but not masked: useful for logs. Its error is a
+// *MissingKeyError when RemoteAddr is unusable.
+func (res *IPResolver) ClientIP(r Request) (netip.Addr, error) {
+	f, err := res.resolve(r)
+	return f.addr, err
+}
+
+// Key returns the client's address masked to the configured prefix length,
+// as canonical text. It is a KeyFunc: pass res.Key to the middleware.
+func (res *IPResolver) Key(r Request) (string, error) {
+	f, err := res.resolve(r)
+	if err != nil {
+		return "", err
+	}
+	bits := res.bitsFor(f.addr)
+	if bits == f.addr.BitLen() {
+		if f.plain {
+			return f.host, nil
+		}
+		return f.addr.String(), nil
+	}
+	p, err := f.addr.Prefix(bits)
+	if err != nil {
+		// Unreachable: bits is in range and the zone is already removed.
+		return "", &MissingKeyError{Source: "client address", Status: 400}
+	}
+	return p.String(), nil
+}
+
+// bitsFor returns the prefix length configured for a's family.
+func (res *IPResolver) bitsFor(a netip.Addr) int {
+	if a.Is4() {
+		if res.v4Bits == 0 {
+			return DefaultIPv4Prefix
+		}
+		return res.v4Bits
+	}
+	if res.v6Bits == 0 {
+		return DefaultIPv6Prefix
+	}
+	return res.v6Bits
+}
+
+// isTrusted reports whether a is inside a trusted proxy prefix.
+func (res *IPResolver) isTrusted(a netip.Addr) bool {
+	return slices.ContainsFunc(res.trusted, func(p netip.Prefix) bool { return p.Contains(a) })
+}
+
+// found is a resolved address with the text it was parsed from.
+type found struct {
+	addr  netip.Addr
+	host  string // the address text in the request
+	plain bool   // host is the canonical text of addr
+}
+
+// errNoClientAddr is returned when the direct peer's address is unusable.
+func errNoClientAddr() error { return &MissingKeyError{Source: "client address", Status: 400} }
+
+// resolve applies the rules documented on IPResolver.
+func (res *IPResolver) resolve(r Request) (found, error) {
+	a, host, plain, ok := parseAddr(r.RemoteAddr())
+	if !ok {
+		return found{}, errNoClientAddr()
+	}
+	peer := found{addr: a, host: host, plain: plain}
+	if len(res.headers) == 0 || !res.isTrusted(a) {
+		return peer, nil
+	}
+	for _, h := range res.headers {
+		values := headerValues(r, h.String())
+		if !present(values) {
+			continue
+		}
+		switch h {
+		case XForwardedFor:
+			return res.walkList(values, peer), nil
+		case XRealIP:
+			if a, host, plain, ok := parseAddr(values[len(values)-1]); ok {
+				return found{addr: a, host: host, plain: plain}, nil
+			}
+			return peer, nil
+		case Forwarded:
+			fors, ok := parseForwardedFor(values)
+			if !ok {
+				return peer, nil
+			}
+			return res.walkList(fors, peer), nil
+		}
+	}
+	return peer, nil
+}
+
+// present reports whether any of values is not empty.
+func present(values []string) bool {
+	return slices.ContainsFunc(values, func(v string) bool { return v != "" })
+}

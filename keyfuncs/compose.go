@@ -1,0 +1,89 @@
+package keyfuncs
+
+import "strings"
+
+// Separator joins the parts of a composed key.
+const Separator = '|'
+
+// Constant returns a KeyFunc that gives every request the same key: a global
+// limit shared by all clients. Safe for concurrent use.
+func Constant(key string) KeyFunc {
+	return func(Request) (string, error) { return key, nil }
+}
+
+// Compose returns a KeyFunc whose key joins the keys of fns, in order, with
+// Separator. Each part is escaped first, so that distinct lists of parts
+// always give distinct keys: '%' becomes "%25", '|' becomes "%7C", and
+// control bytes (0x00-0x1F, 0x7F) become "%XX" too, so a composed key never
+// carries a raw CR or LF. Parts without such bytes appear as they are:
+// Compose(Method, Route) gives "GET|/users/{id}".
+//
+// The first error from a part is returned as is: ErrSkip from any part skips
+// the request, a *MissingKeyError refuses it. Nil functions are ignored; with
+// none left the key is the empty string, which the limiter rejects. The
+// returned KeyFunc is safe for concurrent use if every part is.
+func Compose(fns ...KeyFunc) KeyFunc {
+	parts := make([]KeyFunc, 0, len(fns))
+	for _, f := range fns {
+		if f != nil {
+			parts = append(parts, f)
+		}
+	}
+	return func(r Request) (string, error) {
+		var stack [8]string
+		keys := stack[:0]
+		n := len(parts) - 1
+		for _, f := range parts {
+			k, err := f(r)
+			if err != nil {
+				return "", err
+			}
+			keys = append(keys, k)
+			n += escapedLen(k)
+		}
+		if n <= 0 {
+			return "", nil
+		}
+		var b strings.Builder
+		b.Grow(n)
+		for i, k := range keys {
+			if i > 0 {
+				b.WriteByte(Separator)
+			}
+			writeEscaped(&b, k)
+		}
+		return b.String(), nil
+	}
+}
+
+// needsEscape reports whether c is escaped inside a composed key.
+func needsEscape(c byte) bool {
+	return c == '%' || c == Separator || c < 0x20 || c == 0x7f
+}
+
+// escapedLen returns the length of s once escaped.
+func escapedLen(s string) int {
+	n := len(s)
+	for i := 0; i < len(s); i++ {
+		if needsEscape(s[i]) {
+			n += 2
+		}
+	}
+	return n
+}
+
+// writeEscaped writes s to b, escaping the bytes needsEscape selects.
+func writeEscaped(b *strings.Builder, s string) {
+	const hex = "0123456789ABCDEF"
+	start := 0
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; needsEscape(c) {
+			b.WriteString(s[start:i])
+			b.WriteByte('%')
+			b.WriteByte(hex[c>>4])
+			b.WriteByte(hex[c&0xf])
+			start = i + 1
+		}
+	}
+	b.WriteString(s[start:])
+}

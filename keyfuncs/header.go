@@ -1,0 +1,151 @@
+package keyfuncs
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+)
+
+// Limits on header values used as keys.
+const (
+	// DefaultMaxVerbatim is the default length above which a header value is
+	// hashed instead of used verbatim.
+	DefaultMaxVerbatim = 128
+	// MaxHeaderValue is the longest header value Header accepts; a longer
+	// one is refused with 400 rather than hashed, so that a client cannot
+	// make every check hash a huge value.
+	MaxHeaderValue = 4096
+)
+
+// headerKey is the configuration of a Header key function.
+type headerKey struct {
+	name        string
+	source      string // "header <name>", for MissingKeyError
+	status      int    // refuse with this status when missing, if fallback and skip are unset
+	fallback    KeyFunc
+	skip        bool
+	maxVerbatim int
+}
+
+// HeaderOption configures Header.
+type HeaderOption func(*headerKey)
+
+// RefuseIfMissing makes a request without the header fail with a
+// *MissingKeyError carrying status, typically 400 or 401 (401 responses
+// should carry a WWW-Authenticate header, which is the caller's to set). A
+// status outside 400..499 is replaced by 400. This is the default, with 400.
+func RefuseIfMissing(status int) HeaderOption {
+	return func(h *headerKey) {
+		if status < 400 || status > 499 {
+			status = 400
+		}
+		h.status, h.fallback, h.skip = status, nil, false
+	}
+}
+
+// FallbackIfMissing makes a request without the header use the key of fb
+// instead, e.g. the client IP. The fallback key is prefixed with "~" so it
+// never equals a header key: a client cannot send the header with someone
+// else's IP address as its value to drain that address's quota. A nil fb
+// leaves the default, RefuseIfMissing(400).
+func FallbackIfMissing(fb KeyFunc) HeaderOption {
+	return func(h *headerKey) {
+		if fb != nil {
+			h.fallback, h.skip = fb, false
+		}
+	}
+}
+
+// SkipIfMissing makes a request without the header return ErrSkip: it is not
+// rate-limited at all. Use it only when another limit covers such requests.
+func SkipIfMissing() HeaderOption {
+	return func(h *headerKey) { h.skip, h.fallback = true, nil }
+}
+
+// MaxVerbatim sets the length, at least 1 and at most MaxHeaderValue, above
+// which a header value is hashed instead of used verbatim. The default is
+// DefaultMaxVerbatim; values outside the range are clamped to it.
+func MaxVerbatim(n int) HeaderOption {
+	return func(h *headerKey) { h.maxVerbatim = max(1, min(n, MaxHeaderValue)) }
+}
+
+// Header returns a KeyFunc that keys requests by the first value of the named
+// header, e.g. an API key or a tenant ID.
+//
+// The key is the value itself when it is at most the verbatim length long
+// (MaxVerbatim, default 128 bytes), consists only of printable ASCII without
+// spaces, and starts with a letter or a digit. Any other value, including one
+// with control bytes, CR, LF, spaces or non-ASCII bytes, is replaced by "#"
+// followed by the unpadded base64url SHA-256 of the value (44 bytes in all),
+// so a key never carries bytes that could break a header or a log line, and
+// its length is bounded. The three forms (verbatim, hashed "#...", fallback
+// "~...") never collide. A value longer than MaxHeaderValue is refused with a
+// *MissingKeyError, status 400, whatever the missing-header policy.
+//
+// An empty or absent header is handled as configured: RefuseIfMissing (the
+// default, status 400), FallbackIfMissing or SkipIfMissing; the last option
+// given wins.
+//
+// Header values are chosen by the client: keying by an unauthenticated value
+// lets a client rotate values to get fresh quotas. Key by a header only after
+// it is authenticated, or compose it with the client IP.
+//
+// The returned KeyFunc is safe for concurrent use.
+func Header(name string, opts ...HeaderOption) KeyFunc {
+	h := &headerKey{name: name, source: "header " + name, status: 400, maxVerbatim: DefaultMaxVerbatim}
+	for _, o := range opts {
+		if o != nil {
+			o(h)
+		}
+	}
+	return h.key
+}
+
+// key is the KeyFunc returned by Header.
+func (h *headerKey) key(r Request) (string, error) {
+	v := r.Header(h.name)
+	switch {
+	case len(v) > MaxHeaderValue:
+		return "", &MissingKeyError{Source: h.source, Status: 400}
+	case v != "":
+		if verbatim(v, h.maxVerbatim) {
+			return v, nil
+		}
+		return hashKey(v), nil
+	case h.skip:
+		return "", ErrSkip
+	case h.fallback != nil:
+		k, err := h.fallback(r)
+		if err != nil {
+			return "", err
+		}
+		return "~" + k, nil
+	}
+	return "", &MissingKeyError{Source: h.source, Status: h.status}
+}
+
+// verbatim reports whether v may be used as a key as is.
+func verbatim(v string, maxLen int) bool {
+	if len(v) > maxLen || !isAlnum(v[0]) {
+		return false
+	}
+	for i := 1; i < len(v); i++ {
+		if v[i] <= ' ' || v[i] >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// isAlnum reports whether c is an ASCII letter or digit.
+func isAlnum(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
+
+// hashKey returns "#" and the unpadded base64url SHA-256 of v.
+func hashKey(v string) string {
+	sum := sha256.Sum256([]byte(v))
+	var buf [1 + 43]byte
+	buf[0] = '#'
+	base64.RawURLEncoding.Encode(buf[1:], sum[:])
+	return string(buf[:])
+}
