@@ -1,0 +1,216 @@
+package memstore
+
+import (
+	"context"
+	"time"
+
+	"github.com/ratelimit-go/ratelimit/core"
+)
+
+// mode says what apply may write.
+type mode uint8
+
+const (
+	// evaluate decides and writes nothing.
+	evaluate mode = iota
+	// commit decides and, when admitted, stores the new state, reserving
+	// room for it if the key has none.
+	commit
+	// commitReserved is commit with the room already reserved by the caller.
+	commitReserved
+)
+
+// CheckOne decides one check of cost units for key under p at now, and
+// consumes them if admitted. It is Check with a single policy, without the
+// slices, and allocates nothing when key already has state under p.
+//
+// Invalid arguments yield the typed errors of package core (an empty key, an
+// invalid policy, a cost below 1 or above the policy's capacity), and a new
+// key in a full store yields ErrStoreFull; in every such case nothing
+// changes. A done ctx yields its error before anything is looked at.
+func (s *Store) CheckOne(ctx context.Context, key string, p core.Policy, cost int, now time.Time) (core.Decision, error) {
+	if ctx != nil {
+		if err := ctx.Err(); err != nil {
+			return core.Decision{}, err
+		}
+	}
+	if err := core.ValidateKey(key); err != nil {
+		return core.Decision{}, err
+	}
+	pi, err := s.reg.get(p)
+	if err != nil {
+		return core.Decision{}, err
+	}
+	if cost <= 0 || int64(cost) > pi.params.Capacity {
+		return core.Decision{}, p.CheckCost(cost)
+	}
+	n := now.UnixMicro()
+	sh := s.shardFor(key)
+	sh.mu.Lock()
+	sh.observe(n)
+	o, _, err := s.apply(sh, pi, key, int64(cost), n, commit)
+	sh.mu.Unlock()
+	if err != nil {
+		return core.Decision{}, err
+	}
+	return o.Decision(p), nil
+}
+
+// Check decides one check of cost units for key against every policy at now,
+// all or nothing: the key's policies share one shard, so one lock covers the
+// whole check; every policy is evaluated first and the new states are stored
+// only when all of them admit. A denied check stores nothing and reports, for
+// the policies that had room, the state as it stands.
+//
+// A policy given twice is one policy: it is evaluated and consumed once, and
+// both decisions are the same. Errors are those of CheckOne, plus one for an
+// out shorter than policies; on error out is zeroed and nothing changes.
+func (s *Store) Check(ctx context.Context, key string, policies []core.Policy, cost int, now time.Time, out []core.Decision) error {
+	var buf [8]*policyInfo
+	pis, err := s.prepare(ctx, key, policies, cost, false, out, buf[:0])
+	if err != nil {
+		clear(out)
+		return err
+	}
+	c, n := int64(cost), now.UnixMicro()
+	sh := s.shardFor(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	sh.observe(n)
+
+	allowed, fresh := true, int64(0)
+	for i, pi := range pis {
+		o, isNew, _ := s.apply(sh, pi, key, c, n, evaluate)
+		out[i] = o.Decision(pi.policy)
+		allowed = allowed && o.Allowed
+		if isNew && firstIndex(pis, i) == i {
+			fresh++
+		}
+	}
+	if !allowed {
+		for i, pi := range pis {
+			if out[i].Allowed { // had room: report the state as it stands
+				o, _, _ := s.apply(sh, pi, key, 0, n, evaluate)
+				out[i] = o.Decision(pi.policy)
+			}
+		}
+		return nil
+	}
+	if err := s.reserve(sh, fresh, key); err != nil {
+		clear(out)
+		return err
+	}
+	for i, pi := range pis {
+		if firstIndex(pis, i) == i {
+			s.apply(sh, pi, key, c, n, commitReserved)
+		}
+	}
+	return nil
+}
+
+// Peek reports the state of key under every policy at now and writes
+// nothing: Remaining and ResetAfter as they stand (a check of cost 0),
+// Allowed and RetryAfter for a check of cost 1, and a zero Delay. Errors are
+// those of Check, without the cost errors.
+func (s *Store) Peek(ctx context.Context, key string, policies []core.Policy, now time.Time, out []core.Decision) error {
+	var buf [8]*policyInfo
+	pis, err := s.prepare(ctx, key, policies, 0, true, out, buf[:0])
+	if err != nil {
+		clear(out)
+		return err
+	}
+	n := now.UnixMicro()
+	sh := s.shardFor(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	sh.observe(n)
+	for i, pi := range pis {
+		stand, _, _ := s.apply(sh, pi, key, 0, n, evaluate)
+		one, _, _ := s.apply(sh, pi, key, 1, n, evaluate)
+		d := stand.Decision(pi.policy)
+		d.Allowed = one.Allowed
+		d.RetryAfter = time.Duration(one.RetryAfter) * time.Microsecond
+		d.Delay = 0
+		out[i] = d
+	}
+	return nil
+}
+
+// Reset deletes the state of key under every given policy, so that its next
+// check starts from a full quota. Policies the store has never seen have no
+// state and are skipped. Invalid arguments yield the typed errors of package
+// core, and nothing is deleted.
+func (s *Store) Reset(ctx context.Context, key string, policies []core.Policy) error {
+	if ctx != nil {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+	if err := core.ValidateKey(key); err != nil {
+		return err
+	}
+	if len(policies) == 0 {
+		return core.ErrNoPolicy
+	}
+	for _, p := range policies {
+		if s.reg.lookup(p) == nil {
+			if err := p.Validate(); err != nil {
+				return err
+			}
+		}
+	}
+	sh := s.shardFor(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	for _, p := range policies {
+		pi := s.reg.lookup(p)
+		if pi == nil || pi.id >= len(sh.tabs) || sh.tabs[pi.id] == nil {
+			continue
+		}
+		if sh.tabs[pi.id].drop(key) {
+			s.keys.Add(-1)
+		}
+	}
+	return nil
+}
+
+// prepare checks ctx, the key, the policies, the cost (unless peek) and out,
+// in the order of core.ValidateCheck, and returns the registered policies
+// appended to buf.
+func (s *Store) prepare(ctx context.Context, key string, policies []core.Policy, cost int, peek bool, out []core.Decision, buf []*policyInfo) ([]*policyInfo, error) {
+	if ctx != nil {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
+	if err := core.ValidateKey(key); err != nil {
+		return nil, err
+	}
+	if len(policies) == 0 {
+		return nil, core.ErrNoPolicy
+	}
+	for _, p := range policies {
+		pi, err := s.reg.get(p)
+		if err != nil {
+			return nil, err
+		}
+		if !peek && (cost <= 0 || int64(cost) > pi.params.Capacity) {
+			return nil, p.CheckCost(cost)
+		}
+		buf = append(buf, pi)
+	}
+	if len(out) < len(policies) {
+		return nil, errShortOut
+	}
+	return buf, nil
+}
+
+// firstIndex returns the index of the first occurrence of pis[i] in pis.
+func firstIndex(pis []*policyInfo, i int) int {
+	for j := 0; j < i; j++ {
+		if pis[j] == pis[i] {
+			return j
+		}
+	}
+	return i
+}

@@ -1,0 +1,62 @@
+package memstore
+
+import "time"
+
+// Defaults of the options.
+const (
+	// DefaultShards is the number of shards when WithShards is not given.
+	DefaultShards = 64
+	// MaxShards bounds WithShards.
+	MaxShards = 1 << 16
+	// DefaultSweepInterval is the pause between two sweeps of the whole
+	// store when WithSweepInterval is not given.
+	DefaultSweepInterval = 30 * time.Second
+)
+
+// config holds the options of a Store.
+type config struct {
+	shards        int
+	maxKeys       int
+	sweepInterval time.Duration
+}
+
+// Option configures a Store. Options are applied in order by New; a later
+// option overrides an earlier one of the same kind.
+type Option func(*config)
+
+// WithShards sets the number of shards, each a lock and its own maps. n is
+// rounded up to a power of two and capped at MaxShards; n <= 0 selects
+// DefaultShards (64). More shards mean less lock contention between keys and
+// a little more fixed memory (a few hundred bytes per shard and policy).
+func WithShards(n int) Option {
+	return func(c *config) {
+		if n <= 0 {
+			n = DefaultShards
+		}
+		n = min(n, MaxShards)
+		p := 1
+		for p < n {
+			p <<= 1
+		}
+		c.shards = p
+	}
+}
+
+// WithMaxKeys caps the number of states the store holds (Store.Len: one per
+// key and policy). 0, the default, means no cap; a negative n is treated as
+// 0. When the cap is reached, a check that would create a new state first
+// reclaims expired states of its key's shard and, if there is still no room,
+// fails with ErrStoreFull without changing anything. Checks on states that
+// already exist are never refused for lack of room.
+func WithMaxKeys(n int) Option {
+	return func(c *config) { c.maxKeys = max(n, 0) }
+}
+
+// WithSweepInterval sets the pause between two sweeps of the background
+// sweeper, which reclaims expired state and shrinks maps that became mostly
+// empty. The default is DefaultSweepInterval (30s). d <= 0 disables the
+// background sweeper: expired states then stay until their key is checked
+// again, Reset, or reclaimed by a new key when the store is full.
+func WithSweepInterval(d time.Duration) Option {
+	return func(c *config) { c.sweepInterval = d }
+}

@@ -1,0 +1,89 @@
+package memstore
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/ratelimit-go/ratelimit/core"
+)
+
+// policyInfo is a validated policy, its computed parameters, and its index
+// into every shard's table list. It is immutable once registered.
+type policyInfo struct {
+	policy core.Policy
+	params core.Params
+	id     int
+}
+
+// registry caches the validated parameters of every distinct Policy value
+// the store has seen, so the hot path neither validates nor recomputes them.
+// Reads are lock-free over an immutable snapshot; a new policy copies the
+// snapshot under mu (copy on write). The zero value is an empty registry.
+type registry struct {
+	snap atomic.Pointer[regSnapshot]
+	mu   sync.Mutex
+}
+
+// regSnapshot is one immutable version of the registry.
+type regSnapshot struct {
+	byID  []*policyInfo               // index = policyInfo.id
+	index map[core.Policy]*policyInfo // for many policies; nil while few
+}
+
+// linearMax is the number of policies below which a lookup compares Policy
+// values one by one, which beats hashing two strings for the usual handful.
+const linearMax = 8
+
+func (s *regSnapshot) find(p core.Policy) *policyInfo {
+	if s == nil {
+		return nil
+	}
+	if s.index != nil {
+		return s.index[p]
+	}
+	for _, pi := range s.byID {
+		if pi.policy == p {
+			return pi
+		}
+	}
+	return nil
+}
+
+// lookup returns the registered policy equal to p, or nil. It never
+// registers anything.
+func (r *registry) lookup(p core.Policy) *policyInfo {
+	return r.snap.Load().find(p)
+}
+
+// get returns the registered policy equal to p, registering it if it is
+// valid. An invalid policy yields its *core.PolicyError and is not cached.
+func (r *registry) get(p core.Policy) (*policyInfo, error) {
+	if pi := r.snap.Load().find(p); pi != nil {
+		return pi, nil
+	}
+	params, err := p.Params()
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	old := r.snap.Load()
+	if pi := old.find(p); pi != nil {
+		return pi, nil
+	}
+	next := &regSnapshot{}
+	if old != nil {
+		next.byID = make([]*policyInfo, len(old.byID), len(old.byID)+1)
+		copy(next.byID, old.byID)
+	}
+	pi := &policyInfo{policy: p, params: params, id: len(next.byID)}
+	next.byID = append(next.byID, pi)
+	if len(next.byID) > linearMax {
+		next.index = make(map[core.Policy]*policyInfo, len(next.byID))
+		for _, x := range next.byID {
+			next.index[x.policy] = x
+		}
+	}
+	r.snap.Store(next)
+	return pi, nil
+}

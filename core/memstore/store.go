@@ -1,0 +1,162 @@
+package memstore
+
+import (
+	"errors"
+	"hash/maphash"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ratelimit-go/ratelimit/core"
+)
+
+// ErrStoreFull is returned by Check and CheckOne when a check would create a
+// new state but the store already holds the number of states set with
+// WithMaxKeys, even after reclaiming the expired states of the key's shard.
+// Nothing is changed; checks on keys that already have state still work.
+// Without WithMaxKeys it is never returned.
+var ErrStoreFull = errors.New("memstore: store is full")
+
+// errShortOut reports an out slice with fewer elements than policies.
+var errShortOut = errors.New("memstore: out has fewer elements than policies")
+
+// Compile-time checks of the interfaces the Store implements.
+var (
+	_ core.Backend       = (*Store)(nil)
+	_ core.SingleChecker = (*Store)(nil)
+)
+
+// Store is the in-memory Backend. Create it with New; the zero value is not
+// usable. A Store is safe for concurrent use by any number of goroutines.
+type Store struct {
+	shards  []shard
+	mask    uint64
+	seed    maphash.Seed
+	reg     registry
+	maxKeys int64        // 0: no cap
+	keys    atomic.Int64 // states held, over all shards
+
+	interval  time.Duration
+	stop      chan struct{}
+	done      chan struct{}
+	closeOnce sync.Once
+	sweepMu   sync.Mutex // serialises whole-store sweeps
+}
+
+// shard is one lock and the tables of the keys that hash to it.
+type shard struct {
+	mu   sync.Mutex
+	now  int64      // newest instant (µs) any check of this shard carried
+	tabs []anyTable // index = policyInfo.id; nil until the policy is used here
+	// pad keeps neighbouring shards' locks off one cache line pair.
+	_ [128 - 8 - 8 - 24]byte
+}
+
+// New returns a Store configured by opts, with its background sweeper
+// running unless WithSweepInterval disabled it. Call Close to stop the
+// sweeper when the Store is no longer needed.
+func New(opts ...Option) *Store {
+	c := config{shards: DefaultShards, sweepInterval: DefaultSweepInterval}
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	s := &Store{
+		shards:   make([]shard, c.shards),
+		mask:     uint64(c.shards - 1),
+		seed:     maphash.MakeSeed(),
+		maxKeys:  int64(c.maxKeys),
+		interval: c.sweepInterval,
+		stop:     make(chan struct{}),
+		done:     make(chan struct{}),
+	}
+	if s.interval > 0 {
+		go s.sweepLoop()
+	} else {
+		close(s.done)
+	}
+	return s
+}
+
+// Close stops the background sweeper and waits for it to return. It is
+// idempotent and always returns nil. The Store stays usable after Close;
+// only the background reclaiming stops (Sweep still works).
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() { close(s.stop) })
+	<-s.done
+	return nil
+}
+
+// Len returns the number of states the store holds: one per key and policy
+// under which the key has state, including expired states not yet reclaimed.
+func (s *Store) Len() int { return int(s.keys.Load()) }
+
+// shardFor returns the shard of key. Every policy of a key lives in the
+// same shard, so a multi-policy check takes one lock.
+func (s *Store) shardFor(key string) *shard {
+	return &s.shards[maphash.String(s.seed, key)&s.mask]
+}
+
+// observe records now as the shard's newest instant. Requires sh.mu.
+func (sh *shard) observe(now int64) {
+	if now > sh.now {
+		sh.now = now
+	}
+}
+
+// reserve claims room for n new states, reclaiming expired states of sh
+// (never key's own) when the cap is reached. Requires sh.mu.
+func (s *Store) reserve(sh *shard, n int64, key string) error {
+	if n == 0 {
+		return nil
+	}
+	if s.maxKeys == 0 {
+		s.keys.Add(n)
+		return nil
+	}
+	if s.tryReserve(n) {
+		return nil
+	}
+	if removed := sh.reclaim(reclaimBudget, key); removed > 0 {
+		s.keys.Add(-int64(removed))
+	}
+	if s.tryReserve(n) {
+		return nil
+	}
+	return ErrStoreFull
+}
+
+// tryReserve adds n to the state count if the cap allows it.
+func (s *Store) tryReserve(n int64) bool {
+	for {
+		c := s.keys.Load()
+		if c+n > s.maxKeys {
+			return false
+		}
+		if s.keys.CompareAndSwap(c, c+n) {
+			return true
+		}
+	}
+}
+
+// reclaimBudget bounds the entries a check visits to make room when the
+// store is full, so that no request scans a whole shard.
+const reclaimBudget = 256
+
+// reclaim deletes expired states of the shard among at most budget visited
+// entries, never key's own. Requires sh.mu.
+func (sh *shard) reclaim(budget int, key string) int {
+	removed := 0
+	for _, t := range sh.tabs {
+		if t == nil {
+			continue
+		}
+		r, v := t.reclaim(sh.now, budget, key)
+		removed += r
+		if budget -= v; budget <= 0 {
+			break
+		}
+	}
+	return removed
+}
