@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // ParsePolicy reads a policy from the compact form used in configuration
@@ -58,6 +59,9 @@ func ParsePolicy(s string) (Policy, error) {
 		text, off := trimmed(seg)
 		key, val, ok := strings.Cut(text, "=")
 		key = strings.ToLower(strings.TrimSpace(key))
+		if key == "algo" {
+			key = "algorithm" // an alias: both spellings count as one parameter
+		}
 		val = strings.TrimSpace(val)
 		if !ok {
 			return fail(off, text, `want "key=value" with key burst, algorithm or name`)
@@ -73,7 +77,7 @@ func ParsePolicy(s string) (Policy, error) {
 				return fail(off, text, "burst must be a whole number, 0 or more")
 			}
 			p.Burst = b
-		case "algorithm", "algo":
+		case "algorithm":
 			a, err := ParseAlgorithm(val)
 			if err != nil {
 				return Policy{}, &ParseError{Input: s, Offset: off, Part: text, Reason: "unknown algorithm; want one of " + algorithmList(), Err: ErrUnknownAlgorithm}
@@ -159,6 +163,6 @@ func splitOffsets(s string, sep byte) []segment {
 // trimmed returns the segment's text without surrounding spaces and the
 // offset at which that text starts.
 func trimmed(seg segment) (string, int) {
-	lead := len(seg.text) - len(strings.TrimLeft(seg.text, " \t"))
+	lead := len(seg.text) - len(strings.TrimLeftFunc(seg.text, unicode.IsSpace))
 	return strings.TrimSpace(seg.text), seg.off + lead
 }
