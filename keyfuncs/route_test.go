@@ -1,0 +1,39 @@
+package keyfuncs_test
+
+import (
+	"testing"
+
+	"github.com/ratelimit-go/ratelimit/keyfuncs"
+	"github.com/ratelimit-go/ratelimit/keyfuncs/keyfuncstest"
+)
+
+func TestRoute(t *testing.T) {
+	for _, tc := range []struct{ pattern, path, want string }{
+		{"/users/{id}", "/users/42", "/users/{id}"},
+		{"/users/{id}", "/users/43", "/users/{id}"},
+		{"/users/:id", "/users/42", "/users/:id"},
+		{"GET /items/{id...}", "/items/a/b", "GET /items/{id...}"},
+		{"", "/no/such/path", keyfuncs.UnmatchedRoute},
+		{"", "/another/unknown", keyfuncs.UnmatchedRoute},
+	} {
+		r := &keyfuncstest.Request{Verb: "GET", URLPath: tc.path, Pattern: tc.pattern}
+		got, err := keyfuncs.Route(r)
+		if err != nil || got != tc.want {
+			t.Errorf("Route(pattern %q, path %q) = %q, %v; want %q", tc.pattern, tc.path, got, err, tc.want)
+		}
+	}
+}
+
+func TestMethod(t *testing.T) {
+	for method, want := range map[string]string{
+		"GET": "GET", "HEAD": "HEAD", "POST": "POST", "PUT": "PUT", "PATCH": "PATCH",
+		"DELETE": "DELETE", "CONNECT": "CONNECT", "OPTIONS": "OPTIONS", "TRACE": "TRACE",
+		"get": keyfuncs.OtherMethod, "PROPFIND": keyfuncs.OtherMethod, "": keyfuncs.OtherMethod,
+		"GET\r\nX: y": keyfuncs.OtherMethod,
+	} {
+		got, err := keyfuncs.Method(&keyfuncstest.Request{Verb: method})
+		if err != nil || got != want {
+			t.Errorf("Method(%q) = %q, %v; want %q", method, got, err, want)
+		}
+	}
+}
