@@ -1,0 +1,228 @@
+package backendtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ratelimit-go/ratelimit/core"
+)
+
+// Op is what a Step does. The zero value is OpCheck.
+type Op uint8
+
+// The operations of a Step.
+const (
+	// OpCheck consumes Cost units if every policy admits them.
+	OpCheck Op = iota
+	// OpPeek reports the state without consuming anything.
+	OpPeek
+	// OpReset forgets the key's state under the step's policies.
+	OpReset
+)
+
+// String returns "check", "peek" or "reset".
+func (o Op) String() string {
+	switch o {
+	case OpCheck:
+		return "check"
+	case OpPeek:
+		return "peek"
+	case OpReset:
+		return "reset"
+	}
+	return fmt.Sprintf("Op(%d)", uint8(o))
+}
+
+// Step is one operation of a trace. Replay first sets the clock to Set when it
+// is not the zero time, then moves it by Advance (backwards when negative),
+// then performs Op for Key under Policies.
+//
+// A Step is a plain value; traces share nothing with the backend.
+type Step struct {
+	Set      time.Time     // absolute clock reading to jump to first; zero means none
+	Advance  time.Duration // clock movement before the operation
+	Key      string
+	Policies []core.Policy // one or more; a multi-policy check is all-or-nothing
+	Cost     int           // units a check consumes; ignored by peek and reset
+	Op       Op
+}
+
+// String describes the step for failure messages, with the key quoted.
+func (s Step) String() string {
+	var b strings.Builder
+	if !s.Set.IsZero() {
+		fmt.Fprintf(&b, "set %s, ", s.Set.Format(time.RFC3339Nano))
+	}
+	fmt.Fprintf(&b, "advance %v, %v key %q cost %d policies [", s.Advance, s.Op, abbreviate(s.Key), s.Cost)
+	for i, p := range s.Policies {
+		if i > 0 {
+			b.WriteString(" & ")
+		}
+		b.WriteString(p.String())
+	}
+	b.WriteString("]")
+	return b.String()
+}
+
+func abbreviate(key string) string {
+	if len(key) > 48 {
+		return fmt.Sprintf("%s...(%d bytes)", key[:32], len(key))
+	}
+	return key
+}
+
+// Outcome is what one Step produced: the clock reading it ran at, the
+// decisions (one per policy; none for a reset or an error), whether the
+// check as a whole was admitted, and the error, if any.
+type Outcome struct {
+	Now       time.Time
+	Allowed   bool
+	Decisions []core.Decision
+	Err       error
+}
+
+// perform runs one step through a Limiter as users do: a single-policy check
+// through AllowN (which takes a backend's SingleChecker fast path), or,
+// when viaCheck is set, through the multi-policy Limiter.Check; a
+// multi-policy check through Limiter.Check; a peek through Limiter.Peek or
+// Backend.Peek; a reset through Limiter.Reset.
+func perform(ctx context.Context, lim *core.Limiter, clock *core.ManualClock, s Step, viaCheck bool) Outcome {
+	if !s.Set.IsZero() {
+		clock.Set(s.Set)
+	}
+	if s.Advance != 0 {
+		clock.Advance(s.Advance)
+	}
+	o := Outcome{Now: clock.Now()}
+	switch s.Op {
+	case OpCheck:
+		if len(s.Policies) == 1 && !viaCheck {
+			d, err := lim.AllowN(ctx, s.Key, s.Policies[0], s.Cost)
+			if err != nil {
+				o.Err = err
+				return o
+			}
+			o.Allowed, o.Decisions = d.Allowed, []core.Decision{d}
+			return o
+		}
+		r, err := lim.Check(ctx, s.Key, s.Policies, s.Cost, nil)
+		if err != nil {
+			o.Err = err
+			return o
+		}
+		o.Allowed, o.Decisions = r.Allowed, r.Decisions
+	case OpPeek:
+		if len(s.Policies) == 1 {
+			d, err := lim.Peek(ctx, s.Key, s.Policies[0])
+			if err != nil {
+				o.Err = err
+				return o
+			}
+			o.Allowed, o.Decisions = d.Allowed, []core.Decision{d}
+			return o
+		}
+		ds := make([]core.Decision, len(s.Policies))
+		if err := lim.Backend().Peek(ctx, s.Key, s.Policies, o.Now, ds); err != nil {
+			o.Err = err
+			return o
+		}
+		o.Allowed, o.Decisions = true, ds
+		for _, d := range ds {
+			o.Allowed = o.Allowed && d.Allowed
+		}
+	case OpReset:
+		o.Err = lim.Reset(ctx, s.Key, s.Policies...)
+	default:
+		o.Err = fmt.Errorf("backendtest: unknown op %v", s.Op)
+	}
+	return o
+}
+
+// Replay runs steps against b in order, driving clock, and returns one
+// Outcome per step. It uses a core.Limiter over b with that clock, as users
+// do; single-policy checks alternate between Limiter.AllowN and
+// Limiter.Check so that a backend's SingleChecker fast path and its Check are
+// both exercised. Replaying one trace on two backends from the same starting
+// clock reading must give outcomes that DiffOutcomes finds equal.
+func Replay(ctx context.Context, b core.Backend, clock *core.ManualClock, steps []Step) []Outcome {
+	lim := core.NewLimiter(b, core.WithClock(clock))
+	out := make([]Outcome, len(steps))
+	for i, s := range steps {
+		out[i] = perform(ctx, lim, clock, s, i%2 == 1)
+	}
+	return out
+}
+
+// ErrorKind names the sentinel error of this module that err matches:
+// "invalid_key", "no_policy", "unknown_algorithm", "invalid_policy",
+// "invalid_cost", "cost_exceeds_capacity"; "" for nil and "other" for
+// anything else. Vector files use these names.
+func ErrorKind(err error) string {
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, core.ErrInvalidKey):
+		return "invalid_key"
+	case errors.Is(err, core.ErrNoPolicy):
+		return "no_policy"
+	case errors.Is(err, core.ErrUnknownAlgorithm):
+		return "unknown_algorithm"
+	case errors.Is(err, core.ErrInvalidPolicy):
+		return "invalid_policy"
+	case errors.Is(err, core.ErrInvalidCost):
+		return "invalid_cost"
+	case errors.Is(err, core.ErrCostExceedsCapacity):
+		return "cost_exceeds_capacity"
+	}
+	return "other"
+}
+
+// DiffOutcomes compares two replays of the same trace and returns nil when
+// they agree: same clock readings, same admission, identical decisions, and
+// errors of the same kind (see ErrorKind). Otherwise the error names the
+// first differing step and shows both outcomes.
+func DiffOutcomes(steps []Step, want, got []Outcome) error {
+	if len(want) != len(got) {
+		return fmt.Errorf("want %d outcomes, got %d", len(want), len(got))
+	}
+	for i := range want {
+		if d := diffOutcome(want[i], got[i]); d != "" {
+			s := "?"
+			if i < len(steps) {
+				s = steps[i].String()
+			}
+			return fmt.Errorf("step %d (%s) at %s: %s", i, s, want[i].Now.Format(time.RFC3339Nano), d)
+		}
+	}
+	return nil
+}
+
+func diffOutcome(w, g Outcome) string {
+	if !w.Now.Equal(g.Now) {
+		return fmt.Sprintf("clock %s, want %s", g.Now.Format(time.RFC3339Nano), w.Now.Format(time.RFC3339Nano))
+	}
+	if ErrorKind(w.Err) != ErrorKind(g.Err) {
+		return fmt.Sprintf("error %v, want %v", g.Err, w.Err)
+	}
+	if w.Allowed != g.Allowed {
+		return fmt.Sprintf("allowed %v, want %v", g.Allowed, w.Allowed)
+	}
+	if len(w.Decisions) != len(g.Decisions) {
+		return fmt.Sprintf("%d decisions, want %d", len(g.Decisions), len(w.Decisions))
+	}
+	for j := range w.Decisions {
+		if w.Decisions[j] != g.Decisions[j] {
+			return fmt.Sprintf("policy %d: got %s, want %s", j, FormatDecision(g.Decisions[j]), FormatDecision(w.Decisions[j]))
+		}
+	}
+	return ""
+}
+
+// FormatDecision renders a decision compactly for failure messages.
+func FormatDecision(d core.Decision) string {
+	return fmt.Sprintf("{allowed=%v limit=%d remaining=%d retry_after=%v reset_after=%v delay=%v policy=%s}",
+		d.Allowed, d.Limit, d.Remaining, d.RetryAfter, d.ResetAfter, d.Delay, d.Policy)
+}

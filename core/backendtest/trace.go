@@ -1,0 +1,192 @@
+package backendtest
+
+import (
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/ratelimit-go/ratelimit/core"
+)
+
+// TraceOption adjusts RandomTrace.
+type TraceOption func(*traceConfig)
+
+type traceConfig struct {
+	algorithms []core.Algorithm
+	backwards  bool
+	errors     bool
+	keys       int
+}
+
+// WithAlgorithms restricts the trace to the given algorithms. The default is
+// all six.
+func WithAlgorithms(algs ...core.Algorithm) TraceOption {
+	return func(c *traceConfig) {
+		if len(algs) > 0 {
+			c.algorithms = append([]core.Algorithm(nil), algs...)
+		}
+	}
+}
+
+// WithBackwardClock lets the clock also move backwards, by up to a few
+// seconds. Off by default: a backend may drop a state once it has expired, and
+// moving the clock back past that expiry then legitimately differs from a
+// backend that keeps the stale state, so only invariants (no refund, no
+// negative Remaining) hold across such traces, not equality with
+// NewReference.
+func WithBackwardClock() TraceOption { return func(c *traceConfig) { c.backwards = true } }
+
+// WithInvalidSteps mixes in checks with a cost of 0, -1 or above capacity,
+// which must fail with a typed error and change nothing. Off by default.
+func WithInvalidSteps() TraceOption { return func(c *traceConfig) { c.errors = true } }
+
+// WithKeys sets how many distinct keys the trace uses. The default is 4.
+func WithKeys(n int) TraceOption {
+	return func(c *traceConfig) {
+		if n > 0 {
+			c.keys = n
+		}
+	}
+}
+
+// Trace start instants: one near the project's present and one in the year
+// 2100, where microsecond timestamps are larger than any real clock reads.
+var (
+	nearToday = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	year2100  = time.Date(2100, 3, 1, 0, 0, 0, 0, time.UTC)
+)
+
+// RandomTrace returns a deterministic trace of n steps for seed: a first step
+// that sets the clock (near today or in the year 2100, off any window
+// boundary), then checks (mostly), peeks and resets across several keys
+// (including keys with '{', '}', binary bytes and a long key) and a pool of
+// policies covering every selected algorithm, with single- and
+// multi-policy steps, costs up to the capacity, and clock advances from zero
+// over a microsecond to days.
+//
+// The same seed and options always give the same trace.
+func RandomTrace(seed uint64, n int, opts ...TraceOption) []Step {
+	cfg := traceConfig{algorithms: core.Algorithms(), keys: 4}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x5eed_c0f_fee))
+	keys := traceKeys(rng, cfg.keys)
+	pool := make([]core.Policy, 0, 2*len(cfg.algorithms))
+	for _, a := range cfg.algorithms {
+		pool = append(pool, randomPolicy(rng, a), randomPolicy(rng, a))
+	}
+	start := nearToday
+	if rng.IntN(2) == 1 {
+		start = year2100
+	}
+	start = start.Add(time.Duration(rng.Int64N(int64(48*time.Hour))) / time.Microsecond * time.Microsecond)
+
+	steps := make([]Step, 0, n)
+	for i := 0; i < n; i++ {
+		s := Step{Key: keys[rng.IntN(len(keys))], Cost: 1}
+		if i == 0 {
+			s.Set = start
+		} else {
+			s.Advance = randomAdvance(rng, cfg.backwards)
+		}
+		np := 1
+		if r := rng.IntN(10); r >= 7 {
+			np = 2 + r/9 // 2 or 3 policies
+		}
+		perm := rng.Perm(len(pool))
+		for _, j := range perm[:min(np, len(pool))] {
+			s.Policies = append(s.Policies, pool[j])
+		}
+		capacity := s.Policies[0].Capacity()
+		for _, p := range s.Policies[1:] {
+			capacity = min(capacity, p.Capacity())
+		}
+		switch r := rng.IntN(100); {
+		case r < 82:
+			s.Op = OpCheck
+			if rng.IntN(3) == 0 {
+				s.Cost = 1 + rng.IntN(capacity)
+			}
+		case r < 94:
+			s.Op = OpPeek
+		case r < 97:
+			s.Op = OpReset
+		default:
+			s.Op = OpCheck
+			if cfg.errors {
+				s.Cost = []int{0, -1, capacity + 1}[rng.IntN(3)]
+			}
+		}
+		steps = append(steps, s)
+	}
+	return steps
+}
+
+// traceKeys picks n keys, always starting with the awkward ones.
+func traceKeys(rng *rand.Rand, n int) []string {
+	awkward := []string{
+		"user:{42}",
+		"user:42",
+		"}{",
+		"bin\x00\xff\x01\r\n",
+		"long:" + strings.Repeat("k", 3000+rng.IntN(1000)),
+		"ключ/пользователь",
+		"{",
+		"a}b{c",
+	}
+	rng.Shuffle(len(awkward), func(i, j int) { awkward[i], awkward[j] = awkward[j], awkward[i] })
+	keys := make([]string, 0, n)
+	for i := 0; i < n; i++ {
+		if i < len(awkward) {
+			keys = append(keys, awkward[i])
+		} else {
+			keys = append(keys, "k"+string(rune('a'+i%26))+strings.Repeat("x", i/26))
+		}
+	}
+	return keys
+}
+
+// randomPolicy draws a valid policy for alg with small limits, so traces hit
+// both admission and denial often.
+func randomPolicy(rng *rand.Rand, alg core.Algorithm) core.Policy {
+	windows := []time.Duration{10 * time.Millisecond, 250 * time.Millisecond, time.Second, 7 * time.Second, time.Minute, time.Hour, 24 * time.Hour}
+	limits := []int{1, 2, 3, 5, 7, 10, 60, 100}
+	p := core.Policy{
+		Limit:     limits[rng.IntN(len(limits))],
+		Window:    windows[rng.IntN(len(windows))],
+		Algorithm: alg,
+	}
+	if alg.RateBased() && rng.IntN(2) == 0 {
+		p.Burst = 1 + rng.IntN(2*p.Limit)
+	}
+	if rng.IntN(4) == 0 {
+		p.Name = "p" + string(rune('a'+rng.IntN(26)))
+	}
+	return p
+}
+
+// randomAdvance draws a clock movement: often none, often tiny, sometimes a
+// fraction of a typical window, rarely hours or days.
+func randomAdvance(rng *rand.Rand, backwards bool) time.Duration {
+	us := time.Microsecond
+	var d time.Duration
+	switch r := rng.IntN(100); {
+	case r < 25:
+		d = 0
+	case r < 40:
+		d = time.Duration(1+rng.IntN(1000)) * us
+	case r < 70:
+		d = time.Duration(rng.Int64N(int64(300*time.Millisecond/us))) * us
+	case r < 88:
+		d = time.Duration(rng.Int64N(int64(10*time.Second/us))) * us
+	case r < 96:
+		d = time.Duration(rng.Int64N(int64(2*time.Hour/us))) * us
+	default:
+		d = time.Duration(rng.Int64N(int64(3*24*time.Hour/us))) * us
+	}
+	if backwards && rng.IntN(12) == 0 {
+		d = -time.Duration(1+rng.Int64N(int64(3*time.Second/us))) * us
+	}
+	return d
+}
