@@ -1,0 +1,44 @@
+//go:build !race
+
+package core_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/ratelimit-go/ratelimit/core"
+)
+
+// noop is a Backend that admits everything without allocating.
+type noop struct{}
+
+func (noop) Check(_ context.Context, _ string, ps []core.Policy, _ int, _ time.Time, out []core.Decision) error {
+	for i, p := range ps {
+		out[i] = core.Decision{Allowed: true, Limit: p.Limit, Policy: p}
+	}
+	return nil
+}
+
+func (noop) Peek(_ context.Context, _ string, ps []core.Policy, _ time.Time, out []core.Decision) error {
+	return noop{}.Check(context.Background(), "", ps, 0, time.Time{}, out)
+}
+
+func (noop) Reset(context.Context, string, []core.Policy) error { return nil }
+
+// The allow path costs the Limiter no allocation, also without the
+// SingleChecker fast path, and a multi-policy Check with a reused out slice
+// allocates nothing either. (The race detector makes sync.Pool drop items,
+// hence the build tag.)
+func TestLimiterAllocations(t *testing.T) {
+	l := core.NewLimiter(noop{}, core.WithClock(core.NewManualClock(t0)))
+	ctx := context.Background()
+	if n := testing.AllocsPerRun(1000, func() { _, _ = l.Allow(ctx, "k", perSec) }); n != 0 {
+		t.Errorf("Allow allocates %.1f times per call", n)
+	}
+	ps := []core.Policy{perSec, perMin}
+	out := make([]core.Decision, 2)
+	if n := testing.AllocsPerRun(1000, func() { _, _ = l.Check(ctx, "k", ps, 1, out) }); n != 0 {
+		t.Errorf("Check with a reused out slice allocates %.1f times per call", n)
+	}
+}

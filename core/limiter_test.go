@@ -1,0 +1,372 @@
+package core_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ratelimit-go/ratelimit/core"
+)
+
+// recorder is a Backend that records its calls and answers from a script:
+// answer(key, policy index, cost) gives each decision.
+type recorder struct {
+	mu     sync.Mutex
+	checks []call
+	peeks  []call
+	resets []call
+	err    error
+	answer func(key string, i int, p core.Policy, cost int) core.Decision
+}
+
+type call struct {
+	key      string
+	policies []core.Policy
+	cost     int
+	now      time.Time
+}
+
+func (r *recorder) decide(key string, policies []core.Policy, cost int, out []core.Decision) {
+	for i, p := range policies {
+		if r.answer != nil {
+			out[i] = r.answer(key, i, p, cost)
+		} else {
+			out[i] = core.Decision{Allowed: true, Limit: p.Limit, Remaining: p.Limit - cost, Policy: p}
+		}
+	}
+}
+
+func (r *recorder) Check(_ context.Context, key string, policies []core.Policy, cost int, now time.Time, out []core.Decision) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.checks = append(r.checks, call{key, append([]core.Policy(nil), policies...), cost, now})
+	if len(out) != len(policies) {
+		return errors.New("out has the wrong length")
+	}
+	if r.err != nil {
+		return r.err
+	}
+	r.decide(key, policies, cost, out)
+	return nil
+}
+
+func (r *recorder) Peek(_ context.Context, key string, policies []core.Policy, now time.Time, out []core.Decision) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.peeks = append(r.peeks, call{key, append([]core.Policy(nil), policies...), 0, now})
+	if r.err != nil {
+		return r.err
+	}
+	r.decide(key, policies, 0, out)
+	return nil
+}
+
+func (r *recorder) Reset(_ context.Context, key string, policies []core.Policy) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.resets = append(r.resets, call{key: key, policies: append([]core.Policy(nil), policies...)})
+	return r.err
+}
+
+// single adds the SingleChecker fast path to a recorder.
+type single struct {
+	*recorder
+	ones []call
+}
+
+func (s *single) CheckOne(_ context.Context, key string, p core.Policy, cost int, now time.Time) (core.Decision, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ones = append(s.ones, call{key, []core.Policy{p}, cost, now})
+	if s.err != nil {
+		return core.Decision{}, s.err
+	}
+	return core.Decision{Allowed: true, Limit: p.Limit, Remaining: p.Limit - cost, Policy: p}, nil
+}
+
+var (
+	t0       = time.Unix(1_700_000_000, 0).UTC()
+	perSec   = core.Policy{Name: "per-second", Limit: 10, Window: time.Second}
+	perMin   = core.Policy{Name: "per-minute", Limit: 100, Window: time.Minute, Algorithm: core.FixedWindow}
+	errStore = errors.New("store is down")
+)
+
+func TestLimiterAllowPooledPath(t *testing.T) {
+	rec := &recorder{}
+	clk := core.NewManualClock(t0)
+	l := core.NewLimiter(rec, core.WithClock(clk))
+	d, err := l.Allow(context.Background(), "k", perSec)
+	if err != nil || !d.Allowed || d.Remaining != 9 || d.Policy != perSec {
+		t.Fatalf("Allow = %+v, %v", d, err)
+	}
+	clk.Advance(time.Second)
+	if d, err = l.AllowN(context.Background(), "k2", perMin, 7); err != nil || d.Remaining != 93 {
+		t.Fatalf("AllowN = %+v, %v", d, err)
+	}
+	if len(rec.checks) != 2 {
+		t.Fatalf("backend saw %d checks, want 2", len(rec.checks))
+	}
+	want := []call{{"k", []core.Policy{perSec}, 1, t0}, {"k2", []core.Policy{perMin}, 7, t0.Add(time.Second)}}
+	for i, c := range rec.checks {
+		w := want[i]
+		if c.key != w.key || len(c.policies) != 1 || c.policies[0] != w.policies[0] || c.cost != w.cost || !c.now.Equal(w.now) {
+			t.Errorf("check %d = %+v, want %+v", i, c, w)
+		}
+	}
+	rec.err = errStore
+	d, err = l.Allow(context.Background(), "k", perSec)
+	if !errors.Is(err, errStore) || d != (core.Decision{}) {
+		t.Fatalf("Allow on a failing backend = %+v, %v; want the zero Decision and the error", d, err)
+	}
+}
+
+func TestLimiterAllowSingleCheckerPath(t *testing.T) {
+	s := &single{recorder: &recorder{}}
+	l := core.NewLimiter(s, core.WithClock(core.NewManualClock(t0)))
+	d, err := l.AllowN(context.Background(), "k", perSec, 3)
+	if err != nil || d.Remaining != 7 {
+		t.Fatalf("AllowN = %+v, %v", d, err)
+	}
+	if len(s.ones) != 1 || len(s.checks) != 0 {
+		t.Fatalf("CheckOne called %d times and Check %d times; want the fast path only", len(s.ones), len(s.checks))
+	}
+	if c := s.ones[0]; c.key != "k" || c.cost != 3 || c.policies[0] != perSec || !c.now.Equal(t0) {
+		t.Fatalf("CheckOne got %+v", c)
+	}
+	s.err = errStore
+	if _, err := l.Allow(context.Background(), "k", perSec); !errors.Is(err, errStore) {
+		t.Fatalf("error %v not passed through", err)
+	}
+	// Multi-policy checks still use Check.
+	if _, err := l.Check(context.Background(), "k", []core.Policy{perSec, perMin}, 1, nil); !errors.Is(err, errStore) || len(s.checks) != 1 {
+		t.Fatalf("Check on a SingleChecker: err %v, %d Check calls", err, len(s.checks))
+	}
+}
+
+// The pooled scratch space must never leak one caller's decision into
+// another's. Run with -race.
+func TestLimiterPooledPathConcurrent(t *testing.T) {
+	rec := &recorder{answer: func(key string, _ int, p core.Policy, cost int) core.Decision {
+		return core.Decision{Allowed: true, Limit: p.Limit, Remaining: cost, Policy: p}
+	}}
+	l := core.NewLimiter(rec, core.WithClock(core.NewManualClock(t0)))
+	var wg sync.WaitGroup
+	for g := 1; g <= 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p := core.Policy{Limit: 100 + g, Window: time.Second}
+			for range 200 {
+				d, err := l.AllowN(context.Background(), "k", p, g)
+				if err != nil || d.Remaining != g || d.Policy != p {
+					t.Errorf("goroutine %d got %+v, %v", g, d, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func TestLimiterCheckBinding(t *testing.T) {
+	type spec struct {
+		allowed       bool
+		remaining     int
+		retry, resets time.Duration
+	}
+	tests := []struct {
+		name    string
+		ds      []spec
+		allowed bool
+		binding int
+	}{
+		{"one admitted", []spec{{true, 4, 0, time.Second}}, true, 0},
+		{"one denied", []spec{{false, 0, time.Second, time.Second}}, false, 0},
+		{"admitted: fewest remaining", []spec{{true, 9, 0, time.Second}, {true, 2, 0, time.Minute}, {true, 5, 0, time.Hour}}, true, 1},
+		{"admitted: tie broken by longer reset", []spec{{true, 2, 0, time.Second}, {true, 2, 0, time.Hour}, {true, 2, 0, time.Minute}}, true, 1},
+		{"admitted: full tie keeps the first", []spec{{true, 2, 0, time.Second}, {true, 2, 0, time.Second}}, true, 0},
+		{"denied beats fewer remaining", []spec{{true, 0, 0, time.Hour}, {false, 3, time.Second, time.Second}}, false, 1},
+		{"denied: longest retry", []spec{{false, 0, time.Second, time.Hour}, {true, 1, 0, 0}, {false, 0, time.Minute, time.Minute}, {false, 0, 2 * time.Second, time.Hour}}, false, 2},
+		{"denied: equal retry keeps the first", []spec{{true, 5, 0, 0}, {false, 0, time.Minute, 0}, {false, 0, time.Minute, time.Hour}}, false, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := &recorder{answer: func(_ string, i int, p core.Policy, _ int) core.Decision {
+				s := tt.ds[i]
+				return core.Decision{Allowed: s.allowed, Remaining: s.remaining, RetryAfter: s.retry, ResetAfter: s.resets, Limit: p.Limit, Policy: p}
+			}}
+			l := core.NewLimiter(rec, core.WithClock(core.NewManualClock(t0)))
+			ps := make([]core.Policy, len(tt.ds))
+			for i := range ps {
+				ps[i] = core.Policy{Limit: 10 + i, Window: time.Second}
+			}
+			r, err := l.Check(context.Background(), "k", ps, 1, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Allowed != tt.allowed || r.Binding != tt.binding {
+				t.Fatalf("Allowed %v Binding %d, want %v %d", r.Allowed, r.Binding, tt.allowed, tt.binding)
+			}
+			if len(r.Decisions) != len(ps) || r.Decision() != r.Decisions[tt.binding] || r.Decision().Policy != ps[tt.binding] {
+				t.Fatalf("Decisions %+v, binding decision %+v", r.Decisions, r.Decision())
+			}
+		})
+	}
+}
+
+func TestLimiterCheckOutSlice(t *testing.T) {
+	rec := &recorder{}
+	l := core.NewLimiter(rec, core.WithClock(core.NewManualClock(t0)))
+	ctx := context.Background()
+	ps := []core.Policy{perSec, perMin}
+
+	buf := make([]core.Decision, 0, 4)
+	r, err := l.Check(ctx, "k", ps, 2, buf)
+	if err != nil || len(r.Decisions) != 2 || &r.Decisions[0] != &buf[:1][0] {
+		t.Fatalf("with room in out: Decisions %p, buf %p, err %v; want the same backing array", r.Decisions, buf, err)
+	}
+	if r.Decisions[1].Remaining != perMin.Limit-2 || !rec.checks[0].now.Equal(t0) || rec.checks[0].cost != 2 {
+		t.Fatalf("Check passed %+v, got %+v", rec.checks[0], r.Decisions)
+	}
+
+	small := make([]core.Decision, 1)
+	r, err = l.Check(ctx, "k", ps, 1, small)
+	if err != nil || len(r.Decisions) != 2 || &r.Decisions[0] == &small[0] {
+		t.Fatalf("with too small an out: err %v, reused %v", err, &r.Decisions[0] == &small[0])
+	}
+	if small[0] != (core.Decision{}) {
+		t.Fatalf("a too-small out was written: %+v", small[0])
+	}
+
+	r, err = l.Check(ctx, "k", ps, 1, nil)
+	if err != nil || len(r.Decisions) != 2 {
+		t.Fatalf("nil out: %+v, %v", r, err)
+	}
+
+	rec.err = errStore
+	r, err = l.Check(ctx, "k", ps, 1, buf)
+	if !errors.Is(err, errStore) || r.Allowed || r.Decisions != nil {
+		t.Fatalf("failing backend: %+v, %v; want the zero Result", r, err)
+	}
+}
+
+func TestLimiterPeek(t *testing.T) {
+	rec := &recorder{}
+	clk := core.NewManualClock(t0)
+	l := core.NewLimiter(rec, core.WithClock(clk))
+	clk.Advance(time.Minute)
+	d, err := l.Peek(context.Background(), "k", perMin)
+	if err != nil || d.Remaining != perMin.Limit || d.Policy != perMin {
+		t.Fatalf("Peek = %+v, %v", d, err)
+	}
+	if len(rec.peeks) != 1 || len(rec.checks) != 0 {
+		t.Fatalf("Peek made %d peeks and %d checks", len(rec.peeks), len(rec.checks))
+	}
+	if c := rec.peeks[0]; c.key != "k" || len(c.policies) != 1 || c.policies[0] != perMin || !c.now.Equal(t0.Add(time.Minute)) {
+		t.Fatalf("backend Peek got %+v", c)
+	}
+	rec.err = errStore
+	if d, err := l.Peek(context.Background(), "k", perMin); !errors.Is(err, errStore) || d != (core.Decision{}) {
+		t.Fatalf("failing Peek = %+v, %v", d, err)
+	}
+}
+
+func TestLimiterResetValidates(t *testing.T) {
+	tests := []struct {
+		name     string
+		key      string
+		policies []core.Policy
+		sentinel error
+	}{
+		{"empty key", "", []core.Policy{perSec}, core.ErrInvalidKey},
+		{"key too long", string(make([]byte, core.MaxKeyLen+1)), []core.Policy{perSec}, core.ErrInvalidKey},
+		{"no policy", "k", nil, core.ErrNoPolicy},
+		{"invalid policy", "k", []core.Policy{perSec, {Limit: -1, Window: time.Second}}, core.ErrInvalidPolicy},
+		{"unknown algorithm", "k", []core.Policy{{Limit: 1, Window: time.Second, Algorithm: "x"}}, core.ErrUnknownAlgorithm},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := &recorder{}
+			l := core.NewLimiter(rec)
+			err := l.Reset(context.Background(), tt.key, tt.policies...)
+			if !errors.Is(err, tt.sentinel) {
+				t.Fatalf("Reset = %v, want %v", err, tt.sentinel)
+			}
+			if len(rec.resets) != 0 {
+				t.Fatal("the backend was called with invalid arguments")
+			}
+		})
+	}
+	rec := &recorder{}
+	l := core.NewLimiter(rec)
+	maxKey := string(make([]byte, core.MaxKeyLen))
+	if err := l.Reset(context.Background(), maxKey, perSec, perMin); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.resets) != 1 || rec.resets[0].key != maxKey || len(rec.resets[0].policies) != 2 {
+		t.Fatalf("backend Reset got %+v", rec.resets)
+	}
+	rec.err = errStore
+	if err := l.Reset(context.Background(), "k", perSec); !errors.Is(err, errStore) {
+		t.Fatalf("Reset error %v not passed through", err)
+	}
+}
+
+func TestLimiterConstruction(t *testing.T) {
+	rec := &recorder{}
+	l := core.NewLimiter(rec, core.WithClock(nil))
+	if _, ok := l.Clock().(core.SystemClock); !ok {
+		t.Fatalf("WithClock(nil) replaced the default clock with %T", l.Clock())
+	}
+	if l.Backend() != rec {
+		t.Fatal("Backend() does not return the backend")
+	}
+	clk := core.NewManualClock(t0)
+	if core.NewLimiter(rec, core.WithClock(clk)).Clock() != clk {
+		t.Fatal("WithClock ignored")
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("NewLimiter(nil) did not panic")
+		}
+	}()
+	core.NewLimiter(nil)
+}
+
+func TestResultDecisionOutOfRange(t *testing.T) {
+	for _, r := range []core.Result{{}, {Binding: 2, Decisions: make([]core.Decision, 2)}, {Binding: -1, Decisions: make([]core.Decision, 1)}} {
+		if d := r.Decision(); d != (core.Decision{}) {
+			t.Errorf("%+v.Decision() = %+v, want zero", r, d)
+		}
+	}
+}
+
+func TestValidateCheck(t *testing.T) {
+	tests := []struct {
+		key      string
+		ps       []core.Policy
+		cost     int
+		peek     bool
+		sentinel error
+	}{
+		{"k", []core.Policy{perSec}, 1, false, nil},
+		{"k", []core.Policy{perSec}, 0, true, nil},
+		{"k", []core.Policy{perSec}, 0, false, core.ErrInvalidCost},
+		{"k", []core.Policy{perSec, perMin}, 11, false, core.ErrCostExceedsCapacity},
+		{"", []core.Policy{perSec}, 1, false, core.ErrInvalidKey},
+		{"k", nil, 1, false, core.ErrNoPolicy},
+		{"k", []core.Policy{{Limit: 1}}, 1, true, core.ErrInvalidPolicy},
+	}
+	for _, tt := range tests {
+		err := core.ValidateCheck(tt.key, tt.ps, tt.cost, tt.peek)
+		if (tt.sentinel == nil) != (err == nil) || (tt.sentinel != nil && !errors.Is(err, tt.sentinel)) {
+			t.Errorf("ValidateCheck(%q, %d policies, %d, %v) = %v, want %v", tt.key, len(tt.ps), tt.cost, tt.peek, err, tt.sentinel)
+		}
+	}
+	var ke *core.KeyError
+	if err := core.ValidateKey(""); !errors.As(err, &ke) || err.Error() == "" {
+		t.Errorf("ValidateKey(\"\") = %v, want a *KeyError", err)
+	}
+}
