@@ -1,0 +1,167 @@
+package resilient
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ratelimit-go/ratelimit/core"
+)
+
+// op names a Backend operation.
+type op uint8
+
+const (
+	opCheck op = iota
+	opPeek
+	opReset
+)
+
+func (o op) String() string {
+	switch o {
+	case opCheck:
+		return "check"
+	case opPeek:
+		return "peek"
+	}
+	return "reset"
+}
+
+// Call states: a call is running until either its goroutine finishes first
+// (done) or its caller gives up first (abandoned). Whoever loses the race to
+// leave running knows the other side holds the call and acts accordingly.
+const (
+	callRunning uint32 = iota
+	callDone
+	callAbandoned
+)
+
+// call is one primary operation run on its own goroutine, so that the caller
+// can stop waiting at the budget. It owns copies of everything the primary
+// reads or writes: a late result lands in the call, never in the caller's
+// memory. Calls are pooled; exactly one side (caller or goroutine) returns a
+// call to the pool.
+type call struct {
+	b        *Backend
+	op       op
+	ctx      context.Context
+	key      string
+	policies []core.Policy
+	cost     int
+	now      time.Time
+	out      []core.Decision
+	err      error
+	state    atomic.Uint32
+	done     chan struct{} // buffered; receives once when the goroutine finishes first
+}
+
+var callPool = sync.Pool{New: func() any { return &call{done: make(chan struct{}, 1)} }}
+
+// run executes the call on the primary; it is the goroutine's body.
+func (c *call) run() {
+	b := c.b
+	switch c.op {
+	case opCheck:
+		if b.primarySingle != nil && len(c.policies) == 1 {
+			c.out[0], c.err = b.primarySingle.CheckOne(c.ctx, c.key, c.policies[0], c.cost, c.now)
+		} else {
+			c.err = b.primary.Check(c.ctx, c.key, c.policies, c.cost, c.now, c.out)
+		}
+	case opPeek:
+		c.err = b.primary.Peek(c.ctx, c.key, c.policies, c.now, c.out)
+	case opReset:
+		c.err = b.primary.Reset(c.ctx, c.key, c.policies)
+	}
+	if c.state.CompareAndSwap(callRunning, callDone) {
+		c.done <- struct{}{}
+		return
+	}
+	// The caller gave up at the budget: the result is discarded.
+	b.abandoned.Add(-1)
+	b.stats.lateResults.Add(1)
+	b.emit(Event{Kind: EventLateResult, Op: c.op.String(), Err: c.err, Time: b.clock.Now()})
+	c.recycle()
+}
+
+// recycle clears the call and returns it to the pool.
+func (c *call) recycle() {
+	ps, out := c.policies[:0], c.out[:0]
+	clear(c.policies)
+	clear(c.out)
+	done := c.done
+	*c = call{policies: ps, out: out, done: done}
+	callPool.Put(c)
+}
+
+// result classifies how a primary call ended.
+type result uint8
+
+const (
+	// resOK: the primary answered.
+	resOK result = iota
+	// resCaller: the call ended for the caller's reasons (its context ended,
+	// or its arguments were invalid); nothing is known about the primary.
+	resCaller
+	// resFailed: the primary returned an error, or could not be called.
+	resFailed
+	// resTimeout: the primary did not answer within the budget.
+	resTimeout
+)
+
+// callPrimary runs o on the primary within the budget. On success the
+// decisions are copied into out (for checks and peeks). The error is the
+// primary's own, ErrBudgetExceeded (wrapping the primary's error if it
+// returned one at the deadline), ErrOverloaded when too many abandoned calls
+// still run, or the caller's context error.
+func (b *Backend) callPrimary(ctx context.Context, o op, key string, policies []core.Policy, cost int, now time.Time, out []core.Decision) (result, error) {
+	if b.abandoned.Load() >= b.maxAbandoned {
+		return resFailed, ErrOverloaded
+	}
+	b.stats.primaryCalls.Add(1)
+	cctx, cancel := context.WithTimeout(ctx, b.budget)
+	defer cancel()
+
+	c := callPool.Get().(*call)
+	c.b, c.op, c.ctx, c.key, c.cost, c.now = b, o, cctx, key, cost, now
+	c.policies = append(c.policies[:0], policies...)
+	if o != opReset {
+		if cap(c.out) >= len(policies) {
+			c.out = c.out[:len(policies)]
+		} else {
+			c.out = make([]core.Decision, len(policies))
+		}
+	}
+	go c.run()
+
+	select {
+	case <-c.done:
+	case <-cctx.Done():
+		if c.state.CompareAndSwap(callRunning, callAbandoned) {
+			b.abandoned.Add(1)
+			if err := ctx.Err(); err != nil {
+				return resCaller, err
+			}
+			return resTimeout, ErrBudgetExceeded
+		}
+		<-c.done // finished just in time
+	}
+	err := c.err
+	if err == nil && o != opReset {
+		copy(out, c.out)
+	}
+	c.recycle()
+	switch {
+	case err == nil:
+		return resOK, nil
+	case callerError(err):
+		return resCaller, err
+	case ctx.Err() != nil:
+		// The primary gave up because the caller did.
+		return resCaller, ctx.Err()
+	case cctx.Err() != nil:
+		return resTimeout, fmt.Errorf("%w: %w", ErrBudgetExceeded, err)
+	}
+	return resFailed, err
+}

@@ -1,0 +1,193 @@
+package resilient
+
+import (
+	"hash/maphash"
+	"sync"
+	"time"
+
+	"github.com/ratelimit-go/ratelimit/core"
+)
+
+// Bounds on what the deny cache stores, so that its memory stays bounded by
+// its capacity whatever the callers send.
+const (
+	denyWays        = 4   // entries per bucket
+	denyMaxKeyLen   = 512 // longer keys are not cached
+	denyMaxPolicies = 8   // checks with more policies are not cached
+	denyShards      = 16
+)
+
+// denyCache remembers checks the primary denied, until the earliest moment
+// one of the denying policies could admit them. It is a set-associative
+// table: a key hashes to one bucket of denyWays entries, so every policy set
+// and cost of a key lives in the same bucket (Reset finds them all), lookups
+// allocate nothing, and the table never grows.
+type denyCache struct {
+	seed   maphash.Seed
+	shards [denyShards]denyShard
+}
+
+type denyShard struct {
+	mu      sync.Mutex
+	buckets [][denyWays]denyEntry
+}
+
+// denyEntry is one denied check. An entry with until == 0 is empty.
+type denyEntry struct {
+	key       string
+	policies  []core.Policy
+	decisions []core.Decision // as the primary returned them, at instant at
+	cost      int
+	at        int64 // the check's instant, in microseconds
+	until     int64 // the denial holds before this instant, in microseconds
+}
+
+func newDenyCache(entries int) *denyCache {
+	perShard := (entries + denyShards*denyWays - 1) / (denyShards * denyWays)
+	c := &denyCache{seed: maphash.MakeSeed()}
+	for i := range c.shards {
+		c.shards[i].buckets = make([][denyWays]denyEntry, perShard)
+	}
+	return c
+}
+
+// bucket returns the shard and bucket of key.
+func (c *denyCache) bucket(key string) (*denyShard, *[denyWays]denyEntry) {
+	h := maphash.String(c.seed, key)
+	s := &c.shards[h%denyShards]
+	return s, &s.buckets[(h/denyShards)%uint64(len(s.buckets))]
+}
+
+func samePolicies(a, b []core.Policy) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func micros(t time.Time) int64 { return t.UnixMicro() }
+
+// answer serves a check locally when the primary denied the same key and
+// policies for a cost no larger than cost, and the denial still holds at now.
+// It writes the decisions into out, with the durations shortened by the time
+// elapsed since the primary answered, and reports whether it did.
+//
+// Soundness: every algorithm needs at least as long to admit a larger cost,
+// and nothing but time (or a Reset, which clears the entry) makes a denied
+// check admissible on this instance, so denying until the earliest
+// RetryAfter of the denying policies never denies what the primary would
+// admit. A clock that went back before the primary's answer misses.
+func (c *denyCache) answer(key string, policies []core.Policy, cost int, now time.Time, out []core.Decision) bool {
+	if len(key) > denyMaxKeyLen || len(policies) > denyMaxPolicies {
+		return false
+	}
+	t := micros(now)
+	s, bk := c.bucket(key)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := range bk {
+		e := &bk[i]
+		if e.until > t && t >= e.at && e.cost <= cost && e.key == key && samePolicies(e.policies, policies) {
+			elapsed := time.Duration(t-e.at) * time.Microsecond
+			for j, d := range e.decisions {
+				if !d.Allowed {
+					d.RetryAfter -= elapsed
+				}
+				d.ResetAfter = max(d.ResetAfter-elapsed, d.RetryAfter)
+				out[j] = d
+			}
+			return true
+		}
+	}
+	return false
+}
+
+// record stores what the primary answered a check at now: a denial is
+// remembered, an admission forgets the denials it proves stale.
+func (c *denyCache) record(key string, policies []core.Policy, cost int, now time.Time, out []core.Decision) {
+	if len(key) > denyMaxKeyLen || len(policies) > denyMaxPolicies {
+		return
+	}
+	var hold time.Duration // the earliest RetryAfter of the denying policies
+	for _, d := range out[:len(policies)] {
+		if !d.Allowed && (hold == 0 || d.RetryAfter < hold) {
+			hold = d.RetryAfter
+		}
+	}
+	t := micros(now)
+	until := t + int64(hold/time.Microsecond)
+	s, bk := c.bucket(key)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if hold < time.Microsecond {
+		// Admitted (or nothing to hold on to): denials of this set for a
+		// cost up to this one no longer hold.
+		for i := range bk {
+			e := &bk[i]
+			if e.until != 0 && e.cost <= cost && e.key == key && samePolicies(e.policies, policies) {
+				e.clear()
+			}
+		}
+		return
+	}
+	// The entry of the same check if there is one, else an empty or
+	// expired one, else the one that expires first.
+	victim := 0
+	for i := range bk {
+		e := &bk[i]
+		if e.until != 0 && e.cost == cost && e.key == key && samePolicies(e.policies, policies) {
+			victim = i
+			break
+		}
+		if bk[victim].until > t && e.until < bk[victim].until {
+			victim = i
+		}
+	}
+	e := &bk[victim]
+	e.key, e.cost, e.at, e.until = key, cost, t, until
+	e.policies = append(e.policies[:0], policies...)
+	e.decisions = append(e.decisions[:0], out[:len(policies)]...)
+}
+
+// forget drops every denial of key that involves one of policies.
+func (c *denyCache) forget(key string, policies []core.Policy) {
+	if len(key) > denyMaxKeyLen {
+		return
+	}
+	s, bk := c.bucket(key)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := range bk {
+		e := &bk[i]
+		if e.until == 0 || e.key != key {
+			continue
+		}
+		for _, p := range policies {
+			if containsPolicy(e.policies, p) {
+				e.clear()
+				break
+			}
+		}
+	}
+}
+
+func containsPolicy(ps []core.Policy, p core.Policy) bool {
+	for _, q := range ps {
+		if q == p {
+			return true
+		}
+	}
+	return false
+}
+
+// clear empties the entry, keeping its slices' capacity.
+func (e *denyEntry) clear() {
+	clear(e.policies)
+	clear(e.decisions)
+	*e = denyEntry{policies: e.policies[:0], decisions: e.decisions[:0]}
+}

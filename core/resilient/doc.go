@@ -1,0 +1,84 @@
+// Package resilient keeps a rate limiter fast and predictable when its
+// primary backend (in practice core/redisstore) is slow, down, full or
+// failing over. Backend wraps the primary and is itself a core.Backend:
+//
+//	store := resilient.New(redisstore.New(client),
+//		resilient.WithFallback(memstore.New()),
+//		resilient.WithDenyCache(0))
+//	limiter := core.NewLimiter(store)
+//
+// # Latency budget
+//
+// Every primary call gets a budget (DefaultBudget, 50 ms; WithBudget). The
+// call's context carries it as a deadline, and the call runs on its own
+// goroutine so that the wrapper stops waiting when the budget passes even if
+// the primary ignores its context. The abandoned call finishes in the
+// background; its result is discarded (an EventLateResult reports it), and
+// WithMaxAbandoned bounds how many such calls may run at once, so a primary
+// that never returns cannot pile up goroutines.
+//
+// The budget only bounds the wait. For abandoned calls to end promptly, and
+// for a dead server not to cost a connection attempt per check, configure
+// the Redis client too: go-redis ignores the context deadline on socket I/O
+// unless ContextTimeoutEnabled is set, and its defaults (several dial
+// attempts, three command retries, 5 s timeouts) turn a dead server into
+// about 1.7 s per call and a hung one into 5 to 10 s. RedisOptions returns
+// settings matched to a budget: every timeout equal to it, MaxRetries -1 (a
+// consuming check must never be retried blindly: a command that timed out
+// may still have been applied), one dial attempt, ContextTimeoutEnabled.
+//
+// # Failures and the circuit breaker
+//
+// A failure is a primary error, a call that exceeds the budget, or a call
+// refused because too many abandoned calls are still running. The caller's
+// own errors are not failures: the core's typed validation errors
+// (core.ErrInvalidPolicy, core.ErrInvalidCost, ...) are returned unchanged,
+// as is the caller's context error when its context ends first; neither
+// touches the breaker.
+//
+// After DefaultFailureThreshold (5) consecutive failures the breaker opens
+// (WithBreaker): checks go straight to the failure mode without waiting.
+// After DefaultCooldown (1 s) the next check becomes a probe: exactly one
+// call goes to the primary while the others keep using the failure mode. A
+// probe that succeeds closes the breaker and traffic returns to the primary;
+// one that fails keeps it open for another cooldown. The breaker reads the
+// clock given with WithClock (the system clock by default).
+//
+// # Failure modes
+//
+// Without a mode, a check the primary cannot answer returns an error
+// matching ErrUnavailable (and ErrBudgetExceeded, ErrCircuitOpen or the
+// primary's error), so that the caller decides. WithFailOpen admits it;
+// WithFailClosed denies it with a RetryAfter equal to the time until the
+// breaker next lets a check reach the primary; WithFallback sends it to
+// another backend, usually a memstore, with the same policies.
+//
+// A fallback limits each instance on its own: while the primary is down, N
+// instances admit up to N times each limit between them, and the primary
+// does not learn what the fallback admitted once it is back. Checks return
+// to the primary as soon as a probe succeeds.
+//
+// To tell a fail-open admission from a real one, attach a Report to the
+// check's context with WithReport; WithEvents reports every failure and
+// state change, and Stats counts them. WithLogger logs them at most once per
+// interval, with the number of lines suppressed in between.
+//
+// # Deny cache
+//
+// WithDenyCache remembers checks the primary denied. Until the earliest
+// RetryAfter of the denying policies has passed (measured with the instant
+// each check carries), a check of the same key and the same policies, for
+// the same or a larger cost, is denied locally without a round trip: an
+// abusive client hammering one key costs the primary one call per RetryAfter
+// instead of one per request. It never denies what the primary would admit
+// for this instance: every algorithm needs at least as long to admit a
+// larger cost, an admission by the primary drops denials it proves stale,
+// and Reset through this Backend drops the key's entries. A Reset made
+// through another instance is not seen before the entry expires, and for a
+// larger cost the RetryAfter served is a lower bound. Remaining is the value
+// the primary reported; RetryAfter and ResetAfter count down from it.
+//
+// The cache is a fixed table of set-associative buckets: it never grows past
+// its capacity, a lookup allocates nothing, and keys longer than 512 bytes or
+// checks with more than 8 policies are not cached.
+package resilient

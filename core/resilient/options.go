@@ -1,0 +1,189 @@
+package resilient
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/ratelimit-go/ratelimit/core"
+)
+
+// Defaults of the options.
+const (
+	// DefaultBudget is the latency budget of one primary call.
+	DefaultBudget = 50 * time.Millisecond
+	// DefaultFailureThreshold is the number of consecutive failures that
+	// opens the breaker.
+	DefaultFailureThreshold = 5
+	// DefaultCooldown is how long the breaker stays open before it sends a
+	// probe, and the interval between probes while the primary stays down.
+	DefaultCooldown = time.Second
+	// DefaultLogInterval is the shortest interval between two log lines.
+	DefaultLogInterval = 10 * time.Second
+	// DefaultMaxAbandoned bounds the primary calls abandoned at the budget
+	// that may still be running; beyond it calls fail at once.
+	DefaultMaxAbandoned = 1024
+	// DefaultDenyCacheSize is the deny cache's capacity in entries when
+	// WithDenyCache is given a size of zero or less.
+	DefaultDenyCacheSize = 4096
+)
+
+// mode is what the wrapper does when the primary cannot answer a check.
+type mode uint8
+
+const (
+	modeError mode = iota
+	modeOpen
+	modeClosed
+	modeFallback
+)
+
+// Option configures a Backend. Options are applied in order; a later option
+// of the same kind wins.
+type Option func(*config)
+
+type config struct {
+	budget       time.Duration
+	mode         mode
+	fallback     core.Backend
+	threshold    int
+	cooldown     time.Duration
+	clock        core.Clock
+	logger       *slog.Logger
+	logEvery     time.Duration
+	onEvent      func(Event)
+	maxAbandoned int
+	denyCache    int // entries; 0 means off
+}
+
+func defaults() config {
+	return config{
+		budget:       DefaultBudget,
+		threshold:    DefaultFailureThreshold,
+		cooldown:     DefaultCooldown,
+		clock:        core.SystemClock{},
+		logEvery:     DefaultLogInterval,
+		maxAbandoned: DefaultMaxAbandoned,
+	}
+}
+
+// WithBudget sets the latency budget of one primary call (default
+// DefaultBudget, 50 ms). The call gets a context with this deadline, and the
+// wrapper stops waiting when it passes even if the primary ignores its
+// context. A budget of zero or less is ignored.
+func WithBudget(d time.Duration) Option {
+	return func(c *config) {
+		if d > 0 {
+			c.budget = d
+		}
+	}
+}
+
+// WithFailOpen makes a check the primary cannot answer admitted: every
+// decision has Allowed true, Remaining 0 and zero durations, and a Report
+// attached with WithReport says SourceFailOpen. Nothing limits traffic while
+// the primary is down.
+func WithFailOpen() Option {
+	return func(c *config) { c.mode, c.fallback = modeOpen, nil }
+}
+
+// WithFailClosed makes a check the primary cannot answer denied: every
+// decision has Allowed false, Remaining 0, and a RetryAfter equal to the time
+// until the breaker next lets a check reach the primary (the next probe while
+// it is open, the cooldown otherwise). Nothing is admitted while the primary
+// is down.
+func WithFailClosed() Option {
+	return func(c *config) { c.mode, c.fallback = modeClosed, nil }
+}
+
+// WithFallback makes checks and peeks the primary cannot answer go to b,
+// usually an in-memory store, with the same policies. The fallback knows
+// nothing of the primary's state and each instance has its own, so while the
+// primary is down a fleet of N instances admits up to N times each limit,
+// and whatever the fallback admitted is not counted by the primary once it
+// is back. Checks return to the primary by themselves when a probe succeeds.
+// A nil b is ignored.
+func WithFallback(b core.Backend) Option {
+	return func(c *config) {
+		if b != nil {
+			c.mode, c.fallback = modeFallback, b
+		}
+	}
+}
+
+// WithBreaker sets the circuit breaker: it opens after threshold consecutive
+// failures (default DefaultFailureThreshold, 5) and then sends one probe per
+// cooldown (default DefaultCooldown, 1 s) until one succeeds. Values of zero
+// or less keep the default.
+func WithBreaker(threshold int, cooldown time.Duration) Option {
+	return func(c *config) {
+		if threshold > 0 {
+			c.threshold = threshold
+		}
+		if cooldown > 0 {
+			c.cooldown = cooldown
+		}
+	}
+}
+
+// WithClock sets the clock the breaker and the log rate limit read (default
+// core.SystemClock). The deny cache uses the instant each check is given, not
+// this clock. Tests pass the same ManualClock as the Limiter's. A nil clock is
+// ignored.
+func WithClock(clk core.Clock) Option {
+	return func(c *config) {
+		if clk != nil {
+			c.clock = clk
+		}
+	}
+}
+
+// WithLogger logs failures and breaker state changes to l, at most one line
+// per every (default DefaultLogInterval, 10 s, when every is zero or less);
+// the next line written says how many were suppressed. The line announcing
+// that the breaker closed again is always written. Without this option
+// nothing is logged.
+func WithLogger(l *slog.Logger, every time.Duration) Option {
+	return func(c *config) {
+		c.logger = l
+		if every > 0 {
+			c.logEvery = every
+		} else {
+			c.logEvery = DefaultLogInterval
+		}
+	}
+}
+
+// WithEvents calls fn for every breaker state change, every primary failure
+// and every late result of an abandoned call. fn is called synchronously,
+// possibly from several goroutines at once, and must return quickly.
+func WithEvents(fn func(Event)) Option {
+	return func(c *config) { c.onEvent = fn }
+}
+
+// WithMaxAbandoned bounds the primary calls abandoned at the budget that may
+// still be running (default DefaultMaxAbandoned, 1024). Beyond it, calls
+// fail at once with ErrOverloaded instead of starting another goroutine, so a
+// primary that never returns cannot pile up goroutines. Values of zero or
+// less keep the default.
+func WithMaxAbandoned(n int) Option {
+	return func(c *config) {
+		if n > 0 {
+			c.maxAbandoned = n
+		}
+	}
+}
+
+// WithDenyCache turns on the local deny cache with room for entries checks
+// (DefaultDenyCacheSize when entries is zero or less). When the primary
+// denies a check, the same key, policies and cost (or a larger cost) are
+// denied locally until the earliest RetryAfter of the denying policies
+// passes, without a round trip. See the package documentation for what it
+// guarantees. Off by default.
+func WithDenyCache(entries int) Option {
+	return func(c *config) {
+		if entries <= 0 {
+			entries = DefaultDenyCacheSize
+		}
+		c.denyCache = entries
+	}
+}

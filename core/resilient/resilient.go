@@ -1,0 +1,333 @@
+package resilient
+
+import (
+	"context"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/ratelimit-go/ratelimit/core"
+)
+
+// Backend is a core.Backend that wraps a primary backend with a latency
+// budget, a circuit breaker, a failure mode and an optional deny cache. It
+// also implements core.SingleChecker, using the primary's (and fallback's)
+// fast path when they have one.
+//
+// A Backend is safe for concurrent use. Create one with New; the zero value
+// is not usable. It starts no goroutine of its own: each primary call runs on
+// a goroutine that ends when the primary returns.
+type Backend struct {
+	primary        core.Backend
+	primarySingle  core.SingleChecker
+	fallback       core.Backend
+	fallbackSingle core.SingleChecker
+	mode           mode
+	budget         time.Duration
+	clock          core.Clock
+	onEvent        func(Event)
+	maxAbandoned   int64
+
+	br        breaker
+	deny      *denyCache // nil when off
+	log       logThrottle
+	abandoned atomic.Int64
+	stats     counters
+}
+
+// counters are the cumulative Stats.
+type counters struct {
+	primaryCalls, failures, timeouts, shortCircuits, opens, probes atomic.Uint64
+	failedOpen, failedClosed, fallback, denyHits, lateResults      atomic.Uint64
+}
+
+var (
+	_ core.Backend       = (*Backend)(nil)
+	_ core.SingleChecker = (*Backend)(nil)
+)
+
+// New returns a Backend over primary, configured by opts. Without options it
+// gives the primary a 50 ms budget per call, opens its breaker after 5
+// consecutive failures, probes once a second, and returns an error matching
+// ErrUnavailable for checks the primary cannot answer. It panics if primary
+// is nil, a programming error.
+func New(primary core.Backend, opts ...Option) *Backend {
+	if primary == nil {
+		panic("resilient: New called with a nil primary Backend")
+	}
+	cfg := defaults()
+	for _, o := range opts {
+		o(&cfg)
+	}
+	b := &Backend{
+		primary:      primary,
+		fallback:     cfg.fallback,
+		mode:         cfg.mode,
+		budget:       cfg.budget,
+		clock:        cfg.clock,
+		onEvent:      cfg.onEvent,
+		maxAbandoned: int64(cfg.maxAbandoned),
+		br:           breaker{threshold: int64(cfg.threshold), cooldown: cfg.cooldown},
+		log:          logThrottle{l: cfg.logger, every: cfg.logEvery},
+	}
+	b.primarySingle, _ = primary.(core.SingleChecker)
+	if b.fallback != nil {
+		b.fallbackSingle, _ = b.fallback.(core.SingleChecker)
+	}
+	if cfg.denyCache > 0 {
+		b.deny = newDenyCache(cfg.denyCache)
+	}
+	return b
+}
+
+// Check decides a check as core.Backend requires. Invalid arguments yield
+// the core's typed errors, unchanged. A check denied by the deny cache, or
+// one the primary cannot answer, is answered as the failure mode says; only
+// without a failure mode (or when the fallback fails too) does it return an
+// error, and that error matches ErrUnavailable.
+func (b *Backend) Check(ctx context.Context, key string, policies []core.Policy, cost int, now time.Time, out []core.Decision) error {
+	if err := core.ValidateCheck(key, policies, cost, false); err != nil {
+		return err
+	}
+	return b.check(ctx, key, policies, cost, now, out[:len(policies)])
+}
+
+// CheckOne is Check with one policy, without building slices.
+func (b *Backend) CheckOne(ctx context.Context, key string, p core.Policy, cost int, now time.Time) (core.Decision, error) {
+	ps := [1]core.Policy{p}
+	if err := core.ValidateCheck(key, ps[:], cost, false); err != nil {
+		return core.Decision{}, err
+	}
+	var out [1]core.Decision
+	if err := b.check(ctx, key, ps[:], cost, now, out[:]); err != nil {
+		return core.Decision{}, err
+	}
+	return out[0], nil
+}
+
+func (b *Backend) check(ctx context.Context, key string, policies []core.Policy, cost int, now time.Time, out []core.Decision) error {
+	if b.deny != nil && b.deny.answer(key, policies, cost, now, out) {
+		b.stats.denyHits.Add(1)
+		report(ctx, SourceDenyCache, nil)
+		return nil
+	}
+	probe, cause := b.admit(opCheck)
+	if cause == nil {
+		res, err := b.callPrimary(ctx, opCheck, key, policies, cost, now, out)
+		if cause = b.settle(opCheck, probe, res, err); cause == nil {
+			if err != nil {
+				return err // the caller's own error
+			}
+			if b.deny != nil {
+				b.deny.record(key, policies, cost, now, out)
+			}
+			return nil
+		}
+	}
+	return b.degrade(ctx, key, policies, cost, now, out, cause)
+}
+
+// Peek reports the state of key as core.Backend requires. When the primary
+// cannot answer, the fallback answers if there is one; otherwise Peek
+// returns an error matching ErrUnavailable (failing open or closed says
+// nothing about a key's state).
+func (b *Backend) Peek(ctx context.Context, key string, policies []core.Policy, now time.Time, out []core.Decision) error {
+	if err := core.ValidateCheck(key, policies, 0, true); err != nil {
+		return err
+	}
+	out = out[:len(policies)]
+	probe, cause := b.admit(opPeek)
+	if cause == nil {
+		res, err := b.callPrimary(ctx, opPeek, key, policies, 0, now, out)
+		if cause = b.settle(opPeek, probe, res, err); cause == nil {
+			return err
+		}
+	}
+	if b.mode == modeFallback {
+		err := b.fallback.Peek(ctx, key, policies, now, out)
+		if err == nil {
+			b.stats.fallback.Add(1)
+			report(ctx, SourceFallback, cause)
+			return nil
+		}
+		if callerError(err) {
+			return err
+		}
+		report(ctx, SourceUnavailable, cause)
+		return &UnavailableError{Op: "peek", Cause: cause, Fallback: err}
+	}
+	report(ctx, SourceUnavailable, cause)
+	return &UnavailableError{Op: "peek", Cause: cause}
+}
+
+// Reset forgets key under policies: in the deny cache and the fallback at
+// once, and in the primary within the budget. When the primary cannot be
+// reached Reset returns an error matching ErrUnavailable, and the primary
+// keeps its state.
+func (b *Backend) Reset(ctx context.Context, key string, policies []core.Policy) error {
+	if err := core.ValidateKey(key); err != nil {
+		return err
+	}
+	if len(policies) == 0 {
+		return core.ErrNoPolicy
+	}
+	for _, p := range policies {
+		if err := p.Validate(); err != nil {
+			return err
+		}
+	}
+	if b.deny != nil {
+		b.deny.forget(key, policies)
+	}
+	var ferr error
+	if b.fallback != nil {
+		ferr = b.fallback.Reset(ctx, key, policies)
+	}
+	probe, cause := b.admit(opReset)
+	if cause == nil {
+		res, err := b.callPrimary(ctx, opReset, key, policies, 0, time.Time{}, nil)
+		if cause = b.settle(opReset, probe, res, err); cause == nil {
+			if err == nil && ferr != nil {
+				return &UnavailableError{Op: "reset", Cause: ferr}
+			}
+			return err
+		}
+	}
+	return &UnavailableError{Op: "reset", Cause: cause, Fallback: ferr}
+}
+
+// admit asks the breaker whether an operation may call the primary. It
+// returns the cause to report when it may not.
+func (b *Backend) admit(o op) (probe bool, cause error) {
+	now := b.clock.Now()
+	call, probe, t := b.br.allow(now)
+	b.note(o, t, now)
+	if !call {
+		b.stats.shortCircuits.Add(1)
+		return false, ErrCircuitOpen
+	}
+	if probe {
+		b.stats.probes.Add(1)
+	}
+	return probe, nil
+}
+
+// settle updates the breaker with how a primary call ended. It returns the
+// cause of a failure, or nil when the primary answered or the error is the
+// caller's own.
+func (b *Backend) settle(o op, probe bool, res result, err error) error {
+	switch res {
+	case resOK:
+		if t := b.br.success(probe); t.ok {
+			b.note(o, t, b.clock.Now())
+		}
+		return nil
+	case resCaller:
+		if t := b.br.abort(probe, b.clock.Now()); t.ok {
+			b.note(o, t, b.clock.Now())
+		}
+		return nil
+	case resTimeout:
+		b.stats.timeouts.Add(1)
+	}
+	if err == ErrOverloaded {
+		b.stats.shortCircuits.Add(1)
+	}
+	now := b.clock.Now()
+	b.stats.failures.Add(1)
+	t := b.br.failure(probe, now)
+	b.emit(Event{Kind: EventFailure, Op: o.String(), Err: err, Time: now})
+	b.log.log(now, false, slog.LevelWarn, "ratelimit: primary backend failed",
+		slog.String("op", o.String()), slog.Any("error", err), slog.String("breaker", State(b.br.state.Load()).String()))
+	b.note(o, t, now)
+	return err
+}
+
+// note reports a breaker transition.
+func (b *Backend) note(o op, t transition, now time.Time) {
+	if !t.ok {
+		return
+	}
+	if t.to == Open && t.from == Closed {
+		b.stats.opens.Add(1)
+	}
+	b.emit(Event{Kind: EventStateChange, Op: o.String(), From: t.from, To: t.to, Time: now})
+	level := slog.LevelWarn
+	if t.to == Closed {
+		level = slog.LevelInfo
+	}
+	b.log.log(now, t.to == Closed, level, "ratelimit: primary backend breaker "+t.to.String(),
+		slog.String("from", t.from.String()))
+}
+
+func (b *Backend) emit(e Event) {
+	if b.onEvent != nil {
+		b.onEvent(e)
+	}
+}
+
+// degrade answers a check the primary could not, as the failure mode says.
+func (b *Backend) degrade(ctx context.Context, key string, policies []core.Policy, cost int, now time.Time, out []core.Decision, cause error) error {
+	switch b.mode {
+	case modeOpen:
+		for i, p := range policies {
+			out[i] = core.Decision{Allowed: true, Limit: p.Limit, Policy: p}
+		}
+		b.stats.failedOpen.Add(1)
+		report(ctx, SourceFailOpen, cause)
+		return nil
+	case modeClosed:
+		wait := b.br.retryIn(b.clock.Now())
+		wait = (wait + time.Microsecond - 1).Truncate(time.Microsecond)
+		for i, p := range policies {
+			out[i] = core.Decision{Limit: p.Limit, RetryAfter: wait, ResetAfter: wait, Policy: p}
+		}
+		b.stats.failedClosed.Add(1)
+		report(ctx, SourceFailClosed, cause)
+		return nil
+	case modeFallback:
+		var err error
+		if b.fallbackSingle != nil && len(policies) == 1 {
+			out[0], err = b.fallbackSingle.CheckOne(ctx, key, policies[0], cost, now)
+		} else {
+			err = b.fallback.Check(ctx, key, policies, cost, now, out)
+		}
+		if err == nil {
+			b.stats.fallback.Add(1)
+			report(ctx, SourceFallback, cause)
+			return nil
+		}
+		if callerError(err) {
+			return err
+		}
+		report(ctx, SourceUnavailable, cause)
+		return &UnavailableError{Op: "check", Cause: cause, Fallback: err}
+	}
+	report(ctx, SourceUnavailable, cause)
+	return &UnavailableError{Op: "check", Cause: cause}
+}
+
+// State returns the circuit breaker's current state.
+func (b *Backend) State() State { return State(b.br.state.Load()) }
+
+// Stats returns the wrapper's counters. The counts are read one by one, not
+// as one atomic snapshot.
+func (b *Backend) Stats() Stats {
+	s := &b.stats
+	return Stats{
+		State:          b.State(),
+		PrimaryCalls:   s.primaryCalls.Load(),
+		Failures:       s.failures.Load(),
+		Timeouts:       s.timeouts.Load(),
+		ShortCircuits:  s.shortCircuits.Load(),
+		Opens:          s.opens.Load(),
+		Probes:         s.probes.Load(),
+		FailedOpen:     s.failedOpen.Load(),
+		FailedClosed:   s.failedClosed.Load(),
+		FallbackChecks: s.fallback.Load(),
+		DenyCacheHits:  s.denyHits.Load(),
+		Abandoned:      b.abandoned.Load(),
+		LateResults:    s.lateResults.Load(),
+		LogSuppressed:  b.log.total.Load(),
+	}
+}
