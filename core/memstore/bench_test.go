@@ -1,0 +1,124 @@
+package memstore_test
+
+import (
+	"context"
+	"runtime"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/memstore"
+)
+
+// benchPolicy is a policy under which a key checked about once a
+// millisecond is admitted about as often as denied.
+func benchPolicy(a core.Algorithm) core.Policy {
+	return core.Policy{Name: "bench", Limit: 1000, Window: time.Second, Algorithm: a}
+}
+
+// benchKeys builds n distinct keys before any timing starts.
+func benchKeys(n int) []string {
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = "user:" + strconv.Itoa(i)
+	}
+	return keys
+}
+
+var benchStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// BenchmarkAllow measures Limiter.Allow over the store, per algorithm:
+// serially over 1,000 keys, in parallel over 1,000 keys, and in parallel on
+// one hot key. The clock moves 1µs per check.
+func BenchmarkAllow(b *testing.B) {
+	keys := benchKeys(1000)
+	for _, a := range core.Algorithms() {
+		p := benchPolicy(a)
+		b.Run(string(a)+"/serial-1k", func(b *testing.B) {
+			s := memstore.New(memstore.WithSweepInterval(0))
+			defer s.Close()
+			clock := core.NewManualClock(benchStart)
+			lim := core.NewLimiter(s, core.WithClock(clock))
+			ctx := context.Background()
+			admitted := 0
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				clock.Advance(time.Microsecond)
+				d, err := lim.Allow(ctx, keys[i%len(keys)], p)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if d.Allowed {
+					admitted++
+				}
+			}
+			b.ReportMetric(float64(admitted)/float64(b.N), "admitted/op")
+		})
+		parallel := func(b *testing.B, keys []string) {
+			s := memstore.New(memstore.WithSweepInterval(0))
+			defer s.Close()
+			ctx := context.Background()
+			b.ReportAllocs()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				// A clock per goroutine: a shared one would measure
+				// contention on the clock, not on the store.
+				clock := core.NewManualClock(benchStart)
+				lim := core.NewLimiter(s, core.WithClock(clock))
+				i := 0
+				for pb.Next() {
+					clock.Advance(time.Microsecond)
+					if _, err := lim.Allow(ctx, keys[i%len(keys)], p); err != nil {
+						b.Error(err)
+						return
+					}
+					i++
+				}
+			})
+		}
+		b.Run(string(a)+"/parallel-1k", func(b *testing.B) { parallel(b, keys) })
+		b.Run(string(a)+"/parallel-hot", func(b *testing.B) { parallel(b, keys[:1]) })
+	}
+}
+
+// BenchmarkMillionKeys fills a store with 1,000,000 keys per algorithm and
+// reports the live heap per key after a collection (B/key), then measures
+// Allow over those keys, where most lookups miss the CPU caches.
+func BenchmarkMillionKeys(b *testing.B) {
+	const n = 1_000_000
+	keys := benchKeys(n)
+	ctx := context.Background()
+	for _, a := range core.Algorithms() {
+		p := benchPolicy(a)
+		b.Run(string(a), func(b *testing.B) {
+			clock := core.NewManualClock(benchStart)
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			s := memstore.New(memstore.WithSweepInterval(0))
+			defer s.Close()
+			lim := core.NewLimiter(s, core.WithClock(clock))
+			for _, k := range keys {
+				if _, err := lim.Allow(ctx, k, p); err != nil {
+					b.Fatal(err)
+				}
+			}
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			if s.Len() != n {
+				b.Fatalf("Len = %d, want %d", s.Len(), n)
+			}
+			b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/n, "B/key")
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				clock.Advance(time.Microsecond)
+				if _, err := lim.Allow(ctx, keys[i%n], p); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,261 @@
+package memstore
+
+import (
+	"context"
+	"runtime"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/ratelimit-go/ratelimit/core"
+)
+
+var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+// held counts the states in every table, to hold Len to the truth.
+func (s *Store) held() int {
+	n := 0
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.Lock()
+		for _, t := range sh.tabs {
+			if t != nil {
+				n += t.size()
+			}
+		}
+		sh.mu.Unlock()
+	}
+	return n
+}
+
+func TestWithShardsRoundsToPowerOfTwo(t *testing.T) {
+	for _, c := range []struct{ in, want int }{{0, DefaultShards}, {-5, DefaultShards}, {1, 1}, {3, 4}, {64, 64}, {65, 128}, {1 << 20, MaxShards}} {
+		s := New(WithShards(c.in), WithSweepInterval(0))
+		if len(s.shards) != c.want || s.mask != uint64(c.want-1) {
+			t.Errorf("WithShards(%d): %d shards, mask %x; want %d", c.in, len(s.shards), s.mask, c.want)
+		}
+		s.Close()
+	}
+}
+
+// TestSweepReclaimsExactlyTheExpired drives expiry with explicit instants:
+// a GCRA state of cost 1 under 10/s lives exactly 100ms.
+func TestSweepReclaimsExactlyTheExpired(t *testing.T) {
+	ctx := context.Background()
+	s := New(WithShards(4), WithSweepInterval(0))
+	defer s.Close()
+	p := core.Policy{Limit: 10, Window: time.Second, Algorithm: core.GCRA}
+	for i := 0; i < 1000; i++ {
+		if _, err := s.CheckOne(ctx, "a"+strconv.Itoa(i), p, 1, t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	later := t0.Add(50 * time.Millisecond)
+	for i := 0; i < 500; i++ {
+		if _, err := s.CheckOne(ctx, "b"+strconv.Itoa(i), p, 1, later); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Sweep()
+	if s.Len() != 1500 {
+		t.Fatalf("before expiry: Len = %d, want 1500", s.Len())
+	}
+	// The store learns time only from checks: a peek at 100ms - 1µs ...
+	peek := make([]core.Decision, 1)
+	if err := s.Peek(ctx, "other", []core.Policy{p}, t0.Add(100*time.Millisecond-time.Microsecond), peek); err != nil {
+		t.Fatal(err)
+	}
+	s.Sweep()
+	if s.Len() != 1500 {
+		t.Fatalf("1µs before expiry: Len = %d, want 1500", s.Len())
+	}
+	// ... and at exactly 100ms the first thousand are gone.
+	if err := s.Peek(ctx, "other", []core.Policy{p}, t0.Add(100*time.Millisecond), peek); err != nil {
+		t.Fatal(err)
+	}
+	s.Sweep()
+	if s.Len() != 500 || s.held() != 500 {
+		t.Fatalf("at expiry: Len = %d, held %d, want 500", s.Len(), s.held())
+	}
+	if _, err := s.CheckOne(ctx, "b0", p, 1, t0.Add(150*time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	s.Sweep()
+	if s.Len() != 1 || s.held() != 1 { // b0 was checked again and lives on
+		t.Fatalf("after the second expiry: Len = %d, held %d, want 1", s.Len(), s.held())
+	}
+}
+
+// TestSweepInterleavesWithChecks sweeps a shard far larger than a chunk
+// while other goroutines check, create and reset keys in it, and holds Len
+// to the states really held.
+func TestSweepInterleavesWithChecks(t *testing.T) {
+	ctx := context.Background()
+	s := New(WithShards(1), WithSweepInterval(0))
+	defer s.Close()
+	p := core.Policy{Limit: 10, Window: time.Second, Algorithm: core.FixedWindow}
+	for i := 0; i < 20*sweepChunk; i++ {
+		if _, err := s.CheckOne(ctx, "old"+strconv.Itoa(i), p, 1, t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := t0.Add(time.Second) // the first window has ended
+	var wg sync.WaitGroup
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 2000; i++ {
+				k := "new" + strconv.Itoa(g) + "-" + strconv.Itoa(i%300)
+				if _, err := s.CheckOne(ctx, k, p, 1, now); err != nil {
+					t.Error(err)
+					return
+				}
+				if i%7 == 0 {
+					if err := s.Reset(ctx, "old"+strconv.Itoa(i), []core.Policy{p}); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}
+		}()
+	}
+	for i := 0; i < 3; i++ {
+		s.Sweep()
+	}
+	wg.Wait()
+	s.Sweep()
+	if s.Len() != s.held() || s.Len() != 4*300 {
+		t.Fatalf("Len = %d, held %d, want %d", s.Len(), s.held(), 4*300)
+	}
+}
+
+// TestMemoryReturnsAfterExpiry fills the store, lets everything expire and
+// sweeps: the maps are rebuilt and the heap drops back.
+func TestMemoryReturnsAfterExpiry(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocates 200,000 keys")
+	}
+	const n = 200_000
+	ctx := context.Background()
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = "client-" + strconv.Itoa(i)
+	}
+	heap := func() uint64 {
+		var m runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	base := heap()
+	s := New(WithSweepInterval(0))
+	defer s.Close()
+	p := core.Policy{Limit: 100, Window: time.Minute, Algorithm: core.GCRA}
+	for _, k := range keys {
+		if _, err := s.CheckOne(ctx, k, p, 1, t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	full := heap()
+	if full-base < n*24 {
+		t.Fatalf("heap grew by %d bytes for %d keys; the measurement is broken", full-base, n)
+	}
+	if _, err := s.CheckOne(ctx, "tick", p, 1, t0.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	s.Sweep()
+	after := heap()
+	if s.Len() != 1 {
+		t.Fatalf("Len = %d after expiry, want 1", s.Len())
+	}
+	grown, left := full-base, int64(after)-int64(base)
+	if left > int64(grown/10) {
+		t.Fatalf("heap: %d before, %d full, %d after sweeping; want at most 10%% of the %d bytes grown to remain", base, full, after, grown)
+	}
+	t.Logf("heap: base %d, full %d (+%d B/key), after sweep %d", base, full, int(grown)/n, after)
+	runtime.KeepAlive(keys)
+}
+
+// TestKeysAreCloned passes a key that aliases a buffer the caller reuses.
+func TestKeysAreCloned(t *testing.T) {
+	ctx := context.Background()
+	s := New(WithSweepInterval(0))
+	defer s.Close()
+	p := core.Policy{Limit: 1, Window: time.Minute}
+	buf := []byte("alpha and more bytes of a request")
+	key := unsafe.String(&buf[0], 5)
+	if d, err := s.CheckOne(ctx, key, p, 1, t0); err != nil || !d.Allowed {
+		t.Fatalf("first check: %+v, %v", d, err)
+	}
+	copy(buf, "omega")
+	if d, err := s.CheckOne(ctx, "alpha", p, 1, t0); err != nil || d.Allowed {
+		t.Fatalf(`"alpha" after the buffer changed: %+v, %v; want denied`, d, err)
+	}
+	if d, err := s.CheckOne(ctx, "omega", p, 1, t0); err != nil || !d.Allowed {
+		t.Fatalf(`"omega": %+v, %v; want admitted, a key of its own`, d, err)
+	}
+}
+
+// TestSlidingLogMemoryIsBounded checks that a log never holds more than the
+// limit and that a sweep shrinks the buffer of an idle key.
+func TestSlidingLogMemoryIsBounded(t *testing.T) {
+	ctx := context.Background()
+	s := New(WithShards(1), WithSweepInterval(0))
+	defer s.Close()
+	p := core.Policy{Limit: 100, Window: time.Second, Algorithm: core.SlidingLog}
+	now := t0
+	for i := 0; i < 5000; i++ {
+		now = now.Add(time.Millisecond)
+		if _, err := s.CheckOne(ctx, "k", p, 1, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pi := s.reg.lookup(p)
+	l := s.shards[0].tabs[pi.id].(*table[*logState]).m["k"]
+	if l.Len() > 100 || l.Cap() > 100 {
+		t.Fatalf("log holds %d entries in a buffer of %d; want at most the limit 100", l.Len(), l.Cap())
+	}
+	// Move the store's time so that only the 20 newest entries (1ms apart)
+	// are still inside the window: a sweep compacts the buffer.
+	if l.Len() != 100 {
+		t.Fatalf("log holds %d entries, want a full 100", l.Len())
+	}
+	cutoff := time.UnixMicro(l.At(l.Len() - 21))
+	if _, err := s.CheckOne(ctx, "tick", p, 1, cutoff.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	s.Sweep()
+	if l.Len() != 20 || l.Cap() > 40 {
+		t.Fatalf("after a sweep: %d entries in a buffer of %d; want 20 in at most 40", l.Len(), l.Cap())
+	}
+}
+
+// TestReclaimSkipsTheCheckedKey fills a capped store, lets a key expire and
+// checks that key again with a second policy: its own expired state must
+// not be reclaimed under the check, or the count would drift.
+func TestReclaimSkipsTheCheckedKey(t *testing.T) {
+	ctx := context.Background()
+	s := New(WithShards(1), WithMaxKeys(2), WithSweepInterval(0))
+	defer s.Close()
+	a := core.Policy{Name: "a", Limit: 1, Window: time.Second}
+	b := core.Policy{Name: "b", Limit: 1, Window: time.Second}
+	if _, err := s.CheckOne(ctx, "k", a, 1, t0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CheckOne(ctx, "live", a, 1, t0.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	// Full. "k" under a has expired; "k" under b is new: the check needs
+	// room for one state and may not take k's own.
+	out := make([]core.Decision, 2)
+	err := s.Check(ctx, "k", []core.Policy{a, b}, 1, t0.Add(time.Second), out)
+	if err != ErrStoreFull {
+		t.Fatalf("Check = %v, want ErrStoreFull", err)
+	}
+	if s.Len() != 2 || s.held() != 2 {
+		t.Fatalf("Len = %d, held %d, want 2", s.Len(), s.held())
+	}
+}
