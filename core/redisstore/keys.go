@@ -1,0 +1,93 @@
+package redisstore
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+
+	"github.com/ratelimit-go/ratelimit/core"
+)
+
+// maxTagLen bounds the escaped form of a caller's key inside the hash tag;
+// longer keys are replaced by a digest.
+const maxTagLen = 96
+
+// policyIDLen is the length of a policy id: 9 bytes of SHA-256, base64url.
+const policyIDLen = 12
+
+// hashedTagLen is the length of a digest tag: "%H" and 32 bytes, base64url.
+const hashedTagLen = 2 + 43
+
+// maxRedisKeyLen bounds the length of every Redis key for a given prefix
+// length: prefix, '{', tag, '}', ':', policy id.
+func maxRedisKeyLen(prefixLen int) int { return prefixLen + 1 + maxTagLen + 2 + policyIDLen }
+
+const hexDigits = "0123456789ABCDEF"
+
+// tagSafe reports whether b stands for itself in a tag: printable ASCII
+// other than the hash-tag braces and the escape character.
+func tagSafe(b byte) bool {
+	return b > 0x20 && b < 0x7f && b != '{' && b != '}' && b != '%'
+}
+
+// appendTag appends the hash-tag content for key: key with every unsafe byte
+// written as %XX, or, when that would exceed maxTagLen, "%H" and the
+// base64url SHA-256 of key. Both forms are injective and never contain '{'
+// or '}', and a digest tag cannot be mistaken for an escaped one ('%' is
+// otherwise always followed by two hex digits).
+func appendTag(dst []byte, key string) []byte {
+	n := 0
+	for i := 0; i < len(key) && n <= maxTagLen; i++ {
+		if tagSafe(key[i]) {
+			n++
+		} else {
+			n += 3
+		}
+	}
+	if n > maxTagLen {
+		sum := sha256.Sum256([]byte(key))
+		dst = append(dst, '%', 'H')
+		return base64.RawURLEncoding.AppendEncode(dst, sum[:])
+	}
+	for i := 0; i < len(key); i++ {
+		if c := key[i]; tagSafe(c) {
+			dst = append(dst, c)
+		} else {
+			dst = append(dst, '%', hexDigits[c>>4], hexDigits[c&15])
+		}
+	}
+	return dst
+}
+
+// appendPolicyID appends a short, stable identity of every field of p, so
+// that distinct Policy values (Name included, and an empty Algorithm apart
+// from an explicit one) get distinct Redis keys.
+func appendPolicyID(dst []byte, p core.Policy) []byte {
+	var buf [4*binary.MaxVarintLen64 + 2*core.MaxNameLen + 64]byte
+	b := buf[:0]
+	b = binary.AppendUvarint(b, uint64(len(p.Name)))
+	b = append(b, p.Name...)
+	b = binary.AppendUvarint(b, uint64(len(p.Algorithm)))
+	b = append(b, p.Algorithm...)
+	b = binary.AppendVarint(b, int64(p.Limit))
+	b = binary.AppendVarint(b, int64(p.Window))
+	b = binary.AppendVarint(b, int64(p.Burst))
+	sum := sha256.Sum256(b)
+	return base64.RawURLEncoding.AppendEncode(dst, sum[:9])
+}
+
+// redisKeys returns the Redis key of every policy for key: all of them share
+// the hash tag built from key, so they live in one slot. The caller has
+// validated the policies.
+func redisKeys(prefix, key string, policies []core.Policy) []string {
+	head := make([]byte, 0, maxRedisKeyLen(len(prefix)))
+	head = append(head, prefix...)
+	head = append(head, '{')
+	head = appendTag(head, key)
+	head = append(head, '}', ':')
+	keys := make([]string, len(policies))
+	for i, p := range policies {
+		keys[i] = string(appendPolicyID(head, p))
+	}
+	return keys
+}

@@ -1,0 +1,80 @@
+package redisstore
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// DefaultPrefix is the key prefix when WithPrefix is not given.
+const DefaultPrefix = "ratelimit:"
+
+// MaxPrefixLen bounds the length of a key prefix.
+const MaxPrefixLen = 128
+
+// config holds the options of a Store.
+type config struct {
+	prefix  string
+	margin  int64 // milliseconds added to every TTL
+	timeout time.Duration
+	err     error // the first invalid option
+}
+
+// Option configures a Store. Options are applied in order by New; a later
+// option overrides an earlier one of the same kind. An invalid option makes
+// New return an error.
+type Option func(*config)
+
+// WithPrefix sets the text every Redis key of the store starts with, so that
+// several applications or environments can share one Redis. The default is
+// DefaultPrefix ("ratelimit:"). The prefix may be empty; it must not contain
+// '{' or '}' (the store places its own hash tag after it) and must be at most
+// MaxPrefixLen bytes.
+func WithPrefix(prefix string) Option {
+	return func(c *config) {
+		switch {
+		case strings.ContainsAny(prefix, "{}"):
+			c.fail(fmt.Errorf("redisstore: prefix %q contains '{' or '}', which would break the hash tag of every key", prefix))
+		case len(prefix) > MaxPrefixLen:
+			c.fail(fmt.Errorf("redisstore: prefix is %d bytes; at most %d", len(prefix), MaxPrefixLen))
+		default:
+			c.prefix = prefix
+		}
+	}
+}
+
+// WithTTLMargin lengthens every key's TTL by d, rounded up to a millisecond.
+// The default, 0, expires a key as soon as its state no longer matters. Set
+// it to the largest clock difference expected between the instances (or
+// between an instance's clock and Redis's), so that a key written by a fast
+// clock is still there when a slow one needs it. A negative d is an error.
+func WithTTLMargin(d time.Duration) Option {
+	return func(c *config) {
+		if d < 0 {
+			c.fail(fmt.Errorf("redisstore: TTL margin %v is negative", d))
+			return
+		}
+		c.margin = int64((d + time.Millisecond - 1) / time.Millisecond)
+	}
+}
+
+// WithTimeout bounds every call to Redis by d, on top of the caller's
+// context. The default, 0, uses the caller's context alone. go-redis honours
+// a context deadline during socket I/O only when the client was created with
+// ContextTimeoutEnabled; otherwise its own ReadTimeout and WriteTimeout apply.
+// A negative d is an error.
+func WithTimeout(d time.Duration) Option {
+	return func(c *config) {
+		if d < 0 {
+			c.fail(fmt.Errorf("redisstore: timeout %v is negative", d))
+			return
+		}
+		c.timeout = d
+	}
+}
+
+func (c *config) fail(err error) {
+	if c.err == nil {
+		c.err = err
+	}
+}

@@ -1,0 +1,75 @@
+package redisstore
+
+import (
+	"embed"
+	"io/fs"
+	"sort"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/algo"
+)
+
+//go:embed lua/*.lua
+var luaFiles embed.FS
+
+// checkScript is the one script every check, peek and multi-policy check
+// runs: the files under lua/ concatenated in name order (helpers, the six
+// algorithms, then the dispatcher in 90_check.lua).
+var checkScript = redis.NewScript(scriptSource())
+
+func scriptSource() string {
+	names, err := fs.Glob(luaFiles, "lua/*.lua")
+	if err != nil {
+		panic(err) // the pattern is a constant
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for _, name := range names {
+		src, err := luaFiles.ReadFile(name)
+		if err != nil {
+			panic(err) // embedded files are always readable
+		}
+		b.Write(src)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// Argument layout of the script; see lua/90_check.lua.
+const (
+	headArgs      = 3 // now, cost, TTL margin
+	argsPerPolicy = 6 // algorithm code, limit, window, interval, tolerance, window start
+	replyPerKey   = 5 // allowed, remaining, retry after, reset after, delay
+)
+
+// algorithmCode is the index of the algorithm in the script's table.
+func algorithmCode(a core.Algorithm) int64 {
+	switch a {
+	case core.FixedWindow:
+		return 1
+	case core.SlidingLog:
+		return 2
+	case core.SlidingWindow:
+		return 3
+	case core.TokenBucket:
+		return 4
+	case core.GCRA:
+		return 5
+	case core.LeakyBucket:
+		return 6
+	}
+	return 0 // unreachable for validated params; the script rejects it
+}
+
+// appendPolicyArgs appends the script arguments of one policy: everything
+// that needs no state is computed here rather than in Lua.
+func appendPolicyArgs(args []any, pr *core.Params, now int64) []any {
+	var start int64
+	if !pr.Algorithm.RateBased() {
+		start = algo.WindowStart(now, pr.Window)
+	}
+	return append(args, algorithmCode(pr.Algorithm), pr.Limit, pr.Window, pr.Interval, pr.Tolerance, start)
+}
