@@ -1,0 +1,71 @@
+package ratelimit
+
+import (
+	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/keyfuncs"
+)
+
+// Config is the struct form of the options, for code that prefers a
+// configuration value (as Gin and Echo middleware usually take). Every
+// zero field means the default of the matching option; Options converts
+// it, and NewFromConfig builds a Middleware from it.
+type Config struct {
+	// Limiter decides checks. nil: an in-memory store on the system clock
+	// (see WithLimiter).
+	Limiter *core.Limiter
+	// Policies are the global policies (see WithPolicy). nil: only routes
+	// in Routes are limited.
+	Policies []core.Policy
+	// Routes is the route table (see WithRoute).
+	Routes []RouteRule
+	// KeyFunc derives the key. Required.
+	KeyFunc keyfuncs.KeyFunc
+	// Cost gives a request's cost. nil: 1 for every request.
+	Cost func(keyfuncs.Request) int
+	// Skip lets matching requests through unchecked. nil: none skipped.
+	Skip func(keyfuncs.Request) bool
+	// Headers is the header mode. Zero: HeadersDraft11.
+	Headers HeaderMode
+	// DeniedHandler writes 429 responses. nil: DefaultDeniedHandler.
+	DeniedHandler DeniedHandler
+	// ErrorHandler writes refusals. nil: DefaultErrorHandler.
+	ErrorHandler ErrorHandler
+	// FailureMode applies when the limiter fails. Zero: FailOpen.
+	FailureMode FailureMode
+	// Observer sees every outcome. nil: none.
+	Observer Observer
+}
+
+// RouteRule is one route table entry of a Config: Method ("" for any) and
+// Pattern select the requests, Policies replace the global ones for them.
+// See WithRoute.
+type RouteRule struct {
+	Method   string
+	Pattern  string
+	Policies []core.Policy
+}
+
+// Options returns the options equivalent to c.
+func (c Config) Options() []Option {
+	opts := []Option{
+		WithPolicy(c.Policies...),
+		WithKeyFunc(c.KeyFunc),
+		WithCost(c.Cost),
+		WithSkip(c.Skip),
+		WithHeaders(c.Headers),
+		WithDeniedHandler(c.DeniedHandler),
+		WithErrorHandler(c.ErrorHandler),
+		WithFailureMode(c.FailureMode),
+		WithObserver(c.Observer),
+	}
+	if c.Limiter != nil {
+		opts = append(opts, WithLimiter(c.Limiter))
+	}
+	for _, r := range c.Routes {
+		opts = append(opts, WithRoute(r.Method, r.Pattern, r.Policies...))
+	}
+	return opts
+}
+
+// NewFromConfig is New(c.Options()...).
+func NewFromConfig(c Config) (*Middleware, error) { return New(c.Options()...) }

@@ -1,0 +1,55 @@
+// Package ratelimit is the HTTP face of the rate limiter: a
+// framework-neutral middleware core that the adapters for net/http
+// (package stdhttp), Gin, Echo and Fiber share, so that a client sees the
+// same status codes, the same headers and the same keys whatever framework
+// serves it.
+//
+// A Middleware is built once from functional options:
+//
+//	mw, err := ratelimit.New(
+//		ratelimit.WithKeyFunc(keyfuncs.ClientIP()),        // required
+//		ratelimit.WithPolicy(core.MustParsePolicy("100/1m;name=api")),
+//		ratelimit.WithRoute("POST", "/login", core.MustParsePolicy("5/5m;name=login")),
+//	)
+//
+// and an adapter calls Middleware.Handle for every request, handing it a
+// keyfuncs.Request (a read-only view of the request) and a Response (a way
+// to set headers and write a body). Handle returns Continue, and the
+// adapter calls the next handler, or Handled, when it has already written
+// a complete response (a 429, or an error) and the chain must stop.
+//
+// # What a request goes through
+//
+//  1. Skip rules (WithSkip): a request that matches one is let through
+//     untouched, with no headers.
+//  2. The key function (WithKeyFunc). keyfuncs.ErrSkip lets the request
+//     through; a *keyfuncs.MissingKeyError refuses it with its status and a
+//     problem document; any other error goes to the error handler.
+//  3. The policies: those of the route table entry for the request's method
+//     and route pattern (WithRoute), or else the global ones (WithPolicy).
+//     Several policies are checked together in one atomic call: either all
+//     admit the request, or it is denied and nothing is consumed.
+//  4. The headers of the chosen HeaderMode, on every checked response,
+//     admitted or denied.
+//  5. When denied: Retry-After and the denied handler, by default a
+//     429 application/problem+json document of the quota-exceeded problem
+//     type naming the violated policies.
+//  6. When the limiter fails: the error handler, which by default fails open
+//     (the request proceeds, without rate-limit headers) or, with
+//     WithFailureMode(FailClosed), answers 503. Internal error text never
+//     reaches a response.
+//
+// Observers registered with WithObserver see every outcome.
+//
+// # Headers
+//
+// The default HeaderMode writes the structured fields of the IETF
+// RateLimit header draft (revisions 08 to 11), one list member per policy:
+//
+//	RateLimit-Policy: "api";q=100;w=60
+//	RateLimit: "api";r=42;t=17
+//
+// Other modes write draft 07, draft 06, the legacy X-RateLimit-* fields, or
+// nothing. Seconds are whole and rounded up; a 429 carries Retry-After equal
+// to the t of the binding policy, at least 1.
+package ratelimit

@@ -1,0 +1,70 @@
+package ratelimit
+
+import (
+	"context"
+
+	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/keyfuncs"
+)
+
+// Outcome says what the middleware did with a request.
+type Outcome uint8
+
+const (
+	// OutcomeAllowed: the policies admitted the request.
+	OutcomeAllowed Outcome = iota + 1
+	// OutcomeDenied: a policy denied the request; it was answered 429.
+	OutcomeDenied
+	// OutcomeSkipped: a skip rule, keyfuncs.ErrSkip, a cost of 0 or the
+	// absence of any policy for the route let the request through
+	// unchecked.
+	OutcomeSkipped
+	// OutcomeRefused: the request's key or cost was unusable (a
+	// *keyfuncs.MissingKeyError, core.ErrInvalidKey,
+	// core.ErrCostExceedsCapacity); it was answered 4xx by the error
+	// handler.
+	OutcomeRefused
+	// OutcomeFailedOpen: the limiter failed and the request proceeded
+	// unchecked (FailOpen).
+	OutcomeFailedOpen
+	// OutcomeFailedClosed: the limiter failed and the request was answered
+	// 503 by the error handler (FailClosed).
+	OutcomeFailedClosed
+)
+
+var outcomeNames = [...]string{"", "allowed", "denied", "skipped", "refused", "failed_open", "failed_closed"}
+
+// String returns the outcome in snake case ("failed_open"), suitable as a
+// metric label.
+func (o Outcome) String() string {
+	if int(o) < len(outcomeNames) && o != 0 {
+		return outcomeNames[o]
+	}
+	return "unknown"
+}
+
+// Event describes one request's trip through the middleware, for
+// observers (WithObserver).
+type Event struct {
+	// Outcome says what happened.
+	Outcome Outcome
+	// Request is the request. Valid only during the observer call.
+	Request keyfuncs.Request
+	// Key is the rate-limit key, "" when no key was derived.
+	Key string
+	// Cost is the request's cost, 0 when no check was made.
+	Cost int
+	// Result holds the decisions of the check, for OutcomeAllowed and
+	// OutcomeDenied. Its Decisions slice is reused after the observer
+	// returns: copy what you keep.
+	Result core.Result
+	// Err is the error behind OutcomeRefused, OutcomeFailedOpen and
+	// OutcomeFailedClosed, and a failed write of the response body. It may
+	// carry internal details: log it, never send it to a client.
+	Err error
+}
+
+// Observer is called synchronously for every request the middleware sees,
+// after the verdict is reached (and, when the middleware wrote the
+// response, after it did). It must be safe for concurrent use and quick.
+type Observer func(ctx context.Context, e Event)

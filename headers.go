@@ -1,0 +1,280 @@
+package ratelimit
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ratelimit-go/ratelimit/core"
+)
+
+// HeaderMode selects the rate-limit header fields written on every checked
+// response. The zero value is HeadersDraft11, the default.
+type HeaderMode uint8
+
+const (
+	// HeadersDraft11 writes the structured fields of drafts 08 to 11 of
+	// draft-ietf-httpapi-ratelimit-headers, one list member per policy:
+	//
+	//	RateLimit-Policy: "api";q=100;w=60
+	//	RateLimit: "api";r=42;t=17
+	//
+	// q is the policy's Limit, w its Window in seconds, r the units
+	// remaining and t the seconds until the quota is full again or, for a
+	// policy that denied the request, until the request can succeed.
+	HeadersDraft11 HeaderMode = iota
+	// HeadersDraft07 writes draft 07's dictionary for the binding policy
+	// and a list of every policy:
+	//
+	//	RateLimit: limit=100, remaining=42, reset=17
+	//	RateLimit-Policy: 100;w=60
+	HeadersDraft07
+	// HeadersDraft06 writes draft 06's three integer fields for the binding
+	// policy and a list of every policy:
+	//
+	//	RateLimit-Limit: 100
+	//	RateLimit-Remaining: 42
+	//	RateLimit-Reset: 17
+	//	RateLimit-Policy: 100;w=60
+	HeadersDraft06
+	// HeadersXRateLimit writes the legacy trio for the binding policy, with
+	// X-RateLimit-Reset in seconds from now (not a Unix time):
+	//
+	//	X-RateLimit-Limit: 100
+	//	X-RateLimit-Remaining: 42
+	//	X-RateLimit-Reset: 17
+	HeadersXRateLimit
+	// HeadersNone writes no rate-limit fields. A 429 still carries
+	// Retry-After.
+	HeadersNone
+)
+
+var headerModeNames = [...]string{"draft11", "draft07", "draft06", "x-ratelimit", "none"}
+
+// String returns the name ParseHeaderMode reads: "draft11", "draft07",
+// "draft06", "x-ratelimit" or "none".
+func (m HeaderMode) String() string {
+	if int(m) < len(headerModeNames) {
+		return headerModeNames[m]
+	}
+	return "HeaderMode(" + strconv.Itoa(int(m)) + ")"
+}
+
+// ParseHeaderMode returns the HeaderMode named s (see HeaderMode.String),
+// case-insensitively; "" is the default, HeadersDraft11.
+func ParseHeaderMode(s string) (HeaderMode, error) {
+	norm := strings.ToLower(strings.TrimSpace(s))
+	if norm == "" {
+		return HeadersDraft11, nil
+	}
+	for i, n := range headerModeNames {
+		if n == norm {
+			return HeaderMode(i), nil
+		}
+	}
+	return 0, fmt.Errorf("%w: unknown header mode %q; want one of %s", ErrInvalidConfig, s, strings.Join(headerModeNames[:], ", "))
+}
+
+func (m HeaderMode) valid() bool { return int(m) < len(headerModeNames) }
+
+// Canonical header names, as net/http writes them on the wire.
+const (
+	hdrRateLimit       = "Ratelimit"
+	hdrRateLimitPolicy = "Ratelimit-Policy"
+	hdrLimit           = "Ratelimit-Limit"
+	hdrRemaining       = "Ratelimit-Remaining"
+	hdrReset           = "Ratelimit-Reset"
+	hdrXLimit          = "X-Ratelimit-Limit"
+	hdrXRemaining      = "X-Ratelimit-Remaining"
+	hdrXReset          = "X-Ratelimit-Reset"
+	hdrRetryAfter      = "Retry-After"
+)
+
+// policySet is one group of policies checked together (the global ones, or
+// one route's), with everything the header writer needs rendered once.
+// It is immutable after construction and safe for concurrent use.
+type policySet struct {
+	mode     HeaderMode
+	policies []core.Policy // as configured: these go to the limiter
+	names    []string      // display names: Name, or a generated one
+	quoted   []string      // names as sf-strings, quotes included
+	policyHV string        // the RateLimit-Policy value, "" when not written
+	maxCap   int           // the smallest capacity: larger costs can never pass
+}
+
+// newPolicySet validates policies and renders their fixed header values.
+func newPolicySet(mode HeaderMode, policies []core.Policy) (*policySet, error) {
+	if len(policies) == 0 {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, core.ErrNoPolicy)
+	}
+	s := &policySet{
+		mode:     mode,
+		policies: append([]core.Policy(nil), policies...),
+		names:    make([]string, len(policies)),
+		quoted:   make([]string, len(policies)),
+	}
+	seen := make(map[string]bool, len(policies))
+	for i, p := range policies {
+		if err := p.Validate(); err != nil {
+			return nil, err
+		}
+		name := PolicyName(p)
+		if seen[name] {
+			return nil, fmt.Errorf("%w: two policies of one check are both named %q; names must tell them apart", ErrInvalidConfig, name)
+		}
+		seen[name] = true
+		s.names[i] = name
+		s.quoted[i] = string(appendSFString(nil, name))
+		if c := p.Capacity(); i == 0 || c < s.maxCap {
+			s.maxCap = c
+		}
+	}
+	var b []byte
+	switch mode {
+	case HeadersDraft11:
+		for i, p := range policies {
+			if i > 0 {
+				b = append(b, ", "...)
+			}
+			b = append(b, s.quoted[i]...)
+			b = append(b, ";q="...)
+			b = strconv.AppendInt(b, int64(p.Limit), 10)
+			b = append(b, ";w="...)
+			b = strconv.AppendInt(b, ceilSeconds(p.Window), 10)
+		}
+	case HeadersDraft07, HeadersDraft06:
+		for i, p := range policies {
+			if i > 0 {
+				b = append(b, ", "...)
+			}
+			b = strconv.AppendInt(b, int64(p.Limit), 10)
+			b = append(b, ";w="...)
+			b = strconv.AppendInt(b, ceilSeconds(p.Window), 10)
+		}
+	}
+	s.policyHV = string(b)
+	return s, nil
+}
+
+// PolicyName returns the name a policy has in headers and problem
+// documents: its Name, or when that is empty a stable name generated from
+// its numbers, the policy's String form without a name ("100/1m",
+// "10/1s;burst=20;algorithm=token_bucket"). The generated name is only
+// shown; the policy given to the limiter stays as configured.
+func PolicyName(p core.Policy) string {
+	if p.Name != "" {
+		return p.Name
+	}
+	return p.String()
+}
+
+// appendSFString appends s as a structured-field sf-string: in double
+// quotes, with '"' and '\' escaped. Bytes outside printable ASCII, which
+// an sf-string cannot carry, are replaced by '?'; validated policy names
+// never contain them.
+func appendSFString(b []byte, s string) []byte {
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c < 0x20 || c > 0x7e:
+			b = append(b, '?')
+		default:
+			b = append(b, c)
+		}
+	}
+	return append(b, '"')
+}
+
+// ceilSeconds returns d in whole seconds, rounded up; 0 for d <= 0.
+func ceilSeconds(d time.Duration) int64 {
+	if d <= 0 {
+		return 0
+	}
+	return int64((d + time.Second - 1) / time.Second)
+}
+
+// retryAfterSeconds is the Retry-After of a denial: RetryAfter in whole
+// seconds, rounded up, at least 1.
+func retryAfterSeconds(d time.Duration) int64 {
+	if s := ceilSeconds(d); s > 1 {
+		return s
+	}
+	return 1
+}
+
+// resetSeconds is the t (or reset) of one decision: for a policy that
+// denied, when the request can succeed (as Retry-After); otherwise when
+// the quota is full again.
+func resetSeconds(d *core.Decision) int64 {
+	if !d.Allowed {
+		return retryAfterSeconds(d.RetryAfter)
+	}
+	return ceilSeconds(d.ResetAfter)
+}
+
+func remaining(d *core.Decision) int64 {
+	if d.Remaining < 0 {
+		return 0
+	}
+	return int64(d.Remaining)
+}
+
+// writeHeaders sets the header fields of s.mode for the decisions ds (one
+// per policy of s, binding at index binding) on res. buf is scratch space;
+// the grown buffer is returned for reuse.
+func (s *policySet) writeHeaders(res Response, ds []core.Decision, binding int, buf []byte) []byte {
+	if len(ds) == 0 {
+		return buf
+	}
+	if binding < 0 || binding >= len(ds) {
+		binding = 0
+	}
+	bd := &ds[binding]
+	switch s.mode {
+	case HeadersDraft11:
+		res.SetHeader(hdrRateLimitPolicy, s.policyHV)
+		b := buf[:0]
+		for i := range ds {
+			if i > 0 {
+				b = append(b, ", "...)
+			}
+			q := ""
+			if i < len(s.quoted) {
+				q = s.quoted[i]
+			} else {
+				q = `"?"`
+			}
+			b = append(b, q...)
+			b = append(b, ";r="...)
+			b = strconv.AppendInt(b, remaining(&ds[i]), 10)
+			b = append(b, ";t="...)
+			b = strconv.AppendInt(b, resetSeconds(&ds[i]), 10)
+		}
+		res.SetHeader(hdrRateLimit, string(b))
+		return b
+	case HeadersDraft07:
+		res.SetHeader(hdrRateLimitPolicy, s.policyHV)
+		b := append(buf[:0], "limit="...)
+		b = strconv.AppendInt(b, int64(bd.Limit), 10)
+		b = append(b, ", remaining="...)
+		b = strconv.AppendInt(b, remaining(bd), 10)
+		b = append(b, ", reset="...)
+		b = strconv.AppendInt(b, resetSeconds(bd), 10)
+		res.SetHeader(hdrRateLimit, string(b))
+		return b
+	case HeadersDraft06:
+		res.SetHeader(hdrLimit, strconv.Itoa(bd.Limit))
+		res.SetHeader(hdrRemaining, strconv.FormatInt(remaining(bd), 10))
+		res.SetHeader(hdrReset, strconv.FormatInt(resetSeconds(bd), 10))
+		res.SetHeader(hdrRateLimitPolicy, s.policyHV)
+	case HeadersXRateLimit:
+		res.SetHeader(hdrXLimit, strconv.Itoa(bd.Limit))
+		res.SetHeader(hdrXRemaining, strconv.FormatInt(remaining(bd), 10))
+		res.SetHeader(hdrXReset, strconv.FormatInt(resetSeconds(bd), 10))
+	}
+	return buf
+}

@@ -1,0 +1,172 @@
+package ratelimit
+
+import (
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/dunglas/httpsfv"
+	"github.com/ratelimit-go/ratelimit/core"
+)
+
+func mustSet(t testing.TB, mode HeaderMode, ps ...core.Policy) *policySet {
+	t.Helper()
+	s, err := newPolicySet(mode, ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestDraft11Fields(t *testing.T) {
+	api := core.Policy{Name: `a"p\i`, Limit: 100, Window: time.Minute}
+	burst := core.Policy{Limit: 10, Window: 1500 * time.Millisecond, Algorithm: core.TokenBucket}
+	s := mustSet(t, HeadersDraft11, api, burst)
+	ds := []core.Decision{
+		{Allowed: true, Limit: 100, Remaining: 42, ResetAfter: 16*time.Second + time.Microsecond, Policy: api},
+		{Allowed: false, Limit: 10, Remaining: 0, RetryAfter: 200 * time.Millisecond, ResetAfter: 1500 * time.Millisecond, Policy: burst},
+	}
+	rec := newRecorder()
+	s.writeHeaders(rec, ds, 1, nil)
+
+	pol, err := httpsfv.UnmarshalList(rec.h.Values(hdrRateLimitPolicy))
+	if err != nil {
+		t.Fatalf("RateLimit-Policy %q: %v", rec.h.Get(hdrRateLimitPolicy), err)
+	}
+	lim, err := httpsfv.UnmarshalList(rec.h.Values(hdrRateLimit))
+	if err != nil {
+		t.Fatalf("RateLimit %q: %v", rec.h.Get(hdrRateLimit), err)
+	}
+	if len(pol) != 2 || len(lim) != 2 {
+		t.Fatalf("want 2 members each, got %q and %q", rec.h.Get(hdrRateLimitPolicy), rec.h.Get(hdrRateLimit))
+	}
+	want := []struct {
+		name    string
+		q, w    int64
+		r, tsec int64
+	}{
+		{`a"p\i`, 100, 60, 42, 17},
+		{"10/1500ms;algorithm=token_bucket", 10, 2, 0, 1}, // w rounded up; denied: t is RetryAfter rounded up
+	}
+	for i, w := range want {
+		pi, li := pol[i].(httpsfv.Item), lim[i].(httpsfv.Item)
+		if pi.Value != w.name || li.Value != w.name {
+			t.Errorf("member %d names %v and %v, want %q", i, pi.Value, li.Value, w.name)
+		}
+		checkParam(t, pi.Params, "q", w.q)
+		checkParam(t, pi.Params, "w", w.w)
+		checkParam(t, li.Params, "r", w.r)
+		checkParam(t, li.Params, "t", w.tsec)
+	}
+}
+
+func checkParam(t *testing.T, p *httpsfv.Params, name string, want int64) {
+	t.Helper()
+	v, ok := p.Get(name)
+	if !ok {
+		t.Errorf("parameter %s missing", name)
+		return
+	}
+	if v != want {
+		t.Errorf("parameter %s = %v, want %d", name, v, want)
+	}
+}
+
+func TestSingleValueModesReportBinding(t *testing.T) {
+	a := core.Policy{Name: "a", Limit: 100, Window: time.Minute}
+	b := core.Policy{Name: "b", Limit: 1000, Window: time.Hour}
+	ds := []core.Decision{
+		{Allowed: true, Limit: 100, Remaining: 99, ResetAfter: 600 * time.Millisecond, Policy: a},
+		{Allowed: true, Limit: 1000, Remaining: 5, ResetAfter: 3599*time.Second + 1, Policy: b},
+	}
+	cases := []struct {
+		mode HeaderMode
+		want map[string]string
+	}{
+		{HeadersDraft07, map[string]string{
+			hdrRateLimit:       "limit=1000, remaining=5, reset=3600",
+			hdrRateLimitPolicy: "100;w=60, 1000;w=3600",
+		}},
+		{HeadersDraft06, map[string]string{
+			hdrLimit: "1000", hdrRemaining: "5", hdrReset: "3600",
+			hdrRateLimitPolicy: "100;w=60, 1000;w=3600",
+		}},
+		{HeadersXRateLimit, map[string]string{hdrXLimit: "1000", hdrXRemaining: "5", hdrXReset: "3600"}},
+		{HeadersNone, map[string]string{}},
+	}
+	for _, c := range cases {
+		t.Run(c.mode.String(), func(t *testing.T) {
+			rec := newRecorder()
+			mustSet(t, c.mode, a, b).writeHeaders(rec, ds, 1, nil)
+			if len(rec.h) != len(c.want) {
+				t.Errorf("fields %v, want %v", rec.h, c.want)
+			}
+			for k, v := range c.want {
+				if got := rec.h.Get(k); got != v {
+					t.Errorf("%s = %q, want %q", k, got, v)
+				}
+			}
+			if c.mode == HeadersDraft07 {
+				d, err := httpsfv.UnmarshalDictionary(rec.h.Values(hdrRateLimit))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if m, _ := d.Get("remaining"); m.(httpsfv.Item).Value != int64(5) {
+					t.Errorf("remaining = %v", m)
+				}
+			}
+		})
+	}
+}
+
+func TestSecondsRounding(t *testing.T) {
+	for _, c := range []struct {
+		d          time.Duration
+		ceil, retr int64
+	}{
+		{0, 0, 1}, {-time.Second, 0, 1}, {time.Microsecond, 1, 1}, {time.Second, 1, 1},
+		{time.Second + time.Microsecond, 2, 2}, {59*time.Second + 999*time.Millisecond, 60, 60},
+	} {
+		if got := ceilSeconds(c.d); got != c.ceil {
+			t.Errorf("ceilSeconds(%v) = %d, want %d", c.d, got, c.ceil)
+		}
+		if got := retryAfterSeconds(c.d); got != c.retr {
+			t.Errorf("retryAfterSeconds(%v) = %d, want %d", c.d, got, c.retr)
+		}
+	}
+}
+
+func TestRemainingNeverNegative(t *testing.T) {
+	p := core.Policy{Name: "p", Limit: 3, Window: time.Second}
+	rec := newRecorder()
+	mustSet(t, HeadersXRateLimit, p).writeHeaders(rec, []core.Decision{{Remaining: -4, Limit: 3, RetryAfter: time.Second}}, 0, nil)
+	if got := rec.h.Get(hdrXRemaining); got != "0" {
+		t.Errorf("remaining %q, want 0", got)
+	}
+}
+
+func TestPolicySetRejectsDuplicateNames(t *testing.T) {
+	p := core.Policy{Name: "x", Limit: 1, Window: time.Second}
+	q := core.Policy{Name: "x", Limit: 2, Window: time.Second}
+	if _, err := newPolicySet(HeadersDraft11, []core.Policy{p, q}); err == nil {
+		t.Fatal("duplicate names accepted")
+	}
+	if _, err := newPolicySet(HeadersDraft11, []core.Policy{{Limit: 0, Window: time.Second}}); err == nil {
+		t.Fatal("invalid policy accepted")
+	}
+}
+
+func TestParseHeaderMode(t *testing.T) {
+	for m := HeadersDraft11; m <= HeadersNone; m++ {
+		got, err := ParseHeaderMode(" " + m.String() + " ")
+		if err != nil || got != m {
+			t.Errorf("ParseHeaderMode(%q) = %v, %v", m.String(), got, err)
+		}
+	}
+	if _, err := ParseHeaderMode("draft99"); err == nil {
+		t.Error("unknown mode accepted")
+	}
+	if HeaderMode(9).String() != "HeaderMode("+strconv.Itoa(9)+")" {
+		t.Error("String of an unknown mode")
+	}
+}

@@ -1,0 +1,13 @@
+package ratelimit
+
+import (
+	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/memstore"
+)
+
+// defaultLimiter is the limiter of a Middleware built without WithLimiter:
+// a fresh in-memory store on the system clock. The store's background
+// sweeper, which reclaims expired keys, runs for the life of the process.
+func defaultLimiter() *core.Limiter {
+	return core.NewLimiter(memstore.New())
+}

@@ -1,0 +1,272 @@
+package ratelimit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+
+	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/keyfuncs"
+)
+
+// Middleware is the framework-neutral rate-limiting middleware. Adapters
+// call Handle for every request. Build one with New; the zero value is not
+// usable. A Middleware is immutable and safe for concurrent use.
+type Middleware struct {
+	s       settings // as built, for With
+	limiter *core.Limiter
+	global  *policySet // nil: no global policy
+	routes  map[routeKey]*policySet
+	scratch sync.Pool // *scratch
+}
+
+type routeKey struct{ method, pattern string }
+
+// scratch is per-request working memory, pooled so that the allow path
+// does not allocate it.
+type scratch struct {
+	d   []core.Decision
+	buf []byte
+}
+
+// New builds a Middleware from options. WithKeyFunc is required; every
+// other option has a documented default. Errors match ErrInvalidConfig,
+// or core.ErrInvalidPolicy for an invalid policy.
+func New(opts ...Option) (*Middleware, error) {
+	s := settings{shaper: sleepCtx}
+	for _, o := range opts {
+		if o != nil {
+			o(&s)
+		}
+	}
+	return build(s)
+}
+
+// With returns a new Middleware with the options of m followed by opts,
+// sharing m's limiter (and so its state) unless opts replace it.
+func (m *Middleware) With(opts ...Option) (*Middleware, error) {
+	s := m.s.clone()
+	for _, o := range opts {
+		if o != nil {
+			o(&s)
+		}
+	}
+	return build(s)
+}
+
+// Route returns the middleware to attach to a single route when it is
+// registered: m's options, with policies as its only policies and no
+// route table. Adapters expose it in their framework's idiom
+// (stdhttp.Route). It runs in addition to any middleware that wraps the
+// whole router; the headers of the check that runs last are the ones the
+// client sees.
+func (m *Middleware) Route(policies ...core.Policy) (*Middleware, error) {
+	return m.With(func(s *settings) { s.routes = nil }, WithPolicy(policies...))
+}
+
+func build(s settings) (*Middleware, error) {
+	if len(s.errs) > 0 {
+		return nil, errors.Join(s.errs...)
+	}
+	if s.keyFunc == nil {
+		return nil, ErrNoKeyFunc
+	}
+	if !s.mode.valid() {
+		return nil, fmt.Errorf("%w: unknown header mode %d", ErrInvalidConfig, s.mode)
+	}
+	if s.failure > FailClosed {
+		return nil, fmt.Errorf("%w: unknown failure mode %d", ErrInvalidConfig, s.failure)
+	}
+	if s.limiter == nil {
+		s.limiter = defaultLimiter()
+	}
+	if s.denied == nil {
+		s.denied = DefaultDeniedHandler
+	}
+	if s.onError == nil {
+		s.onError = DefaultErrorHandler
+	}
+	m := &Middleware{s: s, limiter: s.limiter}
+	var err error
+	if len(s.policies) > 0 {
+		if m.global, err = newPolicySet(s.mode, s.policies); err != nil {
+			return nil, err
+		}
+	}
+	if len(s.routes) > 0 {
+		m.routes = make(map[routeKey]*policySet, len(s.routes))
+		for _, r := range s.routes {
+			k := routeKey{r.method, r.pattern}
+			if r.pattern == "" {
+				return nil, fmt.Errorf("%w: WithRoute(%q, %q): empty route pattern", ErrInvalidConfig, r.method, r.pattern)
+			}
+			if _, dup := m.routes[k]; dup {
+				return nil, fmt.Errorf("%w: WithRoute(%q, %q) given twice", ErrInvalidConfig, r.method, r.pattern)
+			}
+			ps, err := newPolicySet(s.mode, r.policies)
+			if err != nil {
+				return nil, fmt.Errorf("route %q %q: %w", r.method, r.pattern, err)
+			}
+			m.routes[k] = ps
+		}
+	}
+	m.scratch.New = func() any { return &scratch{d: make([]core.Decision, 0, 4), buf: make([]byte, 0, 128)} }
+	return m, nil
+}
+
+// Limiter returns the middleware's limiter.
+func (m *Middleware) Limiter() *core.Limiter { return m.limiter }
+
+// HasRoutes reports whether the middleware has a route table, so that an
+// adapter running before its router knows whether resolving the route
+// pattern early is worth its cost.
+func (m *Middleware) HasRoutes() bool { return len(m.routes) > 0 }
+
+// Policies returns the policies a request with this method and route
+// pattern is checked against: its route table entry's, else the global
+// ones; nil when it is not limited. The slice must not be modified.
+func (m *Middleware) Policies(method, pattern string) []core.Policy {
+	if s := m.policySet(method, pattern); s != nil {
+		return s.policies
+	}
+	return nil
+}
+
+func (m *Middleware) policySet(method, pattern string) *policySet {
+	if m.routes != nil && pattern != "" {
+		if s, ok := m.routes[routeKey{method, pattern}]; ok {
+			return s
+		}
+		if s, ok := m.routes[routeKey{"", pattern}]; ok {
+			return s
+		}
+	}
+	return m.global
+}
+
+// Handle runs the middleware for one request: skip rules, key, policy
+// selection, the check, headers, and the 429 or error response. It
+// returns Continue when the adapter should call the next handler (headers
+// are already set on res) and Handled when a complete response has been
+// written. ctx is the request's context; it bounds the limiter call.
+func (m *Middleware) Handle(ctx context.Context, req keyfuncs.Request, res Response) Verdict {
+	for _, skip := range m.s.skips {
+		if skip(req) {
+			m.observe(ctx, Event{Outcome: OutcomeSkipped, Request: req})
+			return Continue
+		}
+	}
+	key, err := m.s.keyFunc(req)
+	if err != nil {
+		if errors.Is(err, keyfuncs.ErrSkip) {
+			m.observe(ctx, Event{Outcome: OutcomeSkipped, Request: req})
+			return Continue
+		}
+		var mk *keyfuncs.MissingKeyError
+		if errors.As(err, &mk) {
+			status := mk.Status
+			if status < 400 || status > 499 {
+				status = http.StatusBadRequest
+			}
+			return m.refuse(ctx, req, res, Event{Outcome: OutcomeRefused, Err: err}, status)
+		}
+		return m.failed(ctx, req, res, Event{Err: err})
+	}
+	set := m.policySet(req.Method(), req.Route())
+	if set == nil {
+		m.observe(ctx, Event{Outcome: OutcomeSkipped, Request: req, Key: key})
+		return Continue
+	}
+	cost := 1
+	if m.s.cost != nil {
+		cost = m.s.cost(req)
+		if cost == 0 {
+			m.observe(ctx, Event{Outcome: OutcomeSkipped, Request: req, Key: key})
+			return Continue
+		}
+		if cost < 0 {
+			return m.failed(ctx, req, res, Event{Key: key, Cost: cost, Err: ErrNegativeCost})
+		}
+	}
+
+	sc := m.scratch.Get().(*scratch)
+	defer m.scratch.Put(sc)
+	var result core.Result
+	if len(set.policies) == 1 {
+		var d core.Decision
+		d, err = m.limiter.AllowN(ctx, key, set.policies[0], cost)
+		sc.d = append(sc.d[:0], d)
+		result = core.Result{Allowed: d.Allowed, Decisions: sc.d, Binding: 0}
+	} else {
+		result, err = m.limiter.Check(ctx, key, set.policies, cost, sc.d[:0])
+		if cap(result.Decisions) > cap(sc.d) {
+			sc.d = result.Decisions[:0]
+		}
+	}
+	if err != nil {
+		ev := Event{Key: key, Cost: cost, Err: err}
+		switch {
+		case errors.Is(err, core.ErrInvalidKey):
+			ev.Outcome = OutcomeRefused
+			return m.refuse(ctx, req, res, ev, http.StatusBadRequest)
+		case errors.Is(err, core.ErrCostExceedsCapacity):
+			ev.Outcome = OutcomeRefused
+			return m.refuse(ctx, req, res, ev, http.StatusRequestEntityTooLarge)
+		}
+		return m.failed(ctx, req, res, ev)
+	}
+
+	sc.buf = set.writeHeaders(res, result.Decisions, result.Binding, sc.buf)
+	if result.Allowed {
+		if m.s.observers != nil {
+			m.observe(ctx, Event{Outcome: OutcomeAllowed, Request: req, Key: key, Cost: cost, Result: result})
+		}
+		if m.s.shaper != nil {
+			var delay = result.Decisions[0].Delay
+			for i := 1; i < len(result.Decisions); i++ {
+				delay = max(delay, result.Decisions[i].Delay)
+			}
+			if delay > 0 {
+				if err := m.s.shaper(ctx, delay); err != nil {
+					return Handled
+				}
+			}
+		}
+		return Continue
+	}
+	res.SetHeader(hdrRetryAfter, strconv.FormatInt(retryAfterSeconds(result.Decision().RetryAfter), 10))
+	werr := m.s.denied(req, res, result)
+	m.observe(ctx, Event{Outcome: OutcomeDenied, Request: req, Key: key, Cost: cost, Result: result, Err: werr})
+	return Handled
+}
+
+// refuse answers a request with an unusable key or cost.
+func (m *Middleware) refuse(ctx context.Context, req keyfuncs.Request, res Response, ev Event, status int) Verdict {
+	ev.Request = req
+	if werr := m.s.onError(req, res, status, ev.Err); werr != nil {
+		ev.Err = errors.Join(ev.Err, werr)
+	}
+	m.observe(ctx, ev)
+	return Handled
+}
+
+// failed applies the failure mode to a limiter or key function failure.
+func (m *Middleware) failed(ctx context.Context, req keyfuncs.Request, res Response, ev Event) Verdict {
+	if m.s.failure == FailOpen {
+		ev.Outcome = OutcomeFailedOpen
+		ev.Request = req
+		m.observe(ctx, ev)
+		return Continue
+	}
+	ev.Outcome = OutcomeFailedClosed
+	return m.refuse(ctx, req, res, ev, http.StatusServiceUnavailable)
+}
+
+func (m *Middleware) observe(ctx context.Context, ev Event) {
+	for _, o := range m.s.observers {
+		o(ctx, ev)
+	}
+}

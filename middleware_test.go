@@ -1,0 +1,480 @@
+package ratelimit_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/memstore"
+	"github.com/ratelimit-go/ratelimit/keyfuncs"
+	"github.com/ratelimit-go/ratelimit/keyfuncs/keyfuncstest"
+)
+
+// recorder is a ratelimit.Response that remembers what was written.
+type recorder struct {
+	h      http.Header
+	status int
+	ct     string
+	body   []byte
+}
+
+func newRecorder() *recorder { return &recorder{h: http.Header{}} }
+
+func (r *recorder) SetHeader(name, value string) { r.h[name] = []string{value} }
+func (r *recorder) Write(status int, ct string, body []byte) error {
+	r.status, r.ct, r.body = status, ct, append([]byte(nil), body...)
+	return nil
+}
+
+var t0 = time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC)
+
+func newLimiter(t *testing.T) (*core.Limiter, *core.ManualClock) {
+	t.Helper()
+	st := memstore.New(memstore.WithSweepInterval(0))
+	clk := core.NewManualClock(t0)
+	return core.NewLimiter(st, core.WithClock(clk)), clk
+}
+
+func byHeader(r keyfuncs.Request) (string, error) {
+	if k := r.Header("X-Key"); k != "" {
+		return k, nil
+	}
+	return "", &keyfuncs.MissingKeyError{Source: "header X-Key", Status: http.StatusUnauthorized}
+}
+
+func req(method, route, key string) *keyfuncstest.Request {
+	r := keyfuncstest.New("192.0.2.1:1234", "X-Key", key)
+	r.Verb, r.Pattern, r.URLPath = method, route, route
+	return r
+}
+
+func mustNew(t *testing.T, opts ...ratelimit.Option) *ratelimit.Middleware {
+	t.Helper()
+	m, err := ratelimit.New(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// failing is a Backend whose every call fails with an error carrying
+// internal details that must never reach a client.
+type failing struct{}
+
+var errSecret = errors.New("dial tcp 10.1.2.3:6379: connection refused (secret-internal-detail)")
+
+func (failing) Check(context.Context, string, []core.Policy, int, time.Time, []core.Decision) error {
+	return errSecret
+}
+func (failing) Peek(context.Context, string, []core.Policy, time.Time, []core.Decision) error {
+	return errSecret
+}
+func (failing) Reset(context.Context, string, []core.Policy) error { return errSecret }
+
+func TestKeyFuncRequired(t *testing.T) {
+	_, err := ratelimit.New(ratelimit.WithPolicy(core.MustParsePolicy("1/s")))
+	if !errors.Is(err, ratelimit.ErrNoKeyFunc) || !errors.Is(err, ratelimit.ErrInvalidConfig) {
+		t.Fatalf("err = %v, want ErrNoKeyFunc", err)
+	}
+}
+
+func TestConstructionErrors(t *testing.T) {
+	kf := ratelimit.WithKeyFunc(byHeader)
+	for name, opts := range map[string][]ratelimit.Option{
+		"bad policy":   {kf, ratelimit.WithPolicy(core.Policy{Limit: -1, Window: time.Second})},
+		"bad route":    {kf, ratelimit.WithRoute("GET", "/x", core.Policy{Limit: 1})},
+		"empty route":  {kf, ratelimit.WithRoute("GET", "", core.MustParsePolicy("1/s"))},
+		"twice":        {kf, ratelimit.WithRoute("GET", "/x", core.MustParsePolicy("1/s")), ratelimit.WithRoute("GET", "/x", core.MustParsePolicy("2/s"))},
+		"nil limiter":  {kf, ratelimit.WithLimiter(nil)},
+		"header mode":  {kf, ratelimit.WithHeaders(ratelimit.HeaderMode(42))},
+		"failure mode": {kf, ratelimit.WithFailureMode(ratelimit.FailureMode(9))},
+		"same names":   {kf, ratelimit.WithPolicy(core.MustParsePolicy("1/s;name=a"), core.MustParsePolicy("2/s;name=a"))},
+	} {
+		if _, err := ratelimit.New(opts...); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+func TestAllowThenDenyThenRecover(t *testing.T) {
+	lim, clk := newLimiter(t)
+	p := core.MustParsePolicy("2/10s;algorithm=fixed_window;name=api")
+	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(p))
+	clk.Set(t0.Add(3 * time.Second)) // 7 s left in the window
+
+	for i, wantR := range []string{`"api";r=1;t=7`, `"api";r=0;t=7`} {
+		rec := newRecorder()
+		if v := m.Handle(context.Background(), req("GET", "/", "k"), rec); v != ratelimit.Continue {
+			t.Fatalf("request %d: %v", i, v)
+		}
+		if got := rec.h.Get("Ratelimit"); got != wantR {
+			t.Errorf("request %d: RateLimit %q, want %q", i, got, wantR)
+		}
+		if got := rec.h.Get("Ratelimit-Policy"); got != `"api";q=2;w=10` {
+			t.Errorf("RateLimit-Policy %q", got)
+		}
+		if rec.status != 0 {
+			t.Errorf("allowed request written: %d", rec.status)
+		}
+	}
+	clk.Advance(500 * time.Millisecond) // 6.5 s left: rounds up to 7
+	rec := newRecorder()
+	if v := m.Handle(context.Background(), req("GET", "/", "k"), rec); v != ratelimit.Handled {
+		t.Fatal("third request not denied")
+	}
+	if rec.status != 429 || rec.ct != ratelimit.ContentTypeProblem {
+		t.Fatalf("status %d, content type %q", rec.status, rec.ct)
+	}
+	if got := rec.h.Get("Retry-After"); got != "7" || rec.h.Get("Ratelimit") != `"api";r=0;t=7` {
+		t.Errorf("Retry-After %q, RateLimit %q", got, rec.h.Get("Ratelimit"))
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(rec.body, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc["type"] != ratelimit.ProblemTypeQuotaExceeded || doc["status"] != float64(429) {
+		t.Errorf("problem %s", rec.body)
+	}
+	if v, _ := doc["violated-policies"].([]any); len(v) != 1 || v[0] != "api" {
+		t.Errorf("violated-policies %v", doc["violated-policies"])
+	}
+	// Another key is independent.
+	if v := m.Handle(context.Background(), req("GET", "/", "other"), newRecorder()); v != ratelimit.Continue {
+		t.Error("other key denied")
+	}
+	clk.Advance(6500 * time.Millisecond)
+	if v := m.Handle(context.Background(), req("GET", "/", "k"), newRecorder()); v != ratelimit.Continue {
+		t.Error("not admitted after Retry-After")
+	}
+}
+
+func TestMultiPolicyIsAtomic(t *testing.T) {
+	lim, clk := newLimiter(t)
+	perSec := core.MustParsePolicy("2/1s;algorithm=fixed_window;name=second")
+	perMin := core.MustParsePolicy("3/1m;algorithm=fixed_window;name=minute")
+	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(perSec, perMin))
+	ctx := context.Background()
+	for i := 0; i < 2; i++ {
+		if m.Handle(ctx, req("GET", "/", "k"), newRecorder()) != ratelimit.Continue {
+			t.Fatalf("request %d denied", i)
+		}
+	}
+	rec := newRecorder()
+	if m.Handle(ctx, req("GET", "/", "k"), rec) != ratelimit.Handled {
+		t.Fatal("third request in one second admitted")
+	}
+	// The per-second denial consumed nothing from the per-minute quota.
+	if got := rec.h.Get("Ratelimit"); got != `"second";r=0;t=1, "minute";r=1;t=60` {
+		t.Errorf("RateLimit %q", got)
+	}
+	if !strings.Contains(string(rec.body), `"violated-policies":["second"]`) {
+		t.Errorf("body %s", rec.body)
+	}
+	clk.Advance(time.Second)
+	rec = newRecorder()
+	if m.Handle(ctx, req("GET", "/", "k"), rec) != ratelimit.Continue {
+		t.Fatal("denied after the second passed")
+	}
+	if got := rec.h.Get("Ratelimit"); got != `"second";r=1;t=1, "minute";r=0;t=59` {
+		t.Errorf("RateLimit %q", got)
+	}
+}
+
+func TestRouteTable(t *testing.T) {
+	lim, _ := newLimiter(t)
+	global := core.MustParsePolicy("100/1m;name=global")
+	login := core.MustParsePolicy("1/1m;name=login")
+	anyAdmin := core.MustParsePolicy("5/1m;name=admin")
+	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(global),
+		ratelimit.WithRoute("POST", "/login", login, global),
+		ratelimit.WithRoute("", "/admin", anyAdmin))
+	if !m.HasRoutes() {
+		t.Fatal("HasRoutes false")
+	}
+	for _, c := range []struct {
+		method, route string
+		want          []core.Policy
+	}{
+		{"POST", "/login", []core.Policy{login, global}},
+		{"GET", "/login", []core.Policy{global}},
+		{"DELETE", "/admin", []core.Policy{anyAdmin}},
+		{"GET", "", []core.Policy{global}},
+	} {
+		got := m.Policies(c.method, c.route)
+		if len(got) != len(c.want) {
+			t.Errorf("%s %s: %v", c.method, c.route, got)
+			continue
+		}
+		for i := range got {
+			if got[i] != c.want[i] {
+				t.Errorf("%s %s: %v", c.method, c.route, got)
+			}
+		}
+	}
+	ctx := context.Background()
+	if m.Handle(ctx, req("POST", "/login", "k"), newRecorder()) != ratelimit.Continue {
+		t.Fatal("first login denied")
+	}
+	if m.Handle(ctx, req("POST", "/login", "k"), newRecorder()) != ratelimit.Handled {
+		t.Fatal("second login admitted")
+	}
+	rec := newRecorder()
+	if m.Handle(ctx, req("GET", "/home", "k"), rec) != ratelimit.Continue {
+		t.Fatal("home denied")
+	}
+	// The admitted login counted against the shared global quota, the denied one did not.
+	if got := rec.h.Get("Ratelimit"); got != `"global";r=98;t=2` {
+		t.Errorf("RateLimit %q", got)
+	}
+}
+
+func TestRouteOnlyLimitsListedRoutes(t *testing.T) {
+	lim, _ := newLimiter(t)
+	var seen []ratelimit.Outcome
+	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader),
+		ratelimit.WithRoute("POST", "/login", core.MustParsePolicy("1/1m")),
+		ratelimit.WithObserver(func(_ context.Context, e ratelimit.Event) { seen = append(seen, e.Outcome) }))
+	rec := newRecorder()
+	for i := 0; i < 3; i++ {
+		if m.Handle(context.Background(), req("GET", "/", "k"), rec) != ratelimit.Continue {
+			t.Fatal("unlisted route limited")
+		}
+	}
+	if len(rec.h) != 0 || len(seen) != 3 || seen[0] != ratelimit.OutcomeSkipped {
+		t.Errorf("headers %v, outcomes %v", rec.h, seen)
+	}
+	m.Handle(context.Background(), req("POST", "/login", "k"), rec)
+	if got := rec.h.Get("Ratelimit"); got != `"1/1m";r=0;t=60` {
+		t.Errorf("generated name: RateLimit %q", got)
+	}
+}
+
+func TestDerivedRouteMiddleware(t *testing.T) {
+	lim, _ := newLimiter(t)
+	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(core.MustParsePolicy("100/1m;name=g")),
+		ratelimit.WithRoute("GET", "/x", core.MustParsePolicy("50/1m;name=x")))
+	rm, err := m.Route(core.MustParsePolicy("1/1m;name=strict"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rm.HasRoutes() || rm.Limiter() != m.Limiter() {
+		t.Error("route middleware keeps the route table or loses the limiter")
+	}
+	if rm.Handle(context.Background(), req("GET", "/x", "k"), newRecorder()) != ratelimit.Continue ||
+		rm.Handle(context.Background(), req("GET", "/x", "k"), newRecorder()) != ratelimit.Handled {
+		t.Error("route middleware does not apply its own policy")
+	}
+	if _, err := m.Route(core.Policy{}); !errors.Is(err, core.ErrInvalidPolicy) {
+		t.Errorf("invalid route policy: %v", err)
+	}
+}
+
+func TestSkipRules(t *testing.T) {
+	lim, _ := newLimiter(t)
+	p := core.MustParsePolicy("1/1m")
+	skipHealth := func(r keyfuncs.Request) bool { return r.Path() == "/healthz" }
+	kf := func(r keyfuncs.Request) (string, error) {
+		if r.Header("X-Key") == "internal" {
+			return "", keyfuncs.ErrSkip
+		}
+		return byHeader(r)
+	}
+	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(kf), ratelimit.WithPolicy(p), ratelimit.WithSkip(skipHealth),
+		ratelimit.WithCost(func(r keyfuncs.Request) int {
+			if r.Method() == "OPTIONS" {
+				return 0
+			}
+			return 1
+		}))
+	for _, r := range []*keyfuncstest.Request{req("GET", "/healthz", "k"), req("GET", "/", "internal"), req("OPTIONS", "/", "k")} {
+		for i := 0; i < 3; i++ {
+			rec := newRecorder()
+			if m.Handle(context.Background(), r, rec) != ratelimit.Continue || len(rec.h) != 0 {
+				t.Fatalf("%s %s %s: limited or headers %v", r.Verb, r.URLPath, r.Header("X-Key"), rec.h)
+			}
+		}
+	}
+}
+
+func TestMissingKeyRefused(t *testing.T) {
+	lim, _ := newLimiter(t)
+	var got ratelimit.Event
+	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(core.MustParsePolicy("1/1m")),
+		ratelimit.WithObserver(func(_ context.Context, e ratelimit.Event) { got = e }))
+	rec := newRecorder()
+	if m.Handle(context.Background(), req("GET", "/", ""), rec) != ratelimit.Handled {
+		t.Fatal("missing key admitted")
+	}
+	if rec.status != 401 || !strings.Contains(string(rec.body), "header X-Key") {
+		t.Errorf("status %d body %s", rec.status, rec.body)
+	}
+	if got.Outcome != ratelimit.OutcomeRefused {
+		t.Errorf("outcome %v", got.Outcome)
+	}
+}
+
+func TestUnusableKeyAndCost(t *testing.T) {
+	lim, _ := newLimiter(t)
+	long := strings.Repeat("k", core.MaxKeyLen+1)
+	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(core.MustParsePolicy("5/1m")),
+		ratelimit.WithCost(func(r keyfuncs.Request) int { return len(r.Path()) }))
+	rec := newRecorder()
+	if m.Handle(context.Background(), req("GET", "/", long), rec) != ratelimit.Handled || rec.status != 400 {
+		t.Errorf("over-long key: status %d", rec.status)
+	}
+	rec = newRecorder()
+	if m.Handle(context.Background(), req("GET", "/123456", "k"), rec) != ratelimit.Handled || rec.status != 413 {
+		t.Errorf("cost above capacity: status %d", rec.status)
+	}
+}
+
+func TestFailureModes(t *testing.T) {
+	lim := core.NewLimiter(failing{})
+	for _, c := range []struct {
+		mode    ratelimit.FailureMode
+		verdict ratelimit.Verdict
+		status  int
+		outcome ratelimit.Outcome
+	}{
+		{ratelimit.FailOpen, ratelimit.Continue, 0, ratelimit.OutcomeFailedOpen},
+		{ratelimit.FailClosed, ratelimit.Handled, 503, ratelimit.OutcomeFailedClosed},
+	} {
+		t.Run(c.mode.String(), func(t *testing.T) {
+			var ev ratelimit.Event
+			m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(core.MustParsePolicy("1/1m")),
+				ratelimit.WithFailureMode(c.mode), ratelimit.WithObserver(func(_ context.Context, e ratelimit.Event) { ev = e }))
+			rec := newRecorder()
+			if v := m.Handle(context.Background(), req("GET", "/", "k"), rec); v != c.verdict {
+				t.Fatalf("verdict %v", v)
+			}
+			if rec.status != c.status || len(rec.h) != 0 {
+				t.Errorf("status %d headers %v", rec.status, rec.h)
+			}
+			if strings.Contains(string(rec.body), "secret") || strings.Contains(string(rec.body), "10.1.2.3") {
+				t.Errorf("internal error text in body: %s", rec.body)
+			}
+			if ev.Outcome != c.outcome || !errors.Is(ev.Err, errSecret) {
+				t.Errorf("event %v %v", ev.Outcome, ev.Err)
+			}
+		})
+	}
+}
+
+func TestKeyFuncFailureFollowsFailureMode(t *testing.T) {
+	lim, _ := newLimiter(t)
+	broken := func(keyfuncs.Request) (string, error) { return "", errSecret }
+	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(broken), ratelimit.WithPolicy(core.MustParsePolicy("1/1m")),
+		ratelimit.WithFailureMode(ratelimit.FailClosed))
+	rec := newRecorder()
+	if m.Handle(context.Background(), req("GET", "/", "k"), rec) != ratelimit.Handled || rec.status != 503 || strings.Contains(string(rec.body), "secret") {
+		t.Errorf("status %d body %s", rec.status, rec.body)
+	}
+}
+
+func TestNegativeCostIsAFailure(t *testing.T) {
+	lim, _ := newLimiter(t)
+	var ev ratelimit.Event
+	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(core.MustParsePolicy("1/1m")),
+		ratelimit.WithCost(func(keyfuncs.Request) int { return -1 }),
+		ratelimit.WithObserver(func(_ context.Context, e ratelimit.Event) { ev = e }))
+	if m.Handle(context.Background(), req("GET", "/", "k"), newRecorder()) != ratelimit.Continue || !errors.Is(ev.Err, ratelimit.ErrNegativeCost) {
+		t.Errorf("event %v %v", ev.Outcome, ev.Err)
+	}
+}
+
+func TestCustomHandlers(t *testing.T) {
+	lim, _ := newLimiter(t)
+	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(core.MustParsePolicy("1/1m;name=p")),
+		ratelimit.WithHeaders(ratelimit.HeadersXRateLimit),
+		ratelimit.WithDeniedHandler(func(_ keyfuncs.Request, res ratelimit.Response, r core.Result) error {
+			return res.Write(http.StatusServiceUnavailable, "text/plain", []byte("slow down: "+r.Decision().Policy.Name))
+		}))
+	m.Handle(context.Background(), req("GET", "/", "k"), newRecorder())
+	rec := newRecorder()
+	m.Handle(context.Background(), req("GET", "/", "k"), rec)
+	if rec.status != 503 || string(rec.body) != "slow down: p" || rec.h.Get("Retry-After") != "60" || rec.h.Get("X-Ratelimit-Remaining") != "0" {
+		t.Errorf("status %d body %q headers %v", rec.status, rec.body, rec.h)
+	}
+}
+
+func TestShapingHoldsLeakyBucketRequests(t *testing.T) {
+	lim, _ := newLimiter(t)
+	var waited []time.Duration
+	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader),
+		ratelimit.WithPolicy(core.MustParsePolicy("10/1s;burst=5;algorithm=leaky_bucket")),
+		ratelimit.WithShaping(func(_ context.Context, d time.Duration) error { waited = append(waited, d); return nil }))
+	for i := 0; i < 3; i++ {
+		if m.Handle(context.Background(), req("GET", "/", "k"), newRecorder()) != ratelimit.Continue {
+			t.Fatal("denied")
+		}
+	}
+	if len(waited) == 0 || waited[len(waited)-1] <= 0 {
+		t.Errorf("no shaping delay: %v", waited)
+	}
+	m2, _ := m.With(ratelimit.WithShaping(func(ctx context.Context, d time.Duration) error { return context.Canceled }))
+	if m2.Handle(context.Background(), req("GET", "/", "k"), newRecorder()) != ratelimit.Handled {
+		t.Error("a cancelled wait must end the request")
+	}
+}
+
+func TestConfigMatchesOptions(t *testing.T) {
+	lim, _ := newLimiter(t)
+	m, err := ratelimit.NewFromConfig(ratelimit.Config{
+		Limiter:  lim,
+		KeyFunc:  byHeader,
+		Policies: []core.Policy{core.MustParsePolicy("1/1m;name=c")},
+		Routes:   []ratelimit.RouteRule{{Method: "GET", Pattern: "/r", Policies: []core.Policy{core.MustParsePolicy("2/1m;name=r")}}},
+		Headers:  ratelimit.HeadersDraft06,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := newRecorder()
+	m.Handle(context.Background(), req("GET", "/r", "k"), rec)
+	if rec.h.Get("Ratelimit-Limit") != "2" || rec.h.Get("Ratelimit-Policy") != "2;w=60" {
+		t.Errorf("headers %v", rec.h)
+	}
+	if _, err := ratelimit.NewFromConfig(ratelimit.Config{}); !errors.Is(err, ratelimit.ErrNoKeyFunc) {
+		t.Errorf("empty config: %v", err)
+	}
+}
+
+func TestDefaultLimiterWorks(t *testing.T) {
+	m := mustNew(t, ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(core.MustParsePolicy("1/1h")))
+	if m.Handle(context.Background(), req("GET", "/", "k"), newRecorder()) != ratelimit.Continue ||
+		m.Handle(context.Background(), req("GET", "/", "k"), newRecorder()) != ratelimit.Handled {
+		t.Error("default memory limiter does not limit")
+	}
+}
+
+func TestConcurrentHandleCountsExactly(t *testing.T) {
+	lim, _ := newLimiter(t)
+	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(core.MustParsePolicy("50/1m"), core.MustParsePolicy("80/1h")))
+	var mu sync.Mutex
+	allowed := 0
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 20; i++ {
+				if m.Handle(context.Background(), req("GET", "/", "k"), newRecorder()) == ratelimit.Continue {
+					mu.Lock()
+					allowed++
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if allowed != 50 {
+		t.Errorf("%d admitted, want 50", allowed)
+	}
+}

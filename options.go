@@ -1,0 +1,193 @@
+package ratelimit
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/keyfuncs"
+)
+
+// Option configures a Middleware. Options are applied in order; a later
+// option of the same kind replaces an earlier one, except WithRoute,
+// WithSkip and WithObserver, which accumulate.
+type Option func(*settings)
+
+// FailureMode says what happens to a request when the limiter fails (a
+// backend error, a timeout) or the key function returns an unexpected
+// error. The zero value is FailOpen.
+type FailureMode uint8
+
+const (
+	// FailOpen lets the request proceed unchecked and without rate-limit
+	// headers; observers see OutcomeFailedOpen. The default: an outage of
+	// the rate-limit store does not become an outage of the service.
+	FailOpen FailureMode = iota
+	// FailClosed answers 503 Service Unavailable through the error
+	// handler; observers see OutcomeFailedClosed.
+	FailClosed
+)
+
+// String returns "open" or "closed".
+func (f FailureMode) String() string {
+	if f == FailClosed {
+		return "closed"
+	}
+	return "open"
+}
+
+type route struct {
+	method, pattern string
+	policies        []core.Policy
+}
+
+// settings is what options write; New validates it into a Middleware.
+type settings struct {
+	limiter   *core.Limiter
+	policies  []core.Policy
+	routes    []route
+	keyFunc   keyfuncs.KeyFunc
+	cost      func(keyfuncs.Request) int
+	skips     []func(keyfuncs.Request) bool
+	mode      HeaderMode
+	denied    DeniedHandler
+	onError   ErrorHandler
+	failure   FailureMode
+	observers []Observer
+	shaper    func(context.Context, time.Duration) error
+	errs      []error
+}
+
+func (s *settings) clone() settings {
+	c := *s
+	c.policies = append([]core.Policy(nil), s.policies...)
+	c.routes = append([]route(nil), s.routes...)
+	c.skips = append([]func(keyfuncs.Request) bool(nil), s.skips...)
+	c.observers = append([]Observer(nil), s.observers...)
+	c.errs = append([]error(nil), s.errs...)
+	return c
+}
+
+// WithLimiter sets the limiter that decides checks. The default is a
+// limiter over a fresh in-memory store (core/memstore) on the system
+// clock: fine for one process, not shared between instances. Give a
+// limiter over core/redisstore to share quotas, or one with a
+// core.ManualClock in tests.
+func WithLimiter(l *core.Limiter) Option {
+	return func(s *settings) {
+		if l == nil {
+			s.errs = append(s.errs, fmt.Errorf("%w: WithLimiter(nil)", ErrInvalidConfig))
+			return
+		}
+		s.limiter = l
+	}
+}
+
+// WithPolicy sets the global policies, checked for every request whose
+// route has no entry in the route table. Several policies ("10 per second
+// and 1000 per hour") are checked in one atomic call: a request is
+// admitted only if all admit it, and a denial consumes nothing. Within one
+// call the policies' names (PolicyName) must differ. Without any global
+// policy only routes in the route table are limited.
+func WithPolicy(policies ...core.Policy) Option {
+	return func(s *settings) { s.policies = append([]core.Policy(nil), policies...) }
+}
+
+// WithRoute adds a route table entry: requests with the given method and
+// route pattern are checked against policies instead of the global ones.
+// method "" matches every method; an entry with the request's exact method
+// wins over one with "". pattern is compared with keyfuncs.Request.Route,
+// the pattern of the matched route as the framework spells it ("/login",
+// "/users/{id}" on net/http, "/users/:id" on Gin and Echo).
+//
+// Backends keep state per key and Policy value, so a route policy equal to
+// a global one (same name and numbers) shares its quota: list the global
+// policy here too to keep counting the route against it.
+func WithRoute(method, pattern string, policies ...core.Policy) Option {
+	return func(s *settings) {
+		s.routes = append(s.routes, route{method: method, pattern: pattern, policies: append([]core.Policy(nil), policies...)})
+	}
+}
+
+// WithKeyFunc sets the key function, which is required: New fails with
+// ErrNoKeyFunc without one. See package keyfuncs for client IP, header,
+// route and composite keys.
+func WithKeyFunc(f keyfuncs.KeyFunc) Option {
+	return func(s *settings) { s.keyFunc = f }
+}
+
+// WithCost sets the cost of a request in units; the default is 1 for
+// every request. A cost of 0 lets the request through unchecked; a
+// negative cost is a programming error handled like a limiter failure; a
+// cost above a policy's capacity is refused with 413 by the error handler.
+func WithCost(f func(keyfuncs.Request) int) Option {
+	return func(s *settings) { s.cost = f }
+}
+
+// WithSkip adds a skip rule: requests for which skip returns true (health
+// checks, an allow list) proceed unchecked and without headers. Rules are
+// evaluated in order before the key function.
+func WithSkip(skip func(keyfuncs.Request) bool) Option {
+	return func(s *settings) {
+		if skip != nil {
+			s.skips = append(s.skips, skip)
+		}
+	}
+}
+
+// WithHeaders sets the header mode; the default is HeadersDraft11.
+func WithHeaders(m HeaderMode) Option {
+	return func(s *settings) { s.mode = m }
+}
+
+// WithDeniedHandler replaces DefaultDeniedHandler, which writes the 429
+// response of a denied request.
+func WithDeniedHandler(h DeniedHandler) Option {
+	return func(s *settings) { s.denied = h }
+}
+
+// WithErrorHandler replaces DefaultErrorHandler, which writes the response
+// of a request refused for an unusable key or cost, or because the
+// limiter failed under FailClosed.
+func WithErrorHandler(h ErrorHandler) Option {
+	return func(s *settings) { s.onError = h }
+}
+
+// WithFailureMode sets what happens when the limiter fails; the default
+// is FailOpen.
+func WithFailureMode(f FailureMode) Option {
+	return func(s *settings) { s.failure = f }
+}
+
+// WithObserver adds an observer, called for every request with the
+// outcome (metrics, logs, traces).
+func WithObserver(o Observer) Option {
+	return func(s *settings) {
+		if o != nil {
+			s.observers = append(s.observers, o)
+		}
+	}
+}
+
+// WithShaping sets how an admitted request is held when a decision asks
+// for a delay (core.Decision.Delay, set by the leaky bucket to space
+// admitted requests evenly). wait is called with the request's context
+// and the longest delay of the check; an error (the client went away)
+// ends the request without a response. The default waits on a timer; nil
+// disables shaping: requests proceed at once.
+func WithShaping(wait func(ctx context.Context, d time.Duration) error) Option {
+	return func(s *settings) { s.shaper = wait }
+}
+
+// sleepCtx waits d or until ctx is done.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

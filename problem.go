@@ -1,0 +1,89 @@
+package ratelimit
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/keyfuncs"
+)
+
+// ProblemTypeQuotaExceeded is the problem type the RateLimit header draft
+// defines for a request that exceeds one or more quota policies. Its
+// extension member "violated-policies" lists the names of those policies.
+const ProblemTypeQuotaExceeded = "https://iana.org/assignments/http-problem-types#quota-exceeded"
+
+// ContentTypeProblem is the media type of RFC 9457 problem documents.
+const ContentTypeProblem = "application/problem+json"
+
+// DeniedHandler writes the response to a request a policy denied. When it
+// is called, the rate-limit header fields and Retry-After are already set
+// on res. It must call res.Write exactly once, with a 4xx or 5xx status.
+// result.Decisions is reused after it returns. The error of res.Write is
+// returned.
+type DeniedHandler func(req keyfuncs.Request, res Response, result core.Result) error
+
+// ErrorHandler writes the response to a request the middleware refuses
+// without a denial: status is 400 (or the status of a
+// *keyfuncs.MissingKeyError) for an unusable key, 413 for a cost larger
+// than a policy's capacity, 503 when the limiter failed and the failure
+// mode is FailClosed. err says why; it may hold internal details and must
+// not be written into the response. It must call res.Write exactly once.
+type ErrorHandler func(req keyfuncs.Request, res Response, status int, err error) error
+
+// problem is an RFC 9457 problem document.
+type problem struct {
+	Type             string   `json:"type"`
+	Title            string   `json:"title"`
+	Status           int      `json:"status"`
+	Detail           string   `json:"detail,omitempty"`
+	ViolatedPolicies []string `json:"violated-policies,omitempty"`
+}
+
+// DefaultDeniedHandler answers 429 Too Many Requests with an
+// application/problem+json document of type ProblemTypeQuotaExceeded whose
+// "violated-policies" names the policies that denied the request (their
+// PolicyName).
+func DefaultDeniedHandler(_ keyfuncs.Request, res Response, result core.Result) error {
+	p := problem{
+		Type:   ProblemTypeQuotaExceeded,
+		Title:  "Request cannot be satisfied as the assigned quota has been exceeded",
+		Status: http.StatusTooManyRequests,
+		Detail: "Too many requests; retry after the number of seconds in Retry-After.",
+	}
+	for i := range result.Decisions {
+		if !result.Decisions[i].Allowed {
+			p.ViolatedPolicies = append(p.ViolatedPolicies, PolicyName(result.Decisions[i].Policy))
+		}
+	}
+	return writeProblem(res, &p)
+}
+
+// DefaultErrorHandler answers status with an application/problem+json
+// document of type "about:blank" whose title is the status text. Only a
+// *keyfuncs.MissingKeyError contributes a detail (its Source, which key
+// functions promise is safe to show); no other error text is written.
+func DefaultErrorHandler(_ keyfuncs.Request, res Response, status int, err error) error {
+	p := problem{Type: "about:blank", Title: http.StatusText(status), Status: status}
+	var mk *keyfuncs.MissingKeyError
+	switch {
+	case errors.As(err, &mk):
+		p.Detail = "Missing rate-limit key: " + mk.Source + "."
+	case errors.Is(err, core.ErrInvalidKey):
+		p.Detail = "The request's rate-limit key is unusable."
+	case errors.Is(err, core.ErrCostExceedsCapacity):
+		p.Detail = "The request costs more than the quota can ever admit."
+	case status == http.StatusServiceUnavailable:
+		p.Detail = "Rate limiting is unavailable; try again later."
+	}
+	return writeProblem(res, &p)
+}
+
+func writeProblem(res Response, p *problem) error {
+	body, err := json.Marshal(p)
+	if err != nil { // cannot happen for strings and ints; keep the status anyway
+		body = nil
+	}
+	return res.Write(p.Status, ContentTypeProblem, body)
+}

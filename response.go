@@ -1,0 +1,39 @@
+package ratelimit
+
+// Response is the part of an HTTP response the middleware writes to. Each
+// adapter implements it over its framework's response.
+//
+// The middleware calls SetHeader any number of times, then Write at most
+// once; after Write it touches the response no more.
+type Response interface {
+	// SetHeader sets the response header name to the single value value,
+	// replacing any previous value. name is always in canonical form
+	// ("Ratelimit-Policy", "Retry-After"), so implementations need not
+	// canonicalise it; value never contains CR, LF or NUL.
+	SetHeader(name, value string)
+	// Write sends the status line, a Content-Type of contentType and body,
+	// completing the response. An error means the body could not be
+	// written (the client went away); the middleware reports it to
+	// observers and otherwise ignores it.
+	Write(status int, contentType string, body []byte) error
+}
+
+// Verdict tells an adapter what to do after Middleware.Handle.
+type Verdict uint8
+
+const (
+	// Continue: call the next handler. Rate-limit headers, if any, are
+	// already set on the response.
+	Continue Verdict = iota
+	// Handled: a complete response has been written (429, 400, 503...); do
+	// not call the next handler.
+	Handled
+)
+
+// String returns "continue" or "handled".
+func (v Verdict) String() string {
+	if v == Handled {
+		return "handled"
+	}
+	return "continue"
+}
