@@ -71,21 +71,22 @@ func (s *Store) apply(sh *shard, pi *policyInfo, key string, cost, now int64, m 
 		return o, !ok, nil
 	case core.SlidingLog:
 		t := tableOf[*logState](sh, pi, write)
-		l, ok := t.get(key)
-		var empty logState
-		if !ok {
-			l = &empty
+		cur, ok := t.get(key)
+		var empty algo.Log // a new key: evaluate against an empty log
+		l := &empty
+		if ok {
+			l = &cur.Log
 		}
-		o, ts := algo.SlidingLog(p, &l.Log, cost, now)
+		o, ts := algo.SlidingLog(p, l, cost, now)
 		if write && o.Allowed && cost > 0 {
 			if err := s.room(sh, m, ok, key); err != nil {
 				return o, !ok, err
 			}
 			if !ok {
-				l = new(logState)
+				cur = new(logState)
 			}
-			algo.CommitSlidingLog(p, &l.Log, cost, ts, now)
-			t.put(key, l, !ok)
+			algo.CommitSlidingLog(p, &cur.Log, cost, ts, now)
+			t.put(key, cur, !ok)
 		}
 		return o, !ok, nil
 	}

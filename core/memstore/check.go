@@ -92,6 +92,7 @@ func (s *Store) Check(ctx context.Context, key string, policies []core.Policy, c
 			if out[i].Allowed { // had room: report the state as it stands
 				o, _, _ := s.apply(sh, pi, key, 0, n, evaluate)
 				out[i] = o.Decision(pi.policy)
+				out[i].Delay = 0
 			}
 		}
 		return nil

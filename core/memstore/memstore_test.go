@@ -1,0 +1,398 @@
+package memstore_test
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/memstore"
+)
+
+var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+// newStore returns a store without background sweeping, closed at the end
+// of the test.
+func newStore(t *testing.T, opts ...memstore.Option) *memstore.Store {
+	t.Helper()
+	s := memstore.New(append([]memstore.Option{memstore.WithSweepInterval(0)}, opts...)...)
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// hundred is a policy of capacity 100 that refills nothing while the clock
+// stands still.
+func hundred(a core.Algorithm) core.Policy {
+	return core.Policy{Name: "hundred", Limit: 100, Window: time.Hour, Algorithm: a}
+}
+
+func TestConcurrentChecksOnOneKeyAdmitExactlyTheLimit(t *testing.T) {
+	for _, a := range core.Algorithms() {
+		t.Run(string(a), func(t *testing.T) {
+			s := newStore(t)
+			lim := core.NewLimiter(s, core.WithClock(core.NewManualClock(t0)))
+			p := hundred(a)
+			var admitted, denied atomic.Int64
+			var wg sync.WaitGroup
+			for g := 0; g < 32; g++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := 0; i < 20; i++ {
+						d, err := lim.Allow(context.Background(), "hot", p)
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						if d.Allowed {
+							admitted.Add(1)
+						} else {
+							denied.Add(1)
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			if admitted.Load() != 100 || denied.Load() != 540 {
+				t.Fatalf("admitted %d, denied %d; want 100 and 540", admitted.Load(), denied.Load())
+			}
+		})
+	}
+}
+
+func TestMultiPolicyCheckIsAllOrNothing(t *testing.T) {
+	for _, a := range core.Algorithms() {
+		t.Run(string(a), func(t *testing.T) {
+			s := newStore(t)
+			lim := core.NewLimiter(s, core.WithClock(core.NewManualClock(t0)))
+			ctx := context.Background()
+			wide := core.Policy{Name: "wide", Limit: 5, Window: time.Hour, Algorithm: a}
+			narrow := core.Policy{Name: "narrow", Limit: 2, Window: time.Hour, Algorithm: a}
+			both := []core.Policy{wide, narrow}
+			for i := 0; i < 2; i++ {
+				r, err := lim.Check(ctx, "k", both, 1, nil)
+				if err != nil || !r.Allowed {
+					t.Fatalf("check %d: %+v, %v; want admitted", i, r, err)
+				}
+			}
+			r, err := lim.Check(ctx, "k", both, 1, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Allowed || r.Binding != 1 {
+				t.Fatalf("third check: allowed %v, binding %d; want denied by narrow", r.Allowed, r.Binding)
+			}
+			w := r.Decisions[0]
+			if !w.Allowed || w.Remaining != 3 || w.RetryAfter != 0 || w.Delay != 0 {
+				t.Fatalf("wide in a denied check: %+v; want allowed with 3 remaining as they stand", w)
+			}
+			if n := r.Decisions[1]; n.Allowed || n.Remaining != 0 || n.RetryAfter <= 0 {
+				t.Fatalf("narrow: %+v; want denied with a RetryAfter", n)
+			}
+			// Nothing was consumed from wide: three more fit alone.
+			for i := 0; i < 3; i++ {
+				if d, err := lim.Allow(ctx, "k", wide); err != nil || !d.Allowed {
+					t.Fatalf("wide alone, %d: %+v, %v; want admitted", i, d, err)
+				}
+			}
+			if d, _ := lim.Allow(ctx, "k", wide); d.Allowed {
+				t.Fatal("wide admitted a sixth unit")
+			}
+		})
+	}
+}
+
+func TestDuplicatePolicyIsConsumedOnce(t *testing.T) {
+	s := newStore(t)
+	lim := core.NewLimiter(s, core.WithClock(core.NewManualClock(t0)))
+	p := core.Policy{Limit: 4, Window: time.Minute, Algorithm: core.SlidingLog}
+	r, err := lim.Check(context.Background(), "k", []core.Policy{p, p}, 1, nil)
+	if err != nil || !r.Allowed {
+		t.Fatalf("%+v, %v", r, err)
+	}
+	if r.Decisions[0] != r.Decisions[1] || r.Decisions[0].Remaining != 3 {
+		t.Fatalf("decisions %+v; want two equal ones with 3 remaining", r.Decisions)
+	}
+	if d, _ := lim.Peek(context.Background(), "k", p); d.Remaining != 3 {
+		t.Fatalf("after the check: %d remaining, want 3", d.Remaining)
+	}
+	if s.Len() != 1 {
+		t.Fatalf("Len = %d, want 1", s.Len())
+	}
+}
+
+func TestMaxKeys(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t, memstore.WithShards(1), memstore.WithMaxKeys(3))
+	clock := core.NewManualClock(t0)
+	lim := core.NewLimiter(s, core.WithClock(clock))
+	short := core.Policy{Name: "short", Limit: 1, Window: time.Second}
+	long := core.Policy{Name: "long", Limit: 1, Window: time.Hour}
+
+	for _, k := range []string{"a", "b"} {
+		if d, err := lim.Allow(ctx, k, long); err != nil || !d.Allowed {
+			t.Fatalf("%s: %+v, %v", k, d, err)
+		}
+	}
+	if d, err := lim.Allow(ctx, "c", short); err != nil || !d.Allowed {
+		t.Fatalf("c: %+v, %v", d, err)
+	}
+	// Full: a new key is refused and nothing changes.
+	if _, err := lim.Allow(ctx, "d", long); !errors.Is(err, memstore.ErrStoreFull) {
+		t.Fatalf("d in a full store: %v, want ErrStoreFull", err)
+	}
+	if s.Len() != 3 {
+		t.Fatalf("Len = %d, want 3", s.Len())
+	}
+	if d, _ := lim.Peek(ctx, "d", long); d.Remaining != 1 {
+		t.Fatalf("d after the refusal: %+v; want untouched", d)
+	}
+	// Keys with state keep working, and keep their state: no refund.
+	if d, err := lim.Allow(ctx, "a", long); err != nil || d.Allowed {
+		t.Fatalf("a again: %+v, %v; want denied, not evicted", d, err)
+	}
+	// A key with state still gets no new state under another policy.
+	if _, err := lim.Check(ctx, "b", []core.Policy{long, short}, 1, nil); err != nil {
+		t.Fatalf("b denied under long: %v; a denied check needs no room", err)
+	}
+	if _, err := lim.Check(ctx, "b", []core.Policy{short}, 1, nil); !errors.Is(err, memstore.ErrStoreFull) {
+		t.Fatalf("b under a new policy: %v, want ErrStoreFull", err)
+	}
+	// Once c's state has expired, a new key reclaims it and fits.
+	clock.Advance(time.Second)
+	if d, err := lim.Allow(ctx, "d", long); err != nil || !d.Allowed {
+		t.Fatalf("d after c expired: %+v, %v; want admitted", d, err)
+	}
+	if s.Len() != 3 {
+		t.Fatalf("Len = %d, want 3", s.Len())
+	}
+	// Reset makes room too.
+	if err := lim.Reset(ctx, "a", long); err != nil {
+		t.Fatal(err)
+	}
+	// A multi-policy check needing two new states, with room for one, is
+	// refused whole; with one state it fits.
+	if _, err := lim.Check(ctx, "e", []core.Policy{long, short}, 1, nil); !errors.Is(err, memstore.ErrStoreFull) {
+		t.Fatalf("e under two policies: %v, want ErrStoreFull", err)
+	}
+	if s.Len() != 2 {
+		t.Fatalf("Len = %d after a refused check, want 2", s.Len())
+	}
+	if d, err := lim.Allow(ctx, "e", long); err != nil || !d.Allowed {
+		t.Fatalf("e after a reset: %+v, %v; want admitted", d, err)
+	}
+}
+
+func TestBadInputIsATypedErrorAndChangesNothing(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t)
+	good := core.Policy{Name: "good", Limit: 3, Window: time.Minute, Algorithm: core.TokenBucket}
+	if _, err := s.CheckOne(ctx, "k", good, 2, t0); err != nil {
+		t.Fatal(err)
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	cases := []struct {
+		name     string
+		ctx      context.Context
+		key      string
+		policies []core.Policy
+		cost     int
+		out      int
+		want     error
+	}{
+		{"empty key", ctx, "", []core.Policy{good}, 1, 1, core.ErrInvalidKey},
+		{"no policy", ctx, "k", nil, 1, 1, core.ErrNoPolicy},
+		{"zero limit", ctx, "k", []core.Policy{good, {Limit: 0, Window: time.Second}}, 1, 2, core.ErrInvalidPolicy},
+		{"unknown algorithm", ctx, "k", []core.Policy{{Limit: 1, Window: time.Second, Algorithm: "lottery"}}, 1, 1, core.ErrUnknownAlgorithm},
+		{"zero cost", ctx, "k", []core.Policy{good}, 0, 1, core.ErrInvalidCost},
+		{"negative cost", ctx, "k", []core.Policy{good}, -1, 1, core.ErrInvalidCost},
+		{"cost above capacity", ctx, "k", []core.Policy{good}, 4, 1, core.ErrCostExceedsCapacity},
+		{"cancelled", cancelled, "k", []core.Policy{good}, 1, 1, context.Canceled},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out := make([]core.Decision, c.out)
+			out[0].Allowed = true
+			if err := s.Check(c.ctx, c.key, c.policies, c.cost, t0, out); !errors.Is(err, c.want) {
+				t.Errorf("Check: %v, want %v", err, c.want)
+			}
+			if out[0].Allowed {
+				t.Error("Check left a decision in out after an error")
+			}
+			if len(c.policies) == 1 {
+				if _, err := s.CheckOne(c.ctx, c.key, c.policies[0], c.cost, t0); !errors.Is(err, c.want) {
+					t.Errorf("CheckOne: %v, want %v", err, c.want)
+				}
+			}
+		})
+	}
+	var perr *core.PolicyError
+	if _, err := s.CheckOne(ctx, "k", core.Policy{Limit: 1, Window: -time.Second}, 1, t0); !errors.As(err, &perr) || perr.Field != "window" {
+		t.Errorf("negative window: %v, want a *core.PolicyError on window", err)
+	}
+	var cerr *core.CostError
+	if _, err := s.CheckOne(ctx, "k", good, 9, t0); !errors.As(err, &cerr) || cerr.Capacity != 3 {
+		t.Errorf("cost 9: %v, want a *core.CostError with capacity 3", err)
+	}
+	if err := s.Check(ctx, "k", []core.Policy{good, good}, 1, t0, make([]core.Decision, 1)); err == nil {
+		t.Error("Check with a short out: no error")
+	}
+	if err := s.Peek(ctx, "", []core.Policy{good}, t0, make([]core.Decision, 1)); !errors.Is(err, core.ErrInvalidKey) {
+		t.Errorf("Peek with an empty key: %v", err)
+	}
+	if err := s.Reset(ctx, "k", []core.Policy{{Limit: -1, Window: time.Second}}); !errors.Is(err, core.ErrInvalidPolicy) {
+		t.Errorf("Reset with an invalid policy: %v", err)
+	}
+	if err := s.Reset(ctx, "k", nil); !errors.Is(err, core.ErrNoPolicy) {
+		t.Errorf("Reset without a policy: %v", err)
+	}
+	// The state is as the one good check left it.
+	if s.Len() != 1 {
+		t.Fatalf("Len = %d, want 1", s.Len())
+	}
+	out := make([]core.Decision, 1)
+	if err := s.Peek(ctx, "k", []core.Policy{good}, t0, out); err != nil || out[0].Remaining != 1 {
+		t.Fatalf("peek after bad input: %+v, %v; want 1 remaining", out[0], err)
+	}
+}
+
+func TestPeekWritesNothing(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t)
+	p := core.Policy{Limit: 2, Window: time.Second, Algorithm: core.LeakyBucket}
+	out := make([]core.Decision, 1)
+	if err := s.Peek(ctx, "k", []core.Policy{p}, t0, out); err != nil {
+		t.Fatal(err)
+	}
+	if d := out[0]; !d.Allowed || d.Remaining != 2 || d.ResetAfter != 0 || s.Len() != 0 {
+		t.Fatalf("peek at a new key: %+v, Len %d; want full and nothing stored", d, s.Len())
+	}
+	for i := 0; i < 2; i++ {
+		if _, err := s.CheckOne(ctx, "k", p, 1, t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < 3; i++ {
+		if err := s.Peek(ctx, "k", []core.Policy{p}, t0, out); err != nil {
+			t.Fatal(err)
+		}
+		d := out[0]
+		if d.Allowed || d.Remaining != 0 || d.RetryAfter != 500*time.Millisecond || d.ResetAfter != time.Second || d.Delay != 0 {
+			t.Fatalf("peek %d at a full queue: %+v", i, d)
+		}
+	}
+}
+
+func TestResetForgetsOnlyTheGivenPolicies(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t)
+	lim := core.NewLimiter(s, core.WithClock(core.NewManualClock(t0)))
+	a := core.Policy{Name: "a", Limit: 1, Window: time.Minute}
+	b := core.Policy{Name: "b", Limit: 1, Window: time.Minute, Algorithm: core.FixedWindow}
+	if _, err := lim.Check(ctx, "k", []core.Policy{a, b}, 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	never := core.Policy{Name: "never used", Limit: 1, Window: time.Second}
+	if err := lim.Reset(ctx, "k", a, never); err != nil {
+		t.Fatal(err)
+	}
+	if s.Len() != 1 {
+		t.Fatalf("Len = %d, want 1", s.Len())
+	}
+	if d, _ := lim.Allow(ctx, "k", a); !d.Allowed {
+		t.Fatal("a is still exhausted after its reset")
+	}
+	if d, _ := lim.Allow(ctx, "k", b); d.Allowed {
+		t.Fatal("b was reset too")
+	}
+}
+
+func TestNoAllocationsOnAnExistingKey(t *testing.T) {
+	ctx := context.Background()
+	for _, a := range core.Algorithms() {
+		s := newStore(t)
+		p := core.Policy{Limit: 50, Window: time.Second, Algorithm: a}
+		now := t0
+		for i := 0; i < 200; i++ { // grow the sliding log to its full size
+			now = now.Add(time.Millisecond)
+			if _, err := s.CheckOne(ctx, "k", p, 1, now); err != nil {
+				t.Fatal(err)
+			}
+		}
+		allocs := testing.AllocsPerRun(1000, func() {
+			now = now.Add(time.Millisecond)
+			if _, err := s.CheckOne(ctx, "k", p, 1, now); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if allocs != 0 {
+			t.Errorf("%s: %v allocations per check, want 0", a, allocs)
+		}
+	}
+}
+
+func TestCloseStopsTheSweeper(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	s := memstore.New(memstore.WithSweepInterval(time.Millisecond))
+	for i := 0; i < 3000; i++ {
+		if _, err := s.CheckOne(context.Background(), "k"+strconv.Itoa(i), hundred(core.GCRA), 1, t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	// Still usable after Close.
+	if d, err := s.CheckOne(context.Background(), "k0", hundred(core.GCRA), 1, t0); err != nil || !d.Allowed {
+		t.Fatalf("check after Close: %+v, %v", d, err)
+	}
+}
+
+func TestBackgroundSweeperReclaims(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	s := memstore.New(memstore.WithSweepInterval(time.Millisecond))
+	defer s.Close()
+	p := core.Policy{Limit: 10, Window: time.Second}
+	for i := 0; i < 100; i++ {
+		if _, err := s.CheckOne(context.Background(), "k"+strconv.Itoa(i), p, 1, t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The store learns the time from checks; this one is the last left.
+	if _, err := s.CheckOne(context.Background(), "late", p, 1, t0.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	// Wait for the sweeper goroutine (not for a window: the clock is
+	// manual); give up after a generous deadline.
+	deadline := time.Now().Add(10 * time.Second)
+	for s.Len() != 1 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if s.Len() != 1 {
+		t.Fatalf("Len = %d after the sweeper had 10s, want 1", s.Len())
+	}
+}
+
+func TestLenCountsStatesPerPolicy(t *testing.T) {
+	s := newStore(t)
+	lim := core.NewLimiter(s, core.WithClock(core.NewManualClock(t0)))
+	ps := []core.Policy{hundred(core.GCRA), hundred(core.FixedWindow), hundred(core.SlidingLog)}
+	for _, k := range []string{"a", "b"} {
+		if _, err := lim.Check(context.Background(), k, ps, 1, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s.Len() != 6 {
+		t.Fatalf("Len = %d, want 6 (2 keys x 3 policies)", s.Len())
+	}
+}
