@@ -1,0 +1,486 @@
+package resilient_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/resilient"
+)
+
+var (
+	perSecond = core.Policy{Name: "per-second", Limit: 3, Window: time.Second, Algorithm: core.FixedWindow}
+	perMinute = core.Policy{Name: "per-minute", Limit: 5, Window: time.Minute, Algorithm: core.SlidingWindow}
+)
+
+// TestHealthyMatchesPrimary: while the primary answers, the wrapper's
+// decisions are the primary's, for single and multi-policy checks.
+func TestHealthyMatchesPrimary(t *testing.T) {
+	ref := core.NewLimiter(newMem(t), core.WithClock(core.NewManualClock(t0)))
+	clk := core.NewManualClock(t0)
+	b := resilient.New(newMem(t), resilient.WithClock(clk))
+	lim := core.NewLimiter(b, core.WithClock(clk))
+	refClk := ref.Clock().(*core.ManualClock)
+	ctx := context.Background()
+	for i := range 40 {
+		key := []string{"a", "b"}[i%2]
+		want, err := ref.AllowN(ctx, key, perSecond, 1+i%2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := lim.AllowN(ctx, key, perSecond, 1+i%2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Fatalf("check %d: got %+v, want %+v", i, got, want)
+		}
+		wantR, err := ref.Check(ctx, key, []core.Policy{perSecond, perMinute}, 1, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gotR, err := lim.Check(ctx, key, []core.Policy{perSecond, perMinute}, 1, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(gotR.Decisions, wantR.Decisions) {
+			t.Fatalf("multi check %d: got %+v, want %+v", i, gotR.Decisions, wantR.Decisions)
+		}
+		clk.Advance(150 * time.Millisecond)
+		refClk.Advance(150 * time.Millisecond)
+	}
+	if s := b.Stats(); s.Failures != 0 || s.State != resilient.Closed || s.PrimaryCalls != 80 {
+		t.Fatalf("stats after healthy run: %+v", s)
+	}
+}
+
+// TestValidationErrorsPassThrough: the core's typed errors reach the caller
+// unchanged, never touch the primary, and never trip the breaker.
+func TestValidationErrorsPassThrough(t *testing.T) {
+	f := newFaulty(t)
+	b := resilient.New(f, resilient.WithBreaker(2, time.Second), resilient.WithFailOpen())
+	ctx := context.Background()
+	cases := []struct {
+		name string
+		key  string
+		p    core.Policy
+		cost int
+		want error
+	}{
+		{"empty key", "", perSecond, 1, core.ErrInvalidKey},
+		{"bad limit", "k", core.Policy{Limit: 0, Window: time.Second}, 1, core.ErrInvalidPolicy},
+		{"bad algorithm", "k", core.Policy{Limit: 1, Window: time.Second, Algorithm: "nope"}, 1, core.ErrUnknownAlgorithm},
+		{"zero cost", "k", perSecond, 0, core.ErrInvalidCost},
+		{"cost above capacity", "k", perSecond, 4, core.ErrCostExceedsCapacity},
+	}
+	for range 3 {
+		for _, c := range cases {
+			if _, err := b.CheckOne(ctx, c.key, c.p, c.cost, t0); !errors.Is(err, c.want) || errors.Is(err, resilient.ErrUnavailable) {
+				t.Fatalf("%s: CheckOne error %v, want %v", c.name, err, c.want)
+			}
+			out := make([]core.Decision, 1)
+			if err := b.Check(ctx, c.key, []core.Policy{c.p}, c.cost, t0, out); !errors.Is(err, c.want) {
+				t.Fatalf("%s: Check error %v, want %v", c.name, err, c.want)
+			}
+		}
+	}
+	if err := b.Check(ctx, "k", nil, 1, t0, nil); !errors.Is(err, core.ErrNoPolicy) {
+		t.Fatalf("no policy: %v", err)
+	}
+	if err := b.Reset(ctx, "k", nil); !errors.Is(err, core.ErrNoPolicy) {
+		t.Fatalf("reset without policy: %v", err)
+	}
+	if err := b.Peek(ctx, "", []core.Policy{perSecond}, t0, make([]core.Decision, 1)); !errors.Is(err, core.ErrInvalidKey) {
+		t.Fatalf("peek with empty key: %v", err)
+	}
+	if f.calls.Load() != 0 {
+		t.Fatalf("primary called %d times for invalid input", f.calls.Load())
+	}
+
+	// A typed validation error from the primary itself passes through too.
+	f.set(callerErr)
+	for range 5 {
+		if _, err := b.CheckOne(ctx, "k", perSecond, 1, t0); !errors.Is(err, core.ErrInvalidKey) || errors.Is(err, resilient.ErrUnavailable) {
+			t.Fatalf("primary's validation error came back as %v", err)
+		}
+	}
+	if s := b.Stats(); s.Failures != 0 || s.State != resilient.Closed || s.FailedOpen != 0 {
+		t.Fatalf("validation errors counted as failures: %+v", s)
+	}
+}
+
+// TestBudgetHardStop: a primary that ignores its context is abandoned at the
+// budget; its late result is discarded and its goroutine ends when it
+// returns.
+func TestBudgetHardStop(t *testing.T) {
+	f := newFaulty(t)
+	f.set(hang)
+	var ev eventLog
+	b := resilient.New(f, resilient.WithBudget(5*time.Millisecond), resilient.WithEvents(ev.add))
+	_, err := b.CheckOne(context.Background(), "k", perSecond, 1, t0)
+	if !errors.Is(err, resilient.ErrUnavailable) || !errors.Is(err, resilient.ErrBudgetExceeded) {
+		t.Fatalf("hung primary: error %v, want ErrBudgetExceeded", err)
+	}
+	var ue *resilient.UnavailableError
+	if !errors.As(err, &ue) || ue.Op != "check" {
+		t.Fatalf("error %#v is not an UnavailableError for a check", err)
+	}
+	if s := b.Stats(); s.Abandoned != 1 || s.Timeouts != 1 {
+		t.Fatalf("after one abandoned call: %+v", s)
+	}
+	f.set(healthy)
+	f.unblock()
+	waitFor(t, "the abandoned call to finish", func() bool { return b.Stats().Abandoned == 0 })
+	if s := b.Stats(); s.LateResults != 1 || ev.count(resilient.EventLateResult) != 1 {
+		t.Fatalf("late result not reported: %+v", s)
+	}
+	// The late result changed nothing visible: the next check is answered
+	// by the primary normally.
+	d, err := b.CheckOne(context.Background(), "k", perSecond, 1, t0)
+	if err != nil || !d.Allowed {
+		t.Fatalf("after recovery: %+v, %v", d, err)
+	}
+}
+
+// TestBudgetDeadlineOnContext: every primary call carries the budget as its
+// context deadline, and a primary honouring it fails with ErrBudgetExceeded.
+func TestBudgetDeadlineOnContext(t *testing.T) {
+	f := newFaulty(t)
+	budget := 30 * time.Millisecond
+	b := resilient.New(f, resilient.WithBudget(budget))
+	ctx := context.Background()
+	if _, err := b.CheckOne(ctx, "k", perSecond, 1, t0); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Peek(ctx, "k", []core.Policy{perSecond}, t0, make([]core.Decision, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Reset(ctx, "k", []core.Policy{perSecond}); err != nil {
+		t.Fatal(err)
+	}
+	f.set(hangCtx)
+	if _, err := b.CheckOne(ctx, "k", perSecond, 1, t0); !errors.Is(err, resilient.ErrBudgetExceeded) {
+		t.Fatalf("primary honouring the deadline: %v", err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.deadlines) != 4 {
+		t.Fatalf("%d calls recorded, want 4", len(f.deadlines))
+	}
+	for i, left := range f.deadlines {
+		if left <= 0 || left > budget {
+			t.Fatalf("call %d: %v left on its context, want within (0, %v]", i, left, budget)
+		}
+	}
+}
+
+// TestCallerContextIsNotAFailure: a caller that gives up gets its own
+// context error, and the breaker learns nothing from it.
+func TestCallerContextIsNotAFailure(t *testing.T) {
+	f := newFaulty(t)
+	f.set(hangCtx)
+	b := resilient.New(f, resilient.WithBreaker(1, time.Second), resilient.WithFailOpen())
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := b.CheckOne(ctx, "k", perSecond, 1, t0); !errors.Is(err, context.Canceled) || errors.Is(err, resilient.ErrUnavailable) {
+		t.Fatalf("cancelled caller: %v", err)
+	}
+	ctx, cancel = context.WithTimeout(context.Background(), time.Millisecond)
+	defer cancel()
+	if _, err := b.CheckOne(ctx, "k", perSecond, 1, t0); !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, resilient.ErrUnavailable) {
+		t.Fatalf("caller deadline shorter than the budget: %v", err)
+	}
+	if s := b.Stats(); s.Failures != 0 || s.State != resilient.Closed || s.FailedOpen != 0 {
+		t.Fatalf("caller's context counted against the primary: %+v", s)
+	}
+}
+
+// TestBreaker: consecutive failures open the breaker; while open no call
+// reaches the primary; probes go one per cooldown; a successful probe closes
+// it.
+func TestBreaker(t *testing.T) {
+	f := newFaulty(t)
+	clk := core.NewManualClock(t0)
+	var ev eventLog
+	b := resilient.New(f, resilient.WithClock(clk), resilient.WithBreaker(3, time.Second), resilient.WithEvents(ev.add))
+	ctx := context.Background()
+	check := func() error {
+		_, err := b.CheckOne(ctx, "k", perSecond, 1, clk.Now())
+		return err
+	}
+	f.set(failing)
+	for i := range 3 {
+		if err := check(); !errors.Is(err, errBroken) || !errors.Is(err, resilient.ErrUnavailable) {
+			t.Fatalf("failure %d: %v", i, err)
+		}
+	}
+	if b.State() != resilient.Open {
+		t.Fatalf("after 3 failures the breaker is %v", b.State())
+	}
+	calls := f.calls.Load()
+	for range 100 {
+		if err := check(); !errors.Is(err, resilient.ErrCircuitOpen) {
+			t.Fatalf("open breaker: %v", err)
+		}
+		clk.Advance(9 * time.Millisecond)
+	}
+	if f.calls.Load() != calls {
+		t.Fatalf("open breaker let %d calls through", f.calls.Load()-calls)
+	}
+	clk.Advance(100 * time.Millisecond) // 1 s after opening: a probe is due
+	if err := check(); !errors.Is(err, errBroken) {
+		t.Fatalf("failed probe: %v", err)
+	}
+	if f.calls.Load() != calls+1 || b.State() != resilient.Open {
+		t.Fatalf("probe: %d calls, state %v", f.calls.Load()-calls, b.State())
+	}
+	clk.Advance(999 * time.Millisecond)
+	if err := check(); !errors.Is(err, resilient.ErrCircuitOpen) {
+		t.Fatalf("before the next probe: %v", err)
+	}
+	f.set(healthy)
+	clk.Advance(time.Millisecond)
+	if err := check(); err != nil {
+		t.Fatalf("successful probe: %v", err)
+	}
+	if b.State() != resilient.Closed {
+		t.Fatalf("after a successful probe the breaker is %v", b.State())
+	}
+	want := []string{"closed>open", "open>half-open", "half-open>open", "open>half-open", "half-open>closed"}
+	if got := ev.transitions(); !slices.Equal(got, want) {
+		t.Fatalf("transitions %v, want %v", got, want)
+	}
+	s := b.Stats()
+	if s.Opens != 1 || s.Probes != 2 || s.ShortCircuits != 101 || s.Failures != 4 {
+		t.Fatalf("stats %+v", s)
+	}
+	if n := ev.count(resilient.EventFailure); n != 4 {
+		t.Fatalf("%d failure events, want 4", n)
+	}
+
+	// A success resets the count of consecutive failures.
+	f.set(failing)
+	_ = check()
+	_ = check()
+	f.set(healthy)
+	_ = check()
+	f.set(failing)
+	_ = check()
+	_ = check()
+	if b.State() != resilient.Closed {
+		t.Fatal("non-consecutive failures opened the breaker")
+	}
+}
+
+// TestProbeOneAtATime: while a probe is in flight every other check goes to
+// the failure mode without touching the primary.
+func TestProbeOneAtATime(t *testing.T) {
+	f := newFaulty(t)
+	clk := core.NewManualClock(t0)
+	b := resilient.New(f, resilient.WithClock(clk), resilient.WithBreaker(1, time.Second),
+		resilient.WithBudget(time.Minute), resilient.WithFailClosed())
+	ctx := context.Background()
+	f.set(failing)
+	if d, err := b.CheckOne(ctx, "k", perSecond, 1, clk.Now()); err != nil || d.Allowed {
+		t.Fatalf("fail closed: %+v, %v", d, err)
+	}
+	clk.Advance(time.Second)
+	f.reblock()
+	f.entered = make(chan struct{})
+	f.set(hang)
+	probeDone := make(chan core.Decision)
+	go func() {
+		d, _ := b.CheckOne(ctx, "k", perSecond, 1, clk.Now())
+		probeDone <- d
+	}()
+	<-f.entered
+	calls := f.calls.Load()
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 50 {
+				d, err := b.CheckOne(ctx, "k", perSecond, 1, clk.Now())
+				if err != nil || d.Allowed || d.RetryAfter != time.Second {
+					t.Errorf("during the probe: %+v, %v", d, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if f.calls.Load() != calls {
+		t.Fatalf("%d calls reached the primary while a probe was in flight", f.calls.Load()-calls)
+	}
+	if b.State() != resilient.HalfOpen {
+		t.Fatalf("state during the probe: %v", b.State())
+	}
+	f.set(healthy)
+	f.unblock()
+	<-probeDone
+	if b.State() != resilient.Open {
+		t.Fatalf("probe that failed left the breaker %v", b.State())
+	}
+}
+
+// TestFailOpen: an unavailable primary admits, and the Report says so.
+func TestFailOpen(t *testing.T) {
+	f := newFaulty(t)
+	f.set(failing)
+	b := resilient.New(f, resilient.WithFailOpen(), resilient.WithBreaker(2, time.Second))
+	for i := range 10 {
+		var r resilient.Report
+		ctx := resilient.WithReport(context.Background(), &r)
+		d, err := b.CheckOne(ctx, "k", perSecond, 3, t0)
+		if err != nil || !d.Allowed || d.Remaining != 0 || d.Policy != perSecond || d.Limit != 3 {
+			t.Fatalf("check %d: %+v, %v", i, d, err)
+		}
+		if r.Source != resilient.SourceFailOpen || !errors.Is(r.Err, errBroken) && !errors.Is(r.Err, resilient.ErrCircuitOpen) {
+			t.Fatalf("check %d: report %+v", i, r)
+		}
+	}
+	out := make([]core.Decision, 2)
+	if err := b.Check(context.Background(), "k", []core.Policy{perSecond, perMinute}, 1, t0, out); err != nil || !out[0].Allowed || !out[1].Allowed {
+		t.Fatalf("multi-policy fail open: %+v, %v", out, err)
+	}
+	if s := b.Stats(); s.FailedOpen != 11 {
+		t.Fatalf("FailedOpen = %d, want 11", s.FailedOpen)
+	}
+	// Peek has no state to report while failing open.
+	if err := b.Peek(context.Background(), "k", []core.Policy{perSecond}, t0, out[:1]); !errors.Is(err, resilient.ErrUnavailable) {
+		t.Fatalf("peek while failing open: %v", err)
+	}
+}
+
+// TestFailClosed: an unavailable primary denies, with a RetryAfter that is
+// the time until the next probe.
+func TestFailClosed(t *testing.T) {
+	f := newFaulty(t)
+	f.set(failing)
+	clk := core.NewManualClock(t0)
+	b := resilient.New(f, resilient.WithFailClosed(), resilient.WithClock(clk), resilient.WithBreaker(1, 2*time.Second))
+	var r resilient.Report
+	ctx := resilient.WithReport(context.Background(), &r)
+	d, err := b.CheckOne(ctx, "k", perSecond, 1, clk.Now())
+	if err != nil || d.Allowed || d.RetryAfter != 2*time.Second || d.Remaining != 0 {
+		t.Fatalf("first failure: %+v, %v", d, err)
+	}
+	if r.Source != resilient.SourceFailClosed || !errors.Is(r.Err, errBroken) {
+		t.Fatalf("report %+v", r)
+	}
+	clk.Advance(1500*time.Millisecond + 3*time.Microsecond)
+	d, err = b.CheckOne(ctx, "k", perSecond, 1, clk.Now())
+	if err != nil || d.Allowed || d.RetryAfter != 500*time.Millisecond-3*time.Microsecond {
+		t.Fatalf("while open: %+v, %v", d, err)
+	}
+	if !errors.Is(r.Err, resilient.ErrCircuitOpen) {
+		t.Fatalf("report while open: %+v", r)
+	}
+	out := make([]core.Decision, 2)
+	if err := b.Check(ctx, "k", []core.Policy{perSecond, perMinute}, 1, clk.Now(), out); err != nil || out[0].Allowed || out[1].Allowed {
+		t.Fatalf("multi-policy fail closed: %+v, %v", out, err)
+	}
+}
+
+// TestFallback: while the primary is down the fallback limits with the same
+// policies; once a probe succeeds checks return to the primary.
+func TestFallback(t *testing.T) {
+	f := newFaulty(t)
+	clk := core.NewManualClock(t0)
+	fb := newMem(t)
+	b := resilient.New(f, resilient.WithFallback(fb), resilient.WithClock(clk), resilient.WithBreaker(2, time.Second))
+	lim := core.NewLimiter(b, core.WithClock(clk))
+	f.set(failing)
+	admitted := 0
+	for range 10 {
+		var r resilient.Report
+		d, err := lim.Allow(resilient.WithReport(context.Background(), &r), "k", perSecond)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Source != resilient.SourceFallback {
+			t.Fatalf("source %v, want fallback", r.Source)
+		}
+		if d.Allowed {
+			admitted++
+		}
+	}
+	if admitted != perSecond.Limit {
+		t.Fatalf("fallback admitted %d in one window, want %d", admitted, perSecond.Limit)
+	}
+	// Peek goes to the fallback too.
+	out := make([]core.Decision, 1)
+	if err := b.Peek(context.Background(), "k", []core.Policy{perSecond}, clk.Now(), out); err != nil || out[0].Remaining != 0 {
+		t.Fatalf("fallback peek: %+v, %v", out, err)
+	}
+	f.set(healthy)
+	clk.Advance(time.Second)
+	var r resilient.Report
+	d, err := lim.Allow(resilient.WithReport(context.Background(), &r), "k", perSecond)
+	if err != nil || !d.Allowed || r.Source != resilient.SourcePrimary || b.State() != resilient.Closed {
+		t.Fatalf("after recovery: %+v, %v, source %v, state %v", d, err, r.Source, b.State())
+	}
+	if s := b.Stats(); s.FallbackChecks != 11 {
+		t.Fatalf("FallbackChecks = %d, want 11", s.FallbackChecks)
+	}
+}
+
+// TestResetWhileDown: Reset clears the fallback and reports that the primary
+// was not reached.
+func TestResetWhileDown(t *testing.T) {
+	f := newFaulty(t)
+	fb := newMem(t)
+	b := resilient.New(f, resilient.WithFallback(fb))
+	f.set(failing)
+	for range 3 {
+		if _, err := b.CheckOne(context.Background(), "k", perSecond, 1, t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := b.Reset(context.Background(), "k", []core.Policy{perSecond})
+	var ue *resilient.UnavailableError
+	if !errors.As(err, &ue) || ue.Op != "reset" || !errors.Is(err, errBroken) {
+		t.Fatalf("reset while down: %v", err)
+	}
+	if d, err := fb.CheckOne(context.Background(), "k", perSecond, 3, t0); err != nil || !d.Allowed {
+		t.Fatalf("fallback not reset: %+v, %v", d, err)
+	}
+}
+
+// TestMaxAbandoned: once the bound of abandoned calls is reached, calls fail
+// at once without starting another goroutine.
+func TestMaxAbandoned(t *testing.T) {
+	f := newFaulty(t)
+	f.set(hang)
+	b := resilient.New(f, resilient.WithBudget(time.Millisecond), resilient.WithMaxAbandoned(2), resilient.WithBreaker(100, time.Second))
+	for range 2 {
+		if _, err := b.CheckOne(context.Background(), "k", perSecond, 1, t0); !errors.Is(err, resilient.ErrBudgetExceeded) {
+			t.Fatal(err)
+		}
+	}
+	for range 5 {
+		if _, err := b.CheckOne(context.Background(), "k", perSecond, 1, t0); !errors.Is(err, resilient.ErrOverloaded) || !errors.Is(err, resilient.ErrUnavailable) {
+			t.Fatalf("beyond the bound: %v", err)
+		}
+	}
+	if f.calls.Load() != 2 {
+		t.Fatalf("%d calls started, want 2", f.calls.Load())
+	}
+	f.unblock()
+	waitFor(t, "abandoned calls to finish", func() bool { return b.Stats().Abandoned == 0 })
+}
+
+// TestNilPrimaryPanics documents the programming error.
+func TestNilPrimaryPanics(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Fatal("New(nil) did not panic")
+		}
+	}()
+	resilient.New(nil)
+}
