@@ -40,7 +40,7 @@ func WithBackwardClock() TraceOption { return func(c *traceConfig) { c.backwards
 // which must fail with a typed error and change nothing. Off by default.
 func WithInvalidSteps() TraceOption { return func(c *traceConfig) { c.errors = true } }
 
-// WithKeys sets how many distinct keys the trace uses. The default is 4.
+// WithKeys sets how many distinct keys the trace uses. The default is 3.
 func WithKeys(n int) TraceOption {
 	return func(c *traceConfig) {
 		if n > 0 {
@@ -66,15 +66,18 @@ var (
 //
 // The same seed and options always give the same trace.
 func RandomTrace(seed uint64, n int, opts ...TraceOption) []Step {
-	cfg := traceConfig{algorithms: core.Algorithms(), keys: 4}
+	cfg := traceConfig{algorithms: core.Algorithms(), keys: 3}
 	for _, o := range opts {
 		o(&cfg)
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x5eed_c0f_fee))
 	keys := traceKeys(rng, cfg.keys)
-	pool := make([]core.Policy, 0, 2*len(cfg.algorithms))
+	pool := make([]core.Policy, 0, len(cfg.algorithms)+2)
 	for _, a := range cfg.algorithms {
-		pool = append(pool, randomPolicy(rng, a), randomPolicy(rng, a))
+		pool = append(pool, randomPolicy(rng, a))
+	}
+	for i := 0; i < 2; i++ {
+		pool = append(pool, randomPolicy(rng, cfg.algorithms[rng.IntN(len(cfg.algorithms))]))
 	}
 	start := nearToday
 	if rng.IntN(2) == 1 {
@@ -172,15 +175,15 @@ func randomAdvance(rng *rand.Rand, backwards bool) time.Duration {
 	us := time.Microsecond
 	var d time.Duration
 	switch r := rng.IntN(100); {
-	case r < 25:
-		d = 0
 	case r < 40:
+		d = 0
+	case r < 65:
 		d = time.Duration(1+rng.IntN(1000)) * us
-	case r < 70:
+	case r < 80:
 		d = time.Duration(rng.Int64N(int64(300*time.Millisecond/us))) * us
-	case r < 88:
+	case r < 92:
 		d = time.Duration(rng.Int64N(int64(10*time.Second/us))) * us
-	case r < 96:
+	case r < 98:
 		d = time.Duration(rng.Int64N(int64(2*time.Hour/us))) * us
 	default:
 		d = time.Duration(rng.Int64N(int64(3*24*time.Hour/us))) * us
