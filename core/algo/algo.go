@@ -177,8 +177,11 @@ type TokenBucketState struct {
 // TokenBucket holds Burst units and refills one unit every Interval. A check
 // is admitted when cost units are in the bucket.
 func TokenBucket(p *core.Params, st TokenBucketState, cost, now int64) (Outcome, TokenBucketState) {
-	last := max(st.Last, now)
-	used := max(st.Used-(last-st.Last), 0)
+	last, used := now, int64(0)
+	if st.Used > 0 { // a zero Used is a full bucket whatever Last says, also before 1970
+		last = max(st.Last, now)
+		used = max(st.Used-(last-st.Last), 0)
+	}
 	need := cost * p.Interval
 	if used+need <= p.Tolerance {
 		used += need
@@ -204,7 +207,10 @@ func resetAt(last, used, now int64) int64 {
 // that lies at most Tolerance (Burst*Interval) ahead of now. A zero tat is an
 // empty key; the returned tat is the state to store.
 func GCRA(p *core.Params, tat, cost, now int64) (Outcome, int64) {
-	base := max(tat, now)
+	base := now
+	if tat != 0 { // zero is an empty key, also before 1970
+		base = max(tat, now)
+	}
 	newTat := base + cost*p.Interval
 	allowAt := newTat - p.Tolerance
 	if allowAt <= now {
@@ -229,8 +235,11 @@ type LeakyBucketState struct {
 // the time the admitted request waits for the units queued before it, so
 // that admitted requests leave at a constant rate.
 func LeakyBucket(p *core.Params, st LeakyBucketState, cost, now int64) (Outcome, LeakyBucketState) {
-	last := max(st.Last, now)
-	backlog := max(st.Level-(last-st.Last), 0)
+	last, backlog := now, int64(0)
+	if st.Level > 0 { // a zero Level is an empty queue whatever Last says, also before 1970
+		last = max(st.Last, now)
+		backlog = max(st.Level-(last-st.Last), 0)
+	}
 	need := cost * p.Interval
 	if backlog+need <= p.Tolerance {
 		level := backlog + need

@@ -83,7 +83,10 @@ func SlidingLog(p *core.Params, l *Log, cost, now int64) (Outcome, int64) {
 	cutoff := now - p.Window
 	first := l.firstAfter(cutoff)
 	n := int64(l.n - first)
-	ts := max(now, l.Newest())
+	ts := now
+	if l.n > 0 { // an empty log has no newest entry, also before 1970
+		ts = max(now, l.Newest())
+	}
 	if n+cost <= p.Limit {
 		o := Outcome{Allowed: true, Remaining: p.Limit - n - cost}
 		switch {

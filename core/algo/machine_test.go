@@ -1,0 +1,164 @@
+package algo
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/ratelimit-go/ratelimit/core"
+)
+
+// machine runs one algorithm over one key the way a store does: decide is
+// pure; commit decides and stores the new state when the check is admitted
+// with a positive cost. The property tests below drive every algorithm
+// through it.
+type machine struct {
+	decide    func(cost, now int64) Outcome
+	commit    func(cost, now int64) Outcome
+	expiresAt func() int64 // valid once a check has been committed
+	// stamp is the instant the state is kept at: a caller whose clock is
+	// behind it is treated as if it were at that instant.
+	stamp func() int64
+}
+
+func newMachine(t testing.TB, p *core.Params) *machine {
+	t.Helper()
+	m := &machine{}
+	switch p.Algorithm {
+	case core.FixedWindow:
+		var st FixedWindowState
+		m.decide = func(c, now int64) Outcome { o, _ := FixedWindow(p, st, c, now); return o }
+		m.commit = func(c, now int64) Outcome {
+			o, next := FixedWindow(p, st, c, now)
+			if o.Allowed && c > 0 {
+				st = next
+			}
+			return o
+		}
+		m.expiresAt = func() int64 { return st.ExpiresAt(p.Window) }
+		m.stamp = func() int64 { return st.Start }
+	case core.SlidingWindow:
+		var st SlidingWindowState
+		m.decide = func(c, now int64) Outcome { o, _ := SlidingWindow(p, st, c, now); return o }
+		m.commit = func(c, now int64) Outcome {
+			o, next := SlidingWindow(p, st, c, now)
+			if o.Allowed && c > 0 {
+				st = next
+			}
+			return o
+		}
+		m.expiresAt = func() int64 { return st.ExpiresAt(p.Window) }
+		m.stamp = func() int64 { return st.Start }
+	case core.TokenBucket:
+		var st TokenBucketState
+		m.decide = func(c, now int64) Outcome { o, _ := TokenBucket(p, st, c, now); return o }
+		m.commit = func(c, now int64) Outcome {
+			o, next := TokenBucket(p, st, c, now)
+			if o.Allowed && c > 0 {
+				st = next
+			}
+			return o
+		}
+		m.expiresAt = func() int64 { return st.ExpiresAt() }
+		m.stamp = func() int64 { return st.Last }
+	case core.GCRA:
+		var tat int64
+		m.decide = func(c, now int64) Outcome { o, _ := GCRA(p, tat, c, now); return o }
+		m.commit = func(c, now int64) Outcome {
+			o, next := GCRA(p, tat, c, now)
+			if o.Allowed && c > 0 {
+				tat = next
+			}
+			return o
+		}
+		m.expiresAt = func() int64 { return tat }
+		m.stamp = func() int64 { return tat }
+	case core.LeakyBucket:
+		var st LeakyBucketState
+		m.decide = func(c, now int64) Outcome { o, _ := LeakyBucket(p, st, c, now); return o }
+		m.commit = func(c, now int64) Outcome {
+			o, next := LeakyBucket(p, st, c, now)
+			if o.Allowed && c > 0 {
+				st = next
+			}
+			return o
+		}
+		m.expiresAt = func() int64 { return st.ExpiresAt() }
+		m.stamp = func() int64 { return st.Last }
+	case core.SlidingLog:
+		l := new(Log)
+		m.decide = func(c, now int64) Outcome { o, _ := SlidingLog(p, l, c, now); return o }
+		m.commit = func(c, now int64) Outcome {
+			o, ts := SlidingLog(p, l, c, now)
+			if o.Allowed && c > 0 {
+				CommitSlidingLog(p, l, c, ts, now)
+			}
+			return o
+		}
+		m.expiresAt = func() int64 { return l.ExpiresAt(p.Window) }
+		m.stamp = l.Newest
+	default:
+		t.Fatalf("no machine for %q", p.Algorithm)
+	}
+	return m
+}
+
+func mustParams(t testing.TB, pol core.Policy) *core.Params {
+	t.Helper()
+	p, err := pol.Params()
+	if err != nil {
+		t.Fatalf("%+v: %v", pol, err)
+	}
+	return &p
+}
+
+// randomPolicy returns a valid policy for a with small numbers, so that
+// random schedules hit every branch.
+func randomPolicy(r *rand.Rand, a core.Algorithm) core.Policy {
+	limit := 1 + r.IntN(12)
+	window := time.Duration(limit+r.IntN(3_000_000)) * time.Microsecond
+	p := core.Policy{Limit: limit, Window: window, Algorithm: a}
+	if a.RateBased() && r.IntN(2) == 0 {
+		p.Burst = 1 + r.IntN(15)
+	}
+	return p
+}
+
+// randomGap returns a gap between checks: often zero (the same microsecond),
+// often small, sometimes longer than the window.
+func randomGap(r *rand.Rand, window int64) int64 {
+	switch r.IntN(6) {
+	case 0:
+		return 0
+	case 1:
+		return r.Int64N(3)
+	case 2:
+		return r.Int64N(2*window + 1)
+	default:
+		return r.Int64N(window/4 + 1)
+	}
+}
+
+const (
+	unix2023 = 1_700_000_000_000_000 // µs
+	year2100 = 4_102_444_800_000_000 // 2100-01-01T00:00:00Z in µs
+)
+
+func TestMachinesAgreeWithPolicy(t *testing.T) {
+	// A smoke test of the harness itself: a fresh key admits exactly its
+	// capacity at one instant under every algorithm.
+	for _, a := range core.Algorithms() {
+		p := mustParams(t, core.Policy{Limit: 5, Window: time.Second, Burst: 7, Algorithm: a})
+		m := newMachine(t, p)
+		n := int64(0)
+		for m.commit(1, unix2023).Allowed {
+			n++
+			if n > 100 {
+				break
+			}
+		}
+		if n != p.Capacity {
+			t.Errorf("%s: %d admitted at one instant, want the capacity %d", a, n, p.Capacity)
+		}
+	}
+}
