@@ -1,0 +1,137 @@
+package core_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/memstore"
+)
+
+// A Limiter over the memory store, driven by a ManualClock: three requests a
+// second per key, and a fourth waits for the window to slide.
+func ExampleLimiter_Allow() {
+	store := memstore.New()
+	defer store.Close()
+	clock := core.NewManualClock(time.Unix(1_700_000_000, 0))
+	limiter := core.NewLimiter(store, core.WithClock(clock))
+	perSecond := core.Policy{Name: "per-second", Limit: 3, Window: time.Second, Algorithm: core.SlidingLog}
+
+	ctx := context.Background()
+	for i := 1; i <= 4; i++ {
+		d, err := limiter.Allow(ctx, "user-42", perSecond)
+		if err != nil {
+			fmt.Println("error:", err)
+			return
+		}
+		fmt.Printf("request %d: allowed=%v remaining=%d\n", i, d.Allowed, d.Remaining)
+	}
+	clock.Advance(time.Second)
+	d, _ := limiter.Allow(ctx, "user-42", perSecond)
+	fmt.Printf("a second later: allowed=%v remaining=%d\n", d.Allowed, d.Remaining)
+	// Output:
+	// request 1: allowed=true remaining=2
+	// request 2: allowed=true remaining=1
+	// request 3: allowed=true remaining=0
+	// request 4: allowed=false remaining=0
+	// a second later: allowed=true remaining=2
+}
+
+// A denied decision says exactly when the same request will succeed.
+func ExampleDecision_RetryAfter() {
+	store := memstore.New()
+	defer store.Close()
+	clock := core.NewManualClock(time.Unix(1_700_000_000, 0))
+	limiter := core.NewLimiter(store, core.WithClock(clock))
+	// 2 per second with GCRA: one unit every 500ms, a burst of 2.
+	policy := core.Policy{Limit: 2, Window: time.Second, Algorithm: core.GCRA}
+
+	ctx := context.Background()
+	limiter.Allow(ctx, "k", policy)
+	clock.Advance(100 * time.Millisecond)
+	limiter.Allow(ctx, "k", policy)
+	d, _ := limiter.Allow(ctx, "k", policy)
+	fmt.Println("allowed:", d.Allowed, "retry after:", d.RetryAfter)
+
+	clock.Advance(d.RetryAfter)
+	d, _ = limiter.Allow(ctx, "k", policy)
+	fmt.Println("after waiting, allowed:", d.Allowed)
+	// Output:
+	// allowed: false retry after: 400ms
+	// after waiting, allowed: true
+}
+
+// Check enforces several policies at once, all or nothing: a request denied
+// by the per-second policy consumes nothing from the per-hour one.
+func ExampleLimiter_Check() {
+	store := memstore.New()
+	defer store.Close()
+	clock := core.NewManualClock(time.Unix(1_700_000_000, 0))
+	limiter := core.NewLimiter(store, core.WithClock(clock))
+	policies := []core.Policy{
+		core.MustParsePolicy("2/s;algorithm=fixed_window;name=per-second"),
+		core.MustParsePolicy("100/h;algorithm=fixed_window;name=per-hour"),
+	}
+
+	ctx := context.Background()
+	out := make([]core.Decision, len(policies)) // reused across checks
+	for i := 1; i <= 3; i++ {
+		r, err := limiter.Check(ctx, "user-42", policies, 1, out)
+		if err != nil {
+			fmt.Println("error:", err)
+			return
+		}
+		b := r.Decision()
+		fmt.Printf("request %d: allowed=%v binding=%s remaining=%d retry=%v\n",
+			i, r.Allowed, b.Policy.Name, b.Remaining, b.RetryAfter)
+	}
+	d, _ := limiter.Peek(ctx, "user-42", policies[1])
+	fmt.Println("per-hour remaining:", d.Remaining)
+	// Output:
+	// request 1: allowed=true binding=per-second remaining=1 retry=0s
+	// request 2: allowed=true binding=per-second remaining=0 retry=0s
+	// request 3: allowed=false binding=per-second remaining=0 retry=1s
+	// per-hour remaining: 98
+}
+
+// ParsePolicy reads the compact form used in configuration files and flags,
+// and points at the bad part of a malformed one.
+func ExampleParsePolicy() {
+	p, err := core.ParsePolicy("100/1m;burst=20;algorithm=token_bucket;name=api")
+	fmt.Println(p.Limit, p.Window, p.Burst, p.Algorithm, p.Name, err)
+	fmt.Println(p)
+
+	_, err = core.ParsePolicy("100/1m;algorithm=leaky")
+	var pe *core.ParseError
+	if errors.As(err, &pe) {
+		fmt.Printf("offset %d: %q\n", pe.Offset, pe.Part)
+	}
+	fmt.Println(errors.Is(err, core.ErrInvalidPolicy), errors.Is(err, core.ErrUnknownAlgorithm))
+	// Output:
+	// 100 1m0s 20 token_bucket api <nil>
+	// 100/1m;burst=20;algorithm=token_bucket;name=api
+	// offset 7: "algorithm=leaky"
+	// true true
+}
+
+// Invalid arguments are typed errors, never panics.
+func ExampleLimiter_AllowN_errors() {
+	store := memstore.New()
+	defer store.Close()
+	limiter := core.NewLimiter(store)
+	ctx := context.Background()
+
+	_, err := limiter.AllowN(ctx, "k", core.Policy{Limit: 5, Window: time.Second}, 6)
+	fmt.Println(errors.Is(err, core.ErrCostExceedsCapacity))
+	_, err = limiter.Allow(ctx, "k", core.Policy{Limit: 5})
+	var pe *core.PolicyError
+	fmt.Println(errors.As(err, &pe), pe.Field)
+	_, err = limiter.Allow(ctx, "", core.Policy{Limit: 5, Window: time.Second})
+	fmt.Println(errors.Is(err, core.ErrInvalidKey))
+	// Output:
+	// true
+	// true window
+	// true
+}
