@@ -23,16 +23,15 @@ func parseAddr(s string) (addr netip.Addr, host string, plain bool, ok bool) {
 			return netip.Addr{}, "", false, false
 		}
 		host = s[1:end]
-	} else if a, err := netip.ParseAddr(s); err == nil {
-		return normalise(a, s)
 	} else if i := strings.IndexByte(s, ':'); i >= 0 && strings.IndexByte(s[i+1:], ':') < 0 {
-		// One colon: an IPv4 address with a port.
+		// One colon: an IPv4 address with a port (IPv6 text has at least
+		// two). Checked before netip.ParseAddr, whose error allocates.
 		if !validPortSuffix(s[i:]) {
 			return netip.Addr{}, "", false, false
 		}
 		host = s[:i]
 	} else {
-		return netip.Addr{}, "", false, false
+		host = s
 	}
 	a, err := netip.ParseAddr(host)
 	if err != nil {

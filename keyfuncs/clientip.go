@@ -40,6 +40,15 @@ func (h ProxyHeader) String() string {
 	return fmt.Sprintf("ProxyHeader(%d)", int(h))
 }
 
+// lookupName returns the header's name in the canonical MIME form that
+// net/http's Header.Get looks up without allocating.
+func (h ProxyHeader) lookupName() string {
+	if h == XRealIP {
+		return "X-Real-Ip"
+	}
+	return h.String()
+}
+
 // Default prefix lengths of the client IP key.
 const (
 	// DefaultIPv4Prefix keeps every IPv4 address apart.
@@ -206,7 +215,9 @@ func (res *IPResolver) Key(r Request) (string, error) {
 		// Unreachable: bits is in range and the zone is already removed.
 		return "", &MissingKeyError{Source: "client address", Status: 400}
 	}
-	return p.String(), nil
+	// Same text as p.String(), formatted on the stack: one allocation.
+	var buf [64]byte
+	return string(p.AppendTo(buf[:0])), nil
 }
 
 // bitsFor returns the prefix length configured for a's family.
@@ -249,7 +260,7 @@ func (res *IPResolver) resolve(r Request) (found, error) {
 		return peer, nil
 	}
 	for _, h := range res.headers {
-		values := headerValues(r, h.String())
+		values := headerValues(r, h.lookupName())
 		if !present(values) {
 			continue
 		}

@@ -3,6 +3,7 @@ package keyfuncs
 import (
 	"crypto/sha256"
 	"encoding/base64"
+	"net/textproto"
 )
 
 // Limits on header values used as keys.
@@ -91,7 +92,9 @@ func MaxVerbatim(n int) HeaderOption {
 //
 // The returned KeyFunc is safe for concurrent use.
 func Header(name string, opts ...HeaderOption) KeyFunc {
-	h := &headerKey{name: name, source: "header " + name, status: 400, maxVerbatim: DefaultMaxVerbatim}
+	// The canonical form lets net/http's Header.Get skip its own
+	// canonicalisation, which allocates for names like "X-API-Key".
+	h := &headerKey{name: textproto.CanonicalMIMEHeaderKey(name), source: "header " + name, status: 400, maxVerbatim: DefaultMaxVerbatim}
 	for _, o := range opts {
 		if o != nil {
 			o(h)
