@@ -47,7 +47,7 @@ func (s *Store) CheckOne(ctx context.Context, key string, p core.Policy, cost in
 	n := now.UnixMicro()
 	sh := s.shardFor(key)
 	sh.mu.Lock()
-	sh.observe(n)
+	s.observe(sh, n)
 	o, _, err := s.apply(sh, pi, key, int64(cost), n, commit)
 	sh.mu.Unlock()
 	if err != nil {
@@ -76,7 +76,7 @@ func (s *Store) Check(ctx context.Context, key string, policies []core.Policy, c
 	sh := s.shardFor(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	sh.observe(n)
+	s.observe(sh, n)
 
 	allowed, fresh := true, int64(0)
 	for i, pi := range pis {
@@ -124,7 +124,7 @@ func (s *Store) Peek(ctx context.Context, key string, policies []core.Policy, no
 	sh := s.shardFor(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	sh.observe(n)
+	s.observe(sh, n)
 	for i, pi := range pis {
 		stand, _, _ := s.apply(sh, pi, key, 0, n, evaluate)
 		one, _, _ := s.apply(sh, pi, key, 1, n, evaluate)

@@ -7,9 +7,15 @@
 // that already has state allocates nothing.
 //
 // The Store has no clock. It decides with the instant the caller passes
-// (core.Limiter reads its Clock once per check) and judges expiry against the
-// newest instant it has been given, so tests driven by a core.ManualClock are
-// deterministic.
+// (core.Limiter reads its Clock once per check), and reclaims state by the
+// instant of its most recent check: a state is dropped once that instant has
+// reached the state's expiry, the moment from which its absence means the
+// same as its presence. The sweeper's view of that instant is refreshed
+// whenever a check moves it back, or forward by a millisecond, so reclaiming
+// may lag by up to a millisecond and never runs ahead of the checks. When a
+// clock is set back, state waits for the clock to catch up rather than being
+// dropped early (which would refund quota). Tests driven by a
+// core.ManualClock are therefore deterministic.
 //
 // State that has expired (whose absence means the same as its presence) is
 // reclaimed by a background sweeper that visits a bounded number of entries

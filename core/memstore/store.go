@@ -35,6 +35,10 @@ type Store struct {
 	reg     registry
 	maxKeys int64        // 0: no cap
 	keys    atomic.Int64 // states held, over all shards
+	// latest is the store's time for the sweeper: the instant (µs) of the
+	// most recent check, published when it moves back at all or forward by
+	// publishGrain, so that checks rarely write this shared word.
+	latest atomic.Int64
 
 	interval  time.Duration
 	stop      chan struct{}
@@ -46,7 +50,7 @@ type Store struct {
 // shard is one lock and the tables of the keys that hash to it.
 type shard struct {
 	mu   sync.Mutex
-	now  int64      // newest instant (µs) any check of this shard carried
+	now  int64      // instant (µs) of the shard's most recent check
 	tabs []anyTable // index = policyInfo.id; nil until the policy is used here
 	// pad keeps neighbouring shards' locks off one cache line pair.
 	_ [128 - 8 - 8 - 24]byte
@@ -98,10 +102,19 @@ func (s *Store) shardFor(key string) *shard {
 	return &s.shards[maphash.String(s.seed, key)&s.mask]
 }
 
-// observe records now as the shard's newest instant. Requires sh.mu.
-func (sh *shard) observe(now int64) {
-	if now > sh.now {
-		sh.now = now
+// publishGrain is how far forward the store's time must move before a check
+// publishes it: the sweeper's time trails the checks by less than this.
+const publishGrain = 1000 // µs
+
+// observe records now as the time of sh's most recent check and publishes
+// it as the store's time when it moved back, or forward by publishGrain.
+// The most recent instant rather than the largest: when a clock is set back,
+// states stay until that clock reaches their expiry again, instead of being
+// swept early, which would refund their quota. Requires sh.mu.
+func (s *Store) observe(sh *shard, now int64) {
+	sh.now = now
+	if l := s.latest.Load(); now < l || now >= l+publishGrain {
+		s.latest.Store(now)
 	}
 }
 

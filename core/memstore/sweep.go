@@ -23,8 +23,9 @@ func (s *Store) sweepLoop() {
 	}
 }
 
-// Sweep reclaims every state that has expired by the newest instant the
-// store has been given, compacts sliding logs, and rebuilds the maps that
+// Sweep reclaims every state that has expired by the store's time (the
+// instant of its most recent check, give or take a millisecond: see
+// package doc), compacts sliding logs, and rebuilds the maps that
 // have become mostly empty so their memory can be collected. It runs on the
 // calling goroutine, shard by shard, holding a shard's lock for at most a
 // few hundred entries at a time, so checks proceed meanwhile. The background
@@ -37,7 +38,6 @@ func (s *Store) Sweep() { s.sweep(nil) }
 func (s *Store) sweep(stop <-chan struct{}) (stopped bool) {
 	s.sweepMu.Lock()
 	defer s.sweepMu.Unlock()
-	now := s.newest()
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.mu.Lock()
@@ -46,7 +46,7 @@ func (s *Store) sweep(stop <-chan struct{}) (stopped bool) {
 			if t == nil {
 				continue
 			}
-			removed, halted := t.sweep(&sh.mu, now, sweepChunk, stop)
+			removed, halted := t.sweep(&sh.mu, &s.latest, sweepChunk, stop)
 			s.keys.Add(-int64(removed))
 			if halted {
 				sh.mu.Unlock()
@@ -57,16 +57,4 @@ func (s *Store) sweep(stop <-chan struct{}) (stopped bool) {
 		sh.mu.Unlock()
 	}
 	return false
-}
-
-// newest returns the newest instant any shard has been given.
-func (s *Store) newest() int64 {
-	var now int64
-	for i := range s.shards {
-		sh := &s.shards[i]
-		sh.mu.Lock()
-		now = max(now, sh.now)
-		sh.mu.Unlock()
-	}
-	return now
 }

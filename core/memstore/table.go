@@ -3,6 +3,7 @@ package memstore
 import (
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/algo"
@@ -58,10 +59,11 @@ type anyTable interface {
 	// reclaim deletes expired states among at most budget visited entries,
 	// never key's own, and returns how many it deleted and visited.
 	reclaim(now int64, budget int, key string) (removed, visited int)
-	// sweep visits every entry, deleting expired states and compacting live
-	// ones. It releases mu after every chunk entries so that checks can run
-	// in between, and stops early when stop is closed.
-	sweep(mu *sync.Mutex, now int64, chunk int, stop <-chan struct{}) (removed int, stopped bool)
+	// sweep visits every entry, deleting states expired at the time in
+	// clock and compacting live ones. It releases mu after every chunk
+	// entries so that checks can run in between, reads clock again each
+	// time it holds mu anew, and stops early when stop is closed.
+	sweep(mu *sync.Mutex, clock *atomic.Int64, chunk int, stop <-chan struct{}) (removed int, stopped bool)
 	// shrink rebuilds the map when it holds far fewer entries than it once
 	// did: Go maps never give back the room they grew to.
 	shrink()
@@ -121,8 +123,8 @@ func (t *table[S]) reclaim(now int64, budget int, key string) (removed, visited 
 // iteration is resumed only with mu held again, so it is never concurrent
 // with a write; only the sweeper replaces t.m, so the map ranged over stays
 // the table's.
-func (t *table[S]) sweep(mu *sync.Mutex, now int64, chunk int, stop <-chan struct{}) (removed int, stopped bool) {
-	n := 0
+func (t *table[S]) sweep(mu *sync.Mutex, clock *atomic.Int64, chunk int, stop <-chan struct{}) (removed int, stopped bool) {
+	n, now := 0, clock.Load()
 	for k, st := range t.m {
 		if st.expiresAt(t.p) <= now {
 			delete(t.m, k)
@@ -141,6 +143,7 @@ func (t *table[S]) sweep(mu *sync.Mutex, now int64, chunk int, stop <-chan struc
 			if stopped {
 				return removed, true
 			}
+			now = clock.Load()
 		}
 	}
 	return removed, false
