@@ -95,7 +95,8 @@ type IPResolver struct {
 	v6Bits  int // 0 means DefaultIPv6Prefix
 }
 
-// IPOption configures an IPResolver.
+// IPOption configures an IPResolver; NewIPResolver applies options in order
+// and ignores nil ones.
 type IPOption func(*IPResolver) error
 
 // NewIPResolver returns a resolver configured by opts. Without options it
@@ -213,7 +214,7 @@ func (res *IPResolver) Key(r Request) (string, error) {
 	p, err := f.addr.Prefix(bits)
 	if err != nil {
 		// Unreachable: bits is in range and the zone is already removed.
-		return "", &MissingKeyError{Source: "client address", Status: 400}
+		return "", errNoClientAddr()
 	}
 	// Same text as p.String(), formatted on the stack: one allocation.
 	var buf [64]byte

@@ -27,20 +27,20 @@ type headerKey struct {
 	maxVerbatim int
 }
 
-// HeaderOption configures Header.
-type HeaderOption func(*headerKey)
+// HeaderOption configures Header. The zero HeaderOption changes nothing.
+type HeaderOption struct{ apply func(*headerKey) }
 
 // RefuseIfMissing makes a request without the header fail with a
 // *MissingKeyError carrying status, typically 400 or 401 (401 responses
 // should carry a WWW-Authenticate header, which is the caller's to set). A
 // status outside 400..499 is replaced by 400. This is the default, with 400.
 func RefuseIfMissing(status int) HeaderOption {
-	return func(h *headerKey) {
+	return HeaderOption{func(h *headerKey) {
 		if status < 400 || status > 499 {
 			status = 400
 		}
 		h.status, h.fallback, h.skip = status, nil, false
-	}
+	}}
 }
 
 // FallbackIfMissing makes a request without the header use the key of fb
@@ -49,24 +49,24 @@ func RefuseIfMissing(status int) HeaderOption {
 // else's IP address as its value to drain that address's quota. A nil fb
 // leaves the default, RefuseIfMissing(400).
 func FallbackIfMissing(fb KeyFunc) HeaderOption {
-	return func(h *headerKey) {
+	return HeaderOption{func(h *headerKey) {
 		if fb != nil {
 			h.fallback, h.skip = fb, false
 		}
-	}
+	}}
 }
 
 // SkipIfMissing makes a request without the header return ErrSkip: it is not
 // rate-limited at all. Use it only when another limit covers such requests.
 func SkipIfMissing() HeaderOption {
-	return func(h *headerKey) { h.skip, h.fallback = true, nil }
+	return HeaderOption{func(h *headerKey) { h.skip, h.fallback = true, nil }}
 }
 
 // MaxVerbatim sets the length, at least 1 and at most MaxHeaderValue, above
 // which a header value is hashed instead of used verbatim. The default is
 // DefaultMaxVerbatim; values outside the range are clamped to it.
 func MaxVerbatim(n int) HeaderOption {
-	return func(h *headerKey) { h.maxVerbatim = max(1, min(n, MaxHeaderValue)) }
+	return HeaderOption{func(h *headerKey) { h.maxVerbatim = max(1, min(n, MaxHeaderValue)) }}
 }
 
 // Header returns a KeyFunc that keys requests by the first value of the named
@@ -96,8 +96,8 @@ func Header(name string, opts ...HeaderOption) KeyFunc {
 	// canonicalisation, which allocates for names like "X-API-Key".
 	h := &headerKey{name: textproto.CanonicalMIMEHeaderKey(name), source: "header " + name, status: 400, maxVerbatim: DefaultMaxVerbatim}
 	for _, o := range opts {
-		if o != nil {
-			o(h)
+		if o.apply != nil {
+			o.apply(h)
 		}
 	}
 	return h.key

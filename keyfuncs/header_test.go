@@ -108,6 +108,7 @@ func TestHeaderMissing(t *testing.T) {
 		{name: "fallback to IP", kf: keyfuncs.Header("X-API-Key", keyfuncs.FallbackIfMissing(keyfuncs.RemoteIP)), req: keyfuncstest.New("192.0.2.1:1"), want: "~192.0.2.1"},
 		{name: "fallback error passed on", kf: keyfuncs.Header("X-API-Key", keyfuncs.FallbackIfMissing(keyfuncs.RemoteIP)), req: keyfuncstest.New("bad"), wantStatus: fbErr.Status},
 		{name: "nil fallback keeps refusing", kf: keyfuncs.Header("X-API-Key", keyfuncs.FallbackIfMissing(nil)), req: keyfuncstest.New("192.0.2.1:1"), wantStatus: 400},
+		{name: "zero option ignored", kf: keyfuncs.Header("X-API-Key", keyfuncs.HeaderOption{}), req: keyfuncstest.New("192.0.2.1:1"), wantStatus: 400},
 		{name: "last option wins", kf: keyfuncs.Header("X-API-Key", keyfuncs.SkipIfMissing(), keyfuncs.RefuseIfMissing(401)), req: keyfuncstest.New("192.0.2.1:1"), wantStatus: 401},
 		{name: "present value not affected by fallback", kf: keyfuncs.Header("X-API-Key", keyfuncs.FallbackIfMissing(keyfuncs.RemoteIP)), req: keyfuncstest.New("192.0.2.1:1", "X-API-Key", "192.0.2.1"), want: "192.0.2.1"},
 	} {
