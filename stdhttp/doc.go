@@ -1,0 +1,24 @@
+// Package stdhttp adapts the rate-limiting middleware of package ratelimit
+// to net/http: a func(http.Handler) http.Handler that works with any
+// handler, router or http.ServeMux.
+//
+// # Where the middleware runs relative to the ServeMux
+//
+// Go 1.22's ServeMux sets http.Request.Pattern when it routes a request,
+// which happens inside ServeMux.ServeHTTP. A middleware that wraps the mux
+// runs before that, when r.Pattern is still empty. So that per-route
+// policies (ratelimit.WithRoute) still apply there, Middleware recognises a
+// *http.ServeMux as the next handler and, when the route table is not
+// empty, asks the mux which pattern the request will match
+// (ServeMux.Handler) before checking; the mux then routes the request as
+// usual. Wrapping anything else (a router of another kind, a handler
+// chain) leaves the pattern to r.Pattern, which is set only when the
+// middleware runs inside the mux:
+//
+//	mux.Handle("POST /login", stdhttp.Route(mw, loginPolicy)(loginHandler))
+//
+// Route patterns are reported without their method: the mux pattern
+// "POST /login" is the route "/login" with method POST, so that
+// ratelimit.WithRoute("POST", "/login", ...) matches it exactly as it
+// matches the same route on Gin, Echo or Fiber.
+package stdhttp

@@ -1,0 +1,48 @@
+package stdhttp_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+
+	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/memstore"
+	"github.com/ratelimit-go/ratelimit/keyfuncs"
+	"github.com/ratelimit-go/ratelimit/stdhttp"
+)
+
+// A global policy per client IP around a ServeMux, and a stricter one on
+// POST /login. The manual clock keeps the output deterministic; it reads
+// 03:04, so the aligned five-minute window of the login policy ends in 60 s.
+func Example() {
+	limiter := core.NewLimiter(memstore.New(memstore.WithSweepInterval(0)), core.WithClock(core.NewManualClock(t0)))
+	mw, err := stdhttp.New(
+		ratelimit.WithLimiter(limiter),
+		ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
+		ratelimit.WithPolicy(core.MustParsePolicy("100/1m;name=api")),
+		ratelimit.WithRoute("POST", "/login", core.MustParsePolicy("1/5m;algorithm=fixed_window;name=login")),
+	)
+	if err != nil {
+		panic(err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /login", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "welcome") })
+	mux.HandleFunc("GET /", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "hello") })
+	h := mw(mux)
+
+	for _, r := range []*http.Request{
+		httptest.NewRequest("GET", "/", nil),
+		httptest.NewRequest("POST", "/login", nil),
+		httptest.NewRequest("POST", "/login", nil),
+	} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		fmt.Println(strings.TrimSpace(fmt.Sprint(r.Method, " ", r.URL.Path, " ", rec.Code, " ", rec.Header().Get("RateLimit"), " ", rec.Header().Get("Retry-After"))))
+	}
+	// Output:
+	// GET / 200 "api";r=99;t=1
+	// POST /login 200 "login";r=0;t=60
+	// POST /login 429 "login";r=0;t=60 60
+}

@@ -1,0 +1,110 @@
+package stdhttp_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/memstore"
+	"github.com/ratelimit-go/ratelimit/keyfuncs"
+	"github.com/ratelimit-go/ratelimit/stdhttp"
+)
+
+var t0 = time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC)
+
+func limiter() *core.Limiter {
+	return core.NewLimiter(memstore.New(memstore.WithSweepInterval(0)), core.WithClock(core.NewManualClock(t0)))
+}
+
+func ok(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }
+
+func do(h http.Handler, method, target string) *httptest.ResponseRecorder {
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(method, target, nil))
+	return rec
+}
+
+func TestStripMethodFromPattern(t *testing.T) {
+	var route string
+	mw, err := stdhttp.New(ratelimit.WithLimiter(limiter()), ratelimit.WithPolicy(core.MustParsePolicy("10/1m")),
+		ratelimit.WithKeyFunc(func(r keyfuncs.Request) (string, error) { route = r.Route(); return "k", nil }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("POST /login", mw(http.HandlerFunc(ok)))
+	mux.Handle("/users/{id}", mw(http.HandlerFunc(ok)))
+	mux.Handle("example.com/host", mw(http.HandlerFunc(ok)))
+	for _, c := range []struct{ method, target, want string }{
+		{"POST", "/login", "/login"},
+		{"GET", "/users/7", "/users/{id}"},
+		{"GET", "http://example.com/host", "example.com/host"},
+	} {
+		route = "?"
+		if rec := do(mux, c.method, c.target); rec.Code != http.StatusNoContent {
+			t.Fatalf("%s %s: %d", c.method, c.target, rec.Code)
+		}
+		if route != c.want {
+			t.Errorf("%s %s: Route() = %q, want %q", c.method, c.target, route, c.want)
+		}
+	}
+}
+
+func TestWrappingTheMuxResolvesRoutes(t *testing.T) {
+	m, err := ratelimit.New(ratelimit.WithLimiter(limiter()), ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
+		ratelimit.WithPolicy(core.MustParsePolicy("100/1m;name=global")),
+		ratelimit.WithRoute("POST", "/login", core.MustParsePolicy("1/1m;name=login")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /login", ok)
+	mux.HandleFunc("/", ok)
+	h := stdhttp.Middleware(m)(mux)
+	if rec := do(h, "POST", "/login"); rec.Code != http.StatusNoContent || rec.Header().Get("RateLimit-Policy") != `"login";q=1;w=60` {
+		t.Fatalf("first login: %d %v", rec.Code, rec.Header())
+	}
+	rec := do(h, "POST", "/login")
+	if rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") != "60" {
+		t.Fatalf("second login: %d %v", rec.Code, rec.Header())
+	}
+	if ct := rec.Header().Get("Content-Type"); ct != ratelimit.ContentTypeProblem {
+		t.Errorf("Content-Type %q", ct)
+	}
+	if rec := do(h, "GET", "/other"); rec.Code != http.StatusNoContent || rec.Header().Get("RateLimit") != `"global";r=99;t=1` {
+		t.Errorf("other route: %d %v", rec.Code, rec.Header())
+	}
+}
+
+func TestRouteMiddlewarePanicsOnInvalidPolicy(t *testing.T) {
+	m, err := ratelimit.New(ratelimit.WithLimiter(limiter()), ratelimit.WithKeyFunc(keyfuncs.RemoteIP))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if r := recover(); r == nil {
+			t.Error("no panic")
+		}
+	}()
+	stdhttp.Route(m, core.Policy{Limit: 0})
+}
+
+func TestRouteMiddleware(t *testing.T) {
+	m, err := ratelimit.New(ratelimit.WithLimiter(limiter()), ratelimit.WithKeyFunc(keyfuncs.RemoteIP))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("POST /login", stdhttp.Route(m, core.MustParsePolicy("2/1m;name=login"))(http.HandlerFunc(ok)))
+	mux.HandleFunc("/", ok)
+	codes := []int{do(mux, "POST", "/login").Code, do(mux, "POST", "/login").Code, do(mux, "POST", "/login").Code, do(mux, "GET", "/login").Code}
+	want := []int{204, 204, 429, 204}
+	for i := range want {
+		if codes[i] != want[i] {
+			t.Fatalf("codes %v, want %v", codes, want)
+		}
+	}
+}
