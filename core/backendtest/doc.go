@@ -14,7 +14,10 @@
 // same check must succeed exactly at RetryAfter and not 1 ms before, and every
 // decision must equal that of NewReference, the model backend. Isolation: keys
 // that differ only in '{', '}' or binary bytes, and one key under two
-// policies, never share state.
+// policies, never share state. Concurrency: checks racing at one instant
+// admit exactly the quota, and a multi-policy check consumes from all its
+// policies or none. Contract: every Backend method, called directly, answers
+// bad input with the typed error and changes nothing.
 //
 // The suite drives time with a core.ManualClock and assumes nothing about a
 // backend beyond the core.Backend contract. Every subtest uses a random key

@@ -15,13 +15,14 @@ type Factory func(t *testing.T) core.Backend
 
 // Run runs the whole conformance suite against the backends newBackend
 // returns. Subtests are named Vectors/<file>/<vector>, Properties/<name>,
-// Isolation/<name> and Contract/<name>, so a failure says which algorithm
+// Isolation/<name>, Concurrency/<algorithm> and Contract/<name>, so a failure says which algorithm
 // and which case broke. Run takes a few seconds against a real Redis.
 func Run(t *testing.T, newBackend Factory) {
 	t.Helper()
 	t.Run("Vectors", func(t *testing.T) { runVectors(t, newBackend) })
 	t.Run("Contract", func(t *testing.T) { runContract(t, newBackend) })
 	t.Run("Isolation", func(t *testing.T) { runIsolation(t, newBackend) })
+	t.Run("Concurrency", func(t *testing.T) { runConcurrency(t, newBackend) })
 	t.Run("Properties", func(t *testing.T) { runProperties(t, newBackend) })
 }
 
