@@ -46,7 +46,7 @@ const badFor = "!"
 func parseForwardedFor(values []string) (fors []string, ok bool) {
 	for _, v := range values {
 		i := 0
-		elemFor, hasPair := "", false
+		elemFor, hasFor, hasPair := "", false, false
 		end := func() {
 			if hasPair {
 				if elemFor == "" || strings.IndexByte(elemFor, ',') >= 0 {
@@ -54,7 +54,7 @@ func parseForwardedFor(values []string) (fors []string, ok bool) {
 				}
 				fors = append(fors, elemFor)
 			}
-			elemFor, hasPair = "", false
+			elemFor, hasFor, hasPair = "", false, false
 		}
 		for {
 			i = skipOWS(v, i)
@@ -95,10 +95,10 @@ func parseForwardedFor(values []string) (fors []string, ok bool) {
 				return nil, false
 			}
 			if strings.EqualFold(name, "for") {
-				if elemFor != "" {
+				if hasFor {
 					return nil, false
 				}
-				elemFor = value
+				elemFor, hasFor = value, true
 			}
 			hasPair = true
 			i = skipOWS(v, i)
