@@ -3,6 +3,7 @@ package resilient
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -94,16 +95,30 @@ func (b *Backend) Check(ctx context.Context, key string, policies []core.Policy,
 
 // CheckOne is Check with one policy, without building slices.
 func (b *Backend) CheckOne(ctx context.Context, key string, p core.Policy, cost int, now time.Time) (core.Decision, error) {
-	ps := [1]core.Policy{p}
-	if err := core.ValidateCheck(key, ps[:], cost, false); err != nil {
+	s := scratchPool.Get().(*scratch)
+	defer func() {
+		*s = scratch{}
+		scratchPool.Put(s)
+	}()
+	s.p[0] = p
+	if err := core.ValidateCheck(key, s.p[:], cost, false); err != nil {
 		return core.Decision{}, err
 	}
-	var out [1]core.Decision
-	if err := b.check(ctx, key, ps[:], cost, now, out[:]); err != nil {
+	if err := b.check(ctx, key, s.p[:], cost, now, s.d[:]); err != nil {
 		return core.Decision{}, err
 	}
-	return out[0], nil
+	return s.d[0], nil
 }
+
+// scratch holds the slices of a single-policy check; the backends the
+// wrapper calls through interfaces may keep them, so they cannot live on the
+// stack.
+type scratch struct {
+	p [1]core.Policy
+	d [1]core.Decision
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
 func (b *Backend) check(ctx context.Context, key string, policies []core.Policy, cost int, now time.Time, out []core.Decision) error {
 	if b.deny != nil && b.deny.answer(key, policies, cost, now, out) {

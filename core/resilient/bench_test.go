@@ -1,0 +1,85 @@
+package resilient_test
+
+import (
+	"context"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/resilient"
+)
+
+var benchPolicy = core.Policy{Limit: 1_000_000, Window: time.Second, Burst: 1_000_000, Algorithm: core.GCRA}
+
+// benchChecks runs admitted single-policy checks over 1,024 keys.
+func benchChecks(b *testing.B, be core.Backend) {
+	keys := make([]string, 1024)
+	for i := range keys {
+		keys[i] = "key-" + strconv.Itoa(i)
+	}
+	sc := be.(core.SingleChecker)
+	ctx := context.Background()
+	var tick atomic.Int64
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		i := 0
+		for pb.Next() {
+			now := t0.Add(time.Duration(tick.Add(1)) * time.Microsecond)
+			d, err := sc.CheckOne(ctx, keys[i&1023], benchPolicy, 1, now)
+			if err != nil || !d.Allowed {
+				b.Fatalf("%+v %v", d, err)
+			}
+			i++
+		}
+	})
+}
+
+// BenchmarkHealthy compares a check on the memory store with the same check
+// through the wrapper: the difference is the wrapper's overhead on the
+// healthy path (a goroutine and a context deadline per call).
+func BenchmarkHealthy(b *testing.B) {
+	b.Run("memstore", func(b *testing.B) { benchChecks(b, newMem(b)) })
+	b.Run("resilient", func(b *testing.B) { benchChecks(b, resilient.New(newMem(b))) })
+	b.Run("resilient+denycache", func(b *testing.B) {
+		benchChecks(b, resilient.New(newMem(b), resilient.WithDenyCache(0)))
+	})
+}
+
+// BenchmarkDenyCacheHit measures a denial answered by the deny cache.
+func BenchmarkDenyCacheHit(b *testing.B) {
+	p := core.Policy{Limit: 1, Window: time.Hour}
+	be := resilient.New(newMem(b), resilient.WithDenyCache(0))
+	ctx := context.Background()
+	_, _ = be.CheckOne(ctx, "k", p, 1, t0)
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if d, _ := be.CheckOne(ctx, "k", p, 1, t0); d.Allowed {
+				b.Fatal("admitted")
+			}
+		}
+	})
+}
+
+// BenchmarkOpenBreaker measures a check answered by the failure mode while
+// the breaker is open.
+func BenchmarkOpenBreaker(b *testing.B) {
+	f := newFaulty(b)
+	f.set(failing)
+	be := resilient.New(f, resilient.WithFailClosed(), resilient.WithBreaker(1, time.Hour))
+	ctx := context.Background()
+	_, _ = be.CheckOne(ctx, "k", benchPolicy, 1, t0)
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if d, _ := be.CheckOne(ctx, "k", benchPolicy, 1, t0); d.Allowed {
+				b.Fatal("admitted")
+			}
+		}
+	})
+}

@@ -1,0 +1,248 @@
+package resilient_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/resilient"
+)
+
+// recorder is a primary that records every check it answers.
+type recorder struct {
+	inner core.Backend
+	mu    sync.Mutex
+	log   []recorded
+}
+
+type recorded struct {
+	now time.Time
+	ds  []core.Decision
+}
+
+func newRecorder(t testing.TB) *recorder { return &recorder{inner: newMem(t)} }
+
+func (r *recorder) add(now time.Time, ds []core.Decision) {
+	r.mu.Lock()
+	r.log = append(r.log, recorded{now, append([]core.Decision(nil), ds...)})
+	r.mu.Unlock()
+}
+
+func (r *recorder) calls() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.log)
+}
+
+func (r *recorder) Check(ctx context.Context, key string, ps []core.Policy, cost int, now time.Time, out []core.Decision) error {
+	err := r.inner.Check(ctx, key, ps, cost, now, out)
+	if err == nil {
+		r.add(now, out)
+	}
+	return err
+}
+
+func (r *recorder) Peek(ctx context.Context, key string, ps []core.Policy, now time.Time, out []core.Decision) error {
+	return r.inner.Peek(ctx, key, ps, now, out)
+}
+
+func (r *recorder) Reset(ctx context.Context, key string, ps []core.Policy) error {
+	return r.inner.Reset(ctx, key, ps)
+}
+
+// TestDenyCacheHammer: one client hammers one key at 10,000 requests per
+// second (the clock advances 100 µs per request). With the deny cache the
+// decisions are exactly those of the primary alone, and the primary sees at
+// most one call per RetryAfter period while the key is denied.
+func TestDenyCacheHammer(t *testing.T) {
+	for _, alg := range core.Algorithms() {
+		t.Run(string(alg), func(t *testing.T) {
+			p := core.Policy{Name: "hammer", Limit: 10, Window: time.Second, Algorithm: alg}
+			rec := newRecorder(t)
+			clk := core.NewManualClock(t0)
+			b := resilient.New(rec, resilient.WithDenyCache(0), resilient.WithClock(clk))
+			lim := core.NewLimiter(b, core.WithClock(clk))
+			refClk := core.NewManualClock(t0)
+			ref := core.NewLimiter(newMem(t), core.WithClock(refClk))
+			ctx := context.Background()
+			const requests = 30_000 // three seconds
+			admitted := 0
+			for i := range requests {
+				got, err := lim.Allow(ctx, "abuser", p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, err := ref.Allow(ctx, "abuser", p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got.Allowed != want.Allowed || got.RetryAfter != want.RetryAfter || got.Remaining > want.Remaining || got.Delay != want.Delay {
+					t.Fatalf("request %d: got %+v, primary alone %+v", i, got, want)
+				}
+				if got.Allowed {
+					admitted++
+				}
+				clk.Advance(100 * time.Microsecond)
+				refClk.Advance(100 * time.Microsecond)
+			}
+			rec.mu.Lock()
+			defer rec.mu.Unlock()
+			denials := 0
+			for i, c := range rec.log[:len(rec.log)-1] {
+				if d := c.ds[0]; !d.Allowed {
+					denials++
+					if next := rec.log[i+1].now; next.Sub(c.now) < d.RetryAfter {
+						t.Fatalf("primary asked again %v after a denial with RetryAfter %v", next.Sub(c.now), d.RetryAfter)
+					}
+				}
+			}
+			if s := b.Stats(); s.DenyCacheHits+uint64(len(rec.log)) != requests {
+				t.Fatalf("%d cache hits + %d primary calls != %d requests", s.DenyCacheHits, len(rec.log), requests)
+			}
+			t.Logf("%s: %d requests, %d admitted, %d primary calls (%d denials)", alg, requests, admitted, len(rec.log), denials)
+		})
+	}
+}
+
+// TestDenyCacheCost: a denial answers the same or a larger cost, never a
+// smaller one.
+func TestDenyCacheCost(t *testing.T) {
+	p := core.Policy{Limit: 10, Window: time.Minute, Algorithm: core.FixedWindow}
+	rec := newRecorder(t)
+	b := resilient.New(rec, resilient.WithDenyCache(16))
+	ctx := context.Background()
+	check := func(cost int) core.Decision {
+		t.Helper()
+		d, err := b.CheckOne(ctx, "k", p, cost, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	if !check(8).Allowed {
+		t.Fatal("cost 8 denied on a fresh key")
+	}
+	if check(5).Allowed {
+		t.Fatal("cost 5 admitted with 2 left")
+	}
+	calls := rec.calls()
+	for _, cost := range []int{5, 7, 10} {
+		if d := check(cost); d.Allowed || d.Remaining != 2 {
+			t.Fatalf("cost %d: %+v", cost, d)
+		}
+	}
+	if rec.calls() != calls {
+		t.Fatalf("denials of the same or a larger cost reached the primary")
+	}
+	if !check(2).Allowed {
+		t.Fatal("cost 2 with 2 left: the cache denied a smaller cost")
+	}
+	if rec.calls() != calls+1 {
+		t.Fatal("a smaller cost did not reach the primary")
+	}
+}
+
+// TestDenyCacheIdentity: only the exact key and policy set are answered.
+func TestDenyCacheIdentity(t *testing.T) {
+	p := core.Policy{Name: "a", Limit: 1, Window: time.Minute, Algorithm: core.GCRA}
+	q := core.Policy{Name: "b", Limit: 5, Window: time.Minute, Algorithm: core.GCRA}
+	rec := newRecorder(t)
+	b := resilient.New(rec, resilient.WithDenyCache(16))
+	ctx := context.Background()
+	_, _ = b.CheckOne(ctx, "k", p, 1, t0)
+	if d, _ := b.CheckOne(ctx, "k", p, 1, t0); d.Allowed {
+		t.Fatal("second unit of a limit of 1 admitted")
+	}
+	calls := rec.calls()
+	// Another key, another policy, and a set containing the policy all go
+	// to the primary.
+	_, _ = b.CheckOne(ctx, "k2", p, 1, t0)
+	renamed := p
+	renamed.Name = "a2"
+	_, _ = b.CheckOne(ctx, "k", renamed, 1, t0)
+	out := make([]core.Decision, 2)
+	_ = b.Check(ctx, "k", []core.Policy{p, q}, 1, t0, out)
+	if rec.calls() != calls+3 {
+		t.Fatalf("%d of 3 distinct checks reached the primary", rec.calls()-calls)
+	}
+	// A clock behind the denial is not answered from the cache.
+	_, _ = b.CheckOne(ctx, "k", p, 1, t0.Add(-time.Millisecond))
+	if rec.calls() != calls+4 {
+		t.Fatal("a check from before the cached denial was answered locally")
+	}
+}
+
+// TestDenyCacheMultiPolicy: a multi-policy denial holds until the earliest
+// RetryAfter of the denying policies, with consistent decisions.
+func TestDenyCacheMultiPolicy(t *testing.T) {
+	fast := core.Policy{Name: "fast", Limit: 2, Window: time.Second, Algorithm: core.FixedWindow}
+	slow := core.Policy{Name: "slow", Limit: 2, Window: 10 * time.Second, Algorithm: core.FixedWindow}
+	rec := newRecorder(t)
+	clk := core.NewManualClock(t0)
+	b := resilient.New(rec, resilient.WithDenyCache(16))
+	lim := core.NewLimiter(b, core.WithClock(clk))
+	ctx := context.Background()
+	set := []core.Policy{fast, slow}
+	for range 2 {
+		if r, _ := lim.Check(ctx, "k", set, 1, nil); !r.Allowed {
+			t.Fatal("denied within both limits")
+		}
+	}
+	// t0 is on a whole second, 5 s into a 10 s window.
+	r, _ := lim.Check(ctx, "k", set, 1, nil)
+	if r.Allowed || r.Decisions[0].RetryAfter != time.Second || r.Decisions[1].RetryAfter != 5*time.Second {
+		t.Fatalf("third check: %+v", r)
+	}
+	calls := rec.calls()
+	clk.Advance(400 * time.Millisecond)
+	r, _ = lim.Check(ctx, "k", set, 1, nil)
+	if rec.calls() != calls || r.Allowed || r.Decisions[0].RetryAfter != 600*time.Millisecond || r.Decisions[1].RetryAfter != 4600*time.Millisecond {
+		t.Fatalf("from the cache: %+v", r.Decisions)
+	}
+	clk.Advance(600 * time.Millisecond) // fast's RetryAfter passed: ask the primary
+	r, _ = lim.Check(ctx, "k", set, 1, nil)
+	if rec.calls() != calls+1 || r.Allowed || r.Binding != 1 {
+		t.Fatalf("after the first RetryAfter: %d calls, %+v", rec.calls()-calls, r)
+	}
+}
+
+// TestDenyCacheReset: Reset through the wrapper drops the key's denials.
+func TestDenyCacheReset(t *testing.T) {
+	p := core.Policy{Limit: 1, Window: time.Hour, Algorithm: core.SlidingLog}
+	rec := newRecorder(t)
+	b := resilient.New(rec, resilient.WithDenyCache(16))
+	lim := core.NewLimiter(b, core.WithClock(core.NewManualClock(t0)))
+	ctx := context.Background()
+	_, _ = lim.Allow(ctx, "k", p)
+	if d, _ := lim.Allow(ctx, "k", p); d.Allowed {
+		t.Fatal("over the limit")
+	}
+	if err := lim.Reset(ctx, "k", p); err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := lim.Allow(ctx, "k", p); !d.Allowed {
+		t.Fatal("denied after Reset: the deny cache kept a stale denial")
+	}
+}
+
+// TestDenyCacheHitAllocs: a denial served from the cache allocates nothing.
+func TestDenyCacheHitAllocs(t *testing.T) {
+	p := core.Policy{Limit: 1, Window: time.Hour}
+	b := resilient.New(newMem(t), resilient.WithDenyCache(16))
+	ctx := context.Background()
+	_, _ = b.CheckOne(ctx, "k", p, 1, t0)
+	_, _ = b.CheckOne(ctx, "k", p, 1, t0)
+	allocs := testing.AllocsPerRun(1000, func() {
+		if d, _ := b.CheckOne(ctx, "k", p, 1, t0); d.Allowed {
+			t.Fatal("admitted")
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("%v allocations per cached denial", allocs)
+	}
+	if b.Stats().DenyCacheHits < 1000 {
+		t.Fatal("denials were not served from the cache")
+	}
+}

@@ -1,0 +1,110 @@
+package resilient_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/memstore"
+	"github.com/ratelimit-go/ratelimit/core/resilient"
+)
+
+// downBackend stands for a Redis that refuses every connection.
+type downBackend struct{}
+
+var errRefused = errors.New("dial tcp 127.0.0.1:6379: connect: connection refused")
+
+func (downBackend) Check(context.Context, string, []core.Policy, int, time.Time, []core.Decision) error {
+	return errRefused
+}
+func (downBackend) Peek(context.Context, string, []core.Policy, time.Time, []core.Decision) error {
+	return errRefused
+}
+func (downBackend) Reset(context.Context, string, []core.Policy) error { return errRefused }
+
+// While the primary is down, a fallback memory store limits each instance
+// with the same policy, and a Report says who answered.
+func Example_fallback() {
+	clock := core.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	fallback := memstore.New()
+	defer fallback.Close()
+	store := resilient.New(downBackend{},
+		resilient.WithFallback(fallback),
+		resilient.WithBreaker(2, time.Second),
+		resilient.WithClock(clock))
+	limiter := core.NewLimiter(store, core.WithClock(clock))
+	policy := core.Policy{Limit: 2, Window: time.Second, Algorithm: core.FixedWindow}
+
+	for range 3 {
+		var r resilient.Report
+		d, err := limiter.Allow(resilient.WithReport(context.Background(), &r), "client-1", policy)
+		fmt.Println(d.Allowed, r.Source, err)
+	}
+	fmt.Println("breaker:", store.State())
+	// Output:
+	// true fallback <nil>
+	// true fallback <nil>
+	// false fallback <nil>
+	// breaker: open
+}
+
+// Failing closed denies while the primary is down, with a RetryAfter that
+// points at the breaker's next probe.
+func Example_failClosed() {
+	clock := core.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	store := resilient.New(downBackend{},
+		resilient.WithFailClosed(),
+		resilient.WithBreaker(1, 2*time.Second),
+		resilient.WithClock(clock))
+	limiter := core.NewLimiter(store, core.WithClock(clock))
+	policy := core.Policy{Limit: 100, Window: time.Minute}
+
+	d, _ := limiter.Allow(context.Background(), "client-1", policy)
+	fmt.Println(d.Allowed, d.RetryAfter)
+	clock.Advance(1500 * time.Millisecond)
+	d, _ = limiter.Allow(context.Background(), "client-1", policy)
+	fmt.Println(d.Allowed, d.RetryAfter)
+	// Output:
+	// false 2s
+	// false 500ms
+}
+
+// Without a failure mode the error says what happened and stays typed.
+func ExampleNew() {
+	store := resilient.New(downBackend{})
+	limiter := core.NewLimiter(store)
+	_, err := limiter.Allow(context.Background(), "client-1", core.Policy{Limit: 10, Window: time.Second})
+	fmt.Println(errors.Is(err, resilient.ErrUnavailable), errors.Is(err, errRefused))
+	// Output:
+	// true true
+}
+
+// The deny cache answers an abusive client's repeated denied checks locally
+// until the denial's RetryAfter has passed.
+func ExampleWithDenyCache() {
+	clock := core.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	primary := memstore.New()
+	defer primary.Close()
+	store := resilient.New(primary, resilient.WithDenyCache(0))
+	limiter := core.NewLimiter(store, core.WithClock(clock))
+	policy := core.Policy{Limit: 1, Window: time.Second, Algorithm: core.GCRA}
+
+	for range 1000 { // 1,000 requests in 100 ms
+		_, _ = limiter.Allow(context.Background(), "abuser", policy)
+		clock.Advance(100 * time.Microsecond)
+	}
+	s := store.Stats()
+	fmt.Println("primary calls:", s.PrimaryCalls, "answered locally:", s.DenyCacheHits)
+	// Output:
+	// primary calls: 2 answered locally: 998
+}
+
+// RedisOptions gives the go-redis settings that make the budget real.
+func ExampleRedisOptions() {
+	t := resilient.RedisOptions(50 * time.Millisecond)
+	fmt.Println(t.ReadTimeout, t.MaxRetries, t.DialerRetries, t.ContextTimeoutEnabled)
+	// Output:
+	// 50ms -1 1 true
+}
