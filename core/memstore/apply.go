@@ -1,7 +1,6 @@
 package memstore
 
 import (
-	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/algo"
 )
 
@@ -13,8 +12,8 @@ import (
 func (s *Store) apply(sh *shard, pi *policyInfo, key string, cost, now int64, m mode) (algo.Outcome, bool, error) {
 	p := &pi.params
 	write := m != evaluate
-	switch p.Algorithm {
-	case core.GCRA:
+	switch pi.kind {
+	case kindGCRA:
 		t := tableOf[gcraTat](sh, pi, write)
 		cur, ok := t.get(key)
 		o, next := algo.GCRA(p, int64(cur), cost, now)
@@ -25,7 +24,7 @@ func (s *Store) apply(sh *shard, pi *policyInfo, key string, cost, now int64, m 
 			t.put(key, gcraTat(next), !ok)
 		}
 		return o, !ok, nil
-	case core.FixedWindow:
+	case kindFixedWindow:
 		t := tableOf[fixedState](sh, pi, write)
 		cur, ok := t.get(key)
 		o, next := algo.FixedWindow(p, algo.FixedWindowState(cur), cost, now)
@@ -36,7 +35,7 @@ func (s *Store) apply(sh *shard, pi *policyInfo, key string, cost, now int64, m 
 			t.put(key, fixedState(next), !ok)
 		}
 		return o, !ok, nil
-	case core.SlidingWindow:
+	case kindSlidingWindow:
 		t := tableOf[slidingState](sh, pi, write)
 		cur, ok := t.get(key)
 		o, next := algo.SlidingWindow(p, algo.SlidingWindowState(cur), cost, now)
@@ -47,7 +46,7 @@ func (s *Store) apply(sh *shard, pi *policyInfo, key string, cost, now int64, m 
 			t.put(key, slidingState(next), !ok)
 		}
 		return o, !ok, nil
-	case core.TokenBucket:
+	case kindTokenBucket:
 		t := tableOf[tokenState](sh, pi, write)
 		cur, ok := t.get(key)
 		o, next := algo.TokenBucket(p, algo.TokenBucketState(cur), cost, now)
@@ -58,7 +57,7 @@ func (s *Store) apply(sh *shard, pi *policyInfo, key string, cost, now int64, m 
 			t.put(key, tokenState(next), !ok)
 		}
 		return o, !ok, nil
-	case core.LeakyBucket:
+	case kindLeakyBucket:
 		t := tableOf[leakyState](sh, pi, write)
 		cur, ok := t.get(key)
 		o, next := algo.LeakyBucket(p, algo.LeakyBucketState(cur), cost, now)
@@ -69,7 +68,7 @@ func (s *Store) apply(sh *shard, pi *policyInfo, key string, cost, now int64, m 
 			t.put(key, leakyState(next), !ok)
 		}
 		return o, !ok, nil
-	case core.SlidingLog:
+	case kindSlidingLog:
 		t := tableOf[*logState](sh, pi, write)
 		cur, ok := t.get(key)
 		var empty algo.Log // a new key: evaluate against an empty log
@@ -90,7 +89,7 @@ func (s *Store) apply(sh *shard, pi *policyInfo, key string, cost, now int64, m 
 		}
 		return o, !ok, nil
 	}
-	// Unreachable: registered policies have a resolved, valid algorithm.
+	// Unreachable: kindOf admits only the six kinds above.
 	return algo.Outcome{}, false, nil
 }
 

@@ -12,7 +12,40 @@ import (
 type policyInfo struct {
 	policy core.Policy
 	params core.Params
+	kind   kind // params.Algorithm as a small integer, cheap to switch on
 	id     int
+}
+
+// kind numbers the algorithms.
+type kind uint8
+
+const (
+	kindGCRA kind = iota
+	kindFixedWindow
+	kindSlidingWindow
+	kindTokenBucket
+	kindLeakyBucket
+	kindSlidingLog
+)
+
+// kindOf returns the kind of a resolved algorithm; ok is false for anything
+// else.
+func kindOf(a core.Algorithm) (k kind, ok bool) {
+	switch a {
+	case core.GCRA:
+		return kindGCRA, true
+	case core.FixedWindow:
+		return kindFixedWindow, true
+	case core.SlidingWindow:
+		return kindSlidingWindow, true
+	case core.TokenBucket:
+		return kindTokenBucket, true
+	case core.LeakyBucket:
+		return kindLeakyBucket, true
+	case core.SlidingLog:
+		return kindSlidingLog, true
+	}
+	return 0, false
 }
 
 // registry caches the validated parameters of every distinct Policy value
@@ -65,6 +98,10 @@ func (r *registry) get(p core.Policy) (*policyInfo, error) {
 	if err != nil {
 		return nil, err
 	}
+	k, ok := kindOf(params.Algorithm)
+	if !ok { // Params resolves and validates the algorithm: cannot happen
+		return nil, &core.PolicyError{Policy: p.Name, Field: "algorithm", Value: string(params.Algorithm), Reason: "not supported by the memory store", Err: core.ErrUnknownAlgorithm}
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	old := r.snap.Load()
@@ -76,7 +113,7 @@ func (r *registry) get(p core.Policy) (*policyInfo, error) {
 		next.byID = make([]*policyInfo, len(old.byID), len(old.byID)+1)
 		copy(next.byID, old.byID)
 	}
-	pi := &policyInfo{policy: p, params: params, id: len(next.byID)}
+	pi := &policyInfo{policy: p, params: params, kind: k, id: len(next.byID)}
 	next.byID = append(next.byID, pi)
 	if len(next.byID) > linearMax {
 		next.index = make(map[core.Policy]*policyInfo, len(next.byID))
