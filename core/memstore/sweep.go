@@ -52,7 +52,11 @@ func (s *Store) sweep(stop <-chan struct{}) (stopped bool) {
 				sh.mu.Unlock()
 				return true
 			}
-			t.shrink()
+			if t.size() == 0 {
+				sh.tabs[j] = nil // the map's memory goes with it
+			} else {
+				t.shrink()
+			}
 		}
 		sh.mu.Unlock()
 	}
