@@ -61,11 +61,16 @@ end
 
 if cost > 0 then
   if all then
+    -- A policy listed twice is one state: it consumes once.
+    local written = {}
     for i = 1, count do
-      -- The state may be dropped ResetAfter from now: that is the TTL, in
-      -- milliseconds rounded up.
-      local ttl = max(idiv(reply[5 * (i - 1) + 4] + 999, 1000), 1) + margin
-      algs[i].store(KEYS[i], nexts[i], ttl)
+      if not written[KEYS[i]] then
+        written[KEYS[i]] = true
+        -- The state may be dropped ResetAfter from now: that is the TTL,
+        -- in milliseconds rounded up.
+        local ttl = max(idiv(reply[5 * (i - 1) + 4] + 999, 1000), 1) + margin
+        algs[i].store(KEYS[i], nexts[i], ttl)
+      end
     end
   else
     -- Denied: nothing is written, and policies that had room report the

@@ -1,0 +1,127 @@
+package redisstore_test
+
+import (
+	"context"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/redisstore"
+	"github.com/ratelimit-go/ratelimit/internal/redistest"
+)
+
+func TestScriptFlushRedis(t *testing.T) {
+	c := redistest.Client(t)
+	testScriptFlush(t, c, newStore(t, c, redisstore.WithPrefix(redistest.Prefix(t))), c.ScriptFlush)
+}
+
+func TestScriptFlushCluster(t *testing.T) {
+	c := redistest.Cluster(t)
+	testScriptFlush(t, c, newStore(t, c, redisstore.WithPrefix(redistest.Prefix(t))), c.ScriptFlush)
+}
+
+// TestTTLRedis: on a real Redis every key gets a TTL no longer than the
+// ResetAfter of the check that wrote it (rounded up to a millisecond).
+func TestTTLRedis(t *testing.T) {
+	c := redistest.Client(t)
+	for _, p := range onePerAlgorithm(10, time.Minute+777*time.Microsecond) {
+		prefix := redistest.Prefix(t)
+		s := newStore(t, c, redisstore.WithPrefix(prefix))
+		d, err := s.CheckOne(context.Background(), "ttl", p, 4, t0)
+		if err != nil || !d.Allowed {
+			t.Fatalf("%s: %+v %v", p.Algorithm, d, err)
+		}
+		keys, got := ttls(t, c, prefix)
+		if len(keys) != 1 {
+			t.Fatalf("%s: keys %q, want one", p.Algorithm, keys)
+		}
+		// Wall time has passed since the write, so the TTL may be a
+		// little shorter, never longer.
+		want := (d.ResetAfter + time.Millisecond - 1).Truncate(time.Millisecond)
+		if got[0] <= 0 || got[0] > want || got[0] < want-10*time.Second {
+			t.Errorf("%s: PTTL %v, want just below %v", p.Algorithm, got[0], want)
+		}
+	}
+}
+
+// TestRestartRedis restarts a Redis of its own: the script cache is empty
+// afterwards, and the same Store and client recover through EVAL.
+func TestRestartRedis(t *testing.T) {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("redis-server is not installed and CI=true")
+		}
+		t.Skip("redis-server is not installed; install it (Debian: apt-get install redis-server) to run this test")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	_ = l.Close()
+	dir := t.TempDir()
+	start := func() *exec.Cmd {
+		cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return cmd
+	}
+	stop := func(cmd *exec.Cmd) {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}
+	srv := start()
+	defer func() { stop(srv) }()
+
+	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(port), MaxRetries: -1})
+	defer c.Close()
+	ctx := context.Background()
+	waitUp := func() {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for c.Ping(ctx).Err() != nil {
+			if time.Now().After(deadline) {
+				t.Fatal("redis-server did not come up within 10s")
+			}
+			time.Sleep(20 * time.Millisecond) // waiting for a process, not for a rate-limit window
+		}
+	}
+	waitUp()
+
+	s := newStore(t, c)
+	p := core.Policy{Limit: 1, Window: time.Minute, Algorithm: core.GCRA}
+	if d, err := s.CheckOne(ctx, "r", p, 1, t0); err != nil || !d.Allowed {
+		t.Fatalf("before restart: %+v %v", d, err)
+	}
+	stop(srv)
+	srv = start()
+	waitUp()
+	if ok, err := c.ScriptExists(ctx, redisstore.ScriptSHA()).Result(); err != nil || ok[0] {
+		t.Fatalf("script cached right after a restart? %v %v", ok, err)
+	}
+	// Connections from before the restart are dead; go-redis finds out on
+	// first use. A failed call is an error, never an admission.
+	var d core.Decision
+	for i := 0; i < 20; i++ {
+		if d, err = s.CheckOne(ctx, "r", p, 1, t0); err == nil {
+			break
+		}
+		if d.Allowed {
+			t.Fatalf("failed call reported an admission: %v", err)
+		}
+	}
+	if err != nil || !d.Allowed { // the restart lost the state (no persistence)
+		t.Fatalf("after restart: %+v %v", d, err)
+	}
+	if d, err := s.CheckOne(ctx, "r", p, 1, t0); err != nil || d.Allowed {
+		t.Fatalf("second check after restart: %+v %v; want a denial", d, err)
+	}
+}

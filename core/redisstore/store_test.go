@@ -1,0 +1,271 @@
+package redisstore_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/redisstore"
+)
+
+func TestNewErrors(t *testing.T) {
+	_, c := newMiniredis(t)
+	if _, err := redisstore.New(nil); err == nil {
+		t.Error("New(nil): want an error")
+	}
+	for name, opt := range map[string]redisstore.Option{
+		"brace prefix":    redisstore.WithPrefix("app{x}:"),
+		"long prefix":     redisstore.WithPrefix(strings.Repeat("p", redisstore.MaxPrefixLen+1)),
+		"negative margin": redisstore.WithTTLMargin(-time.Second),
+		"negative budget": redisstore.WithTimeout(-time.Second),
+	} {
+		if _, err := redisstore.New(c, opt); err == nil {
+			t.Errorf("%s: want an error", name)
+		}
+	}
+	if _, err := redisstore.New(c); err != nil {
+		t.Errorf("New with the client alone: %v", err)
+	}
+}
+
+func TestDefaultPrefix(t *testing.T) {
+	m, c := newMiniredis(t)
+	s := newStore(t, c)
+	if _, err := s.CheckOne(context.Background(), "k", core.Policy{Limit: 1, Window: time.Second}, 1, t0); err != nil {
+		t.Fatal(err)
+	}
+	keys := m.Keys()
+	if len(keys) != 1 || !strings.HasPrefix(keys[0], redisstore.DefaultPrefix+"{k}:") {
+		t.Fatalf("keys %q, want one key starting with %q", keys, redisstore.DefaultPrefix+"{k}:")
+	}
+}
+
+// TestInvalidInputNoRoundTrip: everything the core rejects fails with the
+// core's typed error before any command reaches Redis.
+func TestInvalidInputNoRoundTrip(t *testing.T) {
+	m, c := newMiniredis(t)
+	s := newStore(t, c)
+	ctx := context.Background()
+	good := core.Policy{Limit: 5, Window: time.Second}
+	out := make([]core.Decision, 2)
+	cases := []struct {
+		name     string
+		key      string
+		policies []core.Policy
+		cost     int
+		want     error
+	}{
+		{"empty key", "", []core.Policy{good}, 1, core.ErrInvalidKey},
+		{"long key", strings.Repeat("k", core.MaxKeyLen+1), []core.Policy{good}, 1, core.ErrInvalidKey},
+		{"no policy", "k", nil, 1, core.ErrNoPolicy},
+		{"zero limit", "k", []core.Policy{{Window: time.Second}}, 1, core.ErrInvalidPolicy},
+		{"unknown algorithm", "k", []core.Policy{{Limit: 1, Window: time.Second, Algorithm: "nope"}}, 1, core.ErrUnknownAlgorithm},
+		{"bad second policy", "k", []core.Policy{good, {Limit: 1, Window: time.Nanosecond}}, 1, core.ErrInvalidPolicy},
+		{"zero cost", "k", []core.Policy{good}, 0, core.ErrInvalidCost},
+		{"negative cost", "k", []core.Policy{good}, -1, core.ErrInvalidCost},
+		{"cost above capacity", "k", []core.Policy{good}, 6, core.ErrCostExceedsCapacity},
+	}
+	before := m.CommandCount()
+	for _, tc := range cases {
+		err := s.Check(ctx, tc.key, tc.policies, tc.cost, t0, out)
+		if !errors.Is(err, tc.want) {
+			t.Errorf("Check %s: got %v, want %v", tc.name, err, tc.want)
+		}
+		if len(tc.policies) == 1 {
+			if d, err := s.CheckOne(ctx, tc.key, tc.policies[0], tc.cost, t0); !errors.Is(err, tc.want) || d.Allowed {
+				t.Errorf("CheckOne %s: got %+v, %v, want %v", tc.name, d, err, tc.want)
+			}
+		}
+		if tc.want != core.ErrInvalidCost && tc.want != core.ErrCostExceedsCapacity {
+			if err := s.Peek(ctx, tc.key, tc.policies, t0, out); !errors.Is(err, tc.want) {
+				t.Errorf("Peek %s: got %v, want %v", tc.name, err, tc.want)
+			}
+			if err := s.Reset(ctx, tc.key, tc.policies); !errors.Is(err, tc.want) {
+				t.Errorf("Reset %s: got %v, want %v", tc.name, err, tc.want)
+			}
+		}
+	}
+	if n := m.CommandCount() - before; n != 0 {
+		t.Fatalf("invalid input sent %d commands to Redis, want 0", n)
+	}
+}
+
+// TestTTLExact: on miniredis, where no time passes, every key written gets
+// exactly the ResetAfter of the check that wrote it, in milliseconds rounded
+// up; WithTTLMargin adds to it.
+func TestTTLExact(t *testing.T) {
+	m, c := newMiniredis(t)
+	ctx := context.Background()
+	for _, margin := range []time.Duration{0, 1500 * time.Microsecond} {
+		s := newStore(t, c, redisstore.WithPrefix("ttl:"), redisstore.WithTTLMargin(margin))
+		for _, p := range onePerAlgorithm(7, 10*time.Second+333*time.Microsecond) {
+			m.FlushAll()
+			d, err := s.CheckOne(ctx, "user", p, 3, t0)
+			if err != nil || !d.Allowed {
+				t.Fatalf("%s: %+v, %v", p.Algorithm, d, err)
+			}
+			keys := m.Keys()
+			if len(keys) != 1 {
+				t.Fatalf("%s: keys %q, want one", p.Algorithm, keys)
+			}
+			want := (d.ResetAfter+time.Millisecond-1).Truncate(time.Millisecond) + (margin + time.Millisecond - 1).Truncate(time.Millisecond)
+			if got := m.TTL(keys[0]); got != want {
+				t.Errorf("%s margin %v: TTL %v, want %v (ResetAfter %v)", p.Algorithm, margin, got, want, d.ResetAfter)
+			}
+		}
+	}
+}
+
+// TestDeniedWritesNothing: a denied multi-policy check leaves every key as it
+// was, including the policy that had room and a sliding log with entries
+// that have left the window (no trimming).
+func TestDeniedWritesNothing(t *testing.T) {
+	m, c := newMiniredis(t)
+	s := newStore(t, c, redisstore.WithPrefix("deny:"))
+	ctx := context.Background()
+	for _, p := range onePerAlgorithm(3, time.Second) {
+		roomy := core.Policy{Limit: 100, Window: time.Hour, Algorithm: core.SlidingLog}
+		ps := []core.Policy{roomy, p}
+		out := make([]core.Decision, 2)
+		now := t0
+		for i := 0; i < 3; i++ {
+			if err := s.Check(ctx, "k", ps, 1, now, out); err != nil || !out[0].Allowed || !out[1].Allowed {
+				t.Fatalf("%s: fill %d: %+v %v", p.Algorithm, i, out, err)
+			}
+		}
+		before := snapshot(t, c, "deny:")
+		ttlBefore := map[string]time.Duration{}
+		for k := range before {
+			ttlBefore[k] = m.TTL(k)
+		}
+		if err := s.Check(ctx, "k", ps, 1, now, out); err != nil || out[1].Allowed || out[1].RetryAfter <= 0 {
+			t.Fatalf("%s: want a denial, got %+v %v", p.Algorithm, out, err)
+		}
+		if !out[0].Allowed || out[0].Remaining != 97 || out[0].RetryAfter != 0 {
+			t.Errorf("%s: the policy with room reports %+v, want its state as it stands", p.Algorithm, out[0])
+		}
+		after := snapshot(t, c, "deny:")
+		if len(after) != len(before) {
+			t.Fatalf("%s: %d keys before the denial, %d after", p.Algorithm, len(before), len(after))
+		}
+		for k, v := range before {
+			if after[k] != v || m.TTL(k) != ttlBefore[k] {
+				t.Errorf("%s: denied check changed %q from %s to %s", p.Algorithm, k, v, after[k])
+			}
+		}
+		m.FlushAll()
+	}
+}
+
+// TestScriptErrorIsWrapped: a script that fails (here on a key of the wrong
+// type) yields a wrapped error naming the operation and never an admission.
+func TestScriptErrorIsWrapped(t *testing.T) {
+	m, c := newMiniredis(t)
+	s := newStore(t, c, redisstore.WithPrefix("err:"))
+	ctx := context.Background()
+	p := core.Policy{Limit: 5, Window: time.Second, Algorithm: core.TokenBucket}
+	if _, err := s.CheckOne(ctx, "k", p, 1, t0); err != nil {
+		t.Fatal(err)
+	}
+	k := m.Keys()[0]
+	m.Del(k)
+	if err := m.Set(k, "not a hash"); err != nil {
+		t.Fatal(err)
+	}
+	d, err := s.CheckOne(ctx, "k", p, 1, t0)
+	if err == nil || d.Allowed {
+		t.Fatalf("got %+v, %v; want an error and no admission", d, err)
+	}
+	if !strings.HasPrefix(err.Error(), "redisstore: check: ") || isCoreError(err) {
+		t.Errorf("error %q: want it wrapped with the operation", err)
+	}
+	if err := s.Peek(ctx, "k", []core.Policy{p}, t0, make([]core.Decision, 1)); err == nil || !strings.HasPrefix(err.Error(), "redisstore: peek: ") {
+		t.Errorf("peek error %v: want it wrapped with the operation", err)
+	}
+}
+
+// TestServerDown: with the server gone every operation fails with a wrapped
+// error and nothing is admitted.
+func TestServerDown(t *testing.T) {
+	m, c := newMiniredis(t)
+	s := newStore(t, c)
+	m.Close()
+	ctx := context.Background()
+	p := core.Policy{Limit: 5, Window: time.Second}
+	if d, err := s.CheckOne(ctx, "k", p, 1, t0); err == nil || d.Allowed || !strings.HasPrefix(err.Error(), "redisstore: check: ") {
+		t.Errorf("check: %+v, %v", d, err)
+	}
+	if err := s.Reset(ctx, "k", []core.Policy{p}); err == nil || !strings.HasPrefix(err.Error(), "redisstore: reset: ") {
+		t.Errorf("reset: %v", err)
+	}
+}
+
+// TestTimeout: WithTimeout bounds a call even when the caller's context has
+// no deadline.
+func TestTimeout(t *testing.T) {
+	m, _ := newMiniredis(t)
+	c := redis.NewClient(&redis.Options{Addr: m.Addr(), MaxRetries: -1, ContextTimeoutEnabled: true})
+	t.Cleanup(func() { _ = c.Close() })
+	s := newStore(t, c, redisstore.WithTimeout(time.Nanosecond))
+	_, err := s.CheckOne(context.Background(), "k", core.Policy{Limit: 5, Window: time.Second}, 1, t0)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("got %v, want a deadline error", err)
+	}
+}
+
+// TestNoScriptFallback: after SCRIPT FLUSH the next call still succeeds
+// (EVALSHA answers NOSCRIPT, EVAL runs and caches the script again) and state
+// carries on.
+func TestNoScriptFallback(t *testing.T) {
+	_, c := newMiniredis(t)
+	testScriptFlush(t, c, newStore(t, c), c.ScriptFlush)
+}
+
+// testScriptFlush checks, flushes the script cache with flush, and checks
+// again on the same key: the second check must see the first one's state.
+func testScriptFlush(t *testing.T, c redis.UniversalClient, s *redisstore.Store, flush func(context.Context) *redis.StatusCmd) {
+	t.Helper()
+	ctx := context.Background()
+	p := core.Policy{Limit: 2, Window: time.Minute, Algorithm: core.FixedWindow}
+	for i, want := range []bool{true, true, false} {
+		if i == 1 {
+			if err := flush(ctx).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		d, err := s.CheckOne(ctx, "flush", p, 1, t0)
+		if err != nil || d.Allowed != want {
+			t.Fatalf("check %d after SCRIPT FLUSH: %+v, %v; want allowed=%v", i, d, err, want)
+		}
+	}
+	// A cluster caches the script only on the node that ran it.
+	if sc, ok := c.(*redis.Client); ok {
+		if ok, err := sc.ScriptExists(ctx, redisstore.ScriptSHA()).Result(); err != nil || !ok[0] {
+			t.Fatalf("script not cached again after the fallback: %v %v", ok, err)
+		}
+	}
+}
+
+// TestDuplicatePolicyConsumesOnce: a policy named twice in one check is one
+// state, decided and consumed once.
+func TestDuplicatePolicyConsumesOnce(t *testing.T) {
+	_, c := newMiniredis(t)
+	s := newStore(t, c)
+	ctx := context.Background()
+	for _, p := range onePerAlgorithm(4, time.Minute) {
+		out := make([]core.Decision, 2)
+		for i := 0; i < 2; i++ {
+			if err := s.Check(ctx, "dup", []core.Policy{p, p}, 2, t0, out); err != nil || !out[0].Allowed || out[0] != out[1] {
+				t.Fatalf("%s check %d: %+v %v", p.Algorithm, i, out, err)
+			}
+		}
+		if d, err := s.CheckOne(ctx, "dup", p, 1, t0); err != nil || d.Allowed {
+			t.Fatalf("%s: after 2x2 units of 4 the quota should be spent: %+v %v", p.Algorithm, d, err)
+		}
+	}
+}
