@@ -113,7 +113,7 @@ func TestTTLExact(t *testing.T) {
 			if len(keys) != 1 {
 				t.Fatalf("%s: keys %q, want one", p.Algorithm, keys)
 			}
-			want := (d.ResetAfter+time.Millisecond-1).Truncate(time.Millisecond) + (margin + time.Millisecond - 1).Truncate(time.Millisecond)
+			want := (d.ResetAfter + time.Millisecond - 1).Truncate(time.Millisecond) + (margin + time.Millisecond - 1).Truncate(time.Millisecond)
 			if got := m.TTL(keys[0]); got != want {
 				t.Errorf("%s margin %v: TTL %v, want %v (ResetAfter %v)", p.Algorithm, margin, got, want, d.ResetAfter)
 			}
