@@ -37,7 +37,7 @@ func (s *Store) CheckOne(ctx context.Context, key string, p core.Policy, cost in
 	if err := core.ValidateKey(key); err != nil {
 		return core.Decision{}, err
 	}
-	pi, err := s.reg.get(p)
+	pi, err := s.reg.get(&p)
 	if err != nil {
 		return core.Decision{}, err
 	}
@@ -153,9 +153,9 @@ func (s *Store) Reset(ctx context.Context, key string, policies []core.Policy) e
 	if len(policies) == 0 {
 		return core.ErrNoPolicy
 	}
-	for _, p := range policies {
-		if s.reg.lookup(p) == nil {
-			if err := p.Validate(); err != nil {
+	for i := range policies {
+		if s.reg.lookup(&policies[i]) == nil {
+			if err := policies[i].Validate(); err != nil {
 				return err
 			}
 		}
@@ -163,8 +163,8 @@ func (s *Store) Reset(ctx context.Context, key string, policies []core.Policy) e
 	sh := s.shardFor(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	for _, p := range policies {
-		pi := s.reg.lookup(p)
+	for i := range policies {
+		pi := s.reg.lookup(&policies[i])
 		if pi == nil || pi.id >= len(sh.tabs) || sh.tabs[pi.id] == nil {
 			continue
 		}
@@ -190,13 +190,13 @@ func (s *Store) prepare(ctx context.Context, key string, policies []core.Policy,
 	if len(policies) == 0 {
 		return nil, core.ErrNoPolicy
 	}
-	for _, p := range policies {
-		pi, err := s.reg.get(p)
+	for i := range policies {
+		pi, err := s.reg.get(&policies[i])
 		if err != nil {
 			return nil, err
 		}
 		if !peek && (cost <= 0 || int64(cost) > pi.params.Capacity) {
-			return nil, p.CheckCost(cost)
+			return nil, policies[i].CheckCost(cost)
 		}
 		buf = append(buf, pi)
 	}

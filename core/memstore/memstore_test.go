@@ -338,6 +338,29 @@ func TestNoAllocationsOnAnExistingKey(t *testing.T) {
 	}
 }
 
+func TestNoAllocationsForMultiPolicyChecksAndPeeks(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t)
+	ps := []core.Policy{hundred(core.GCRA), hundred(core.SlidingWindow), hundred(core.LeakyBucket)}
+	out := make([]core.Decision, len(ps))
+	now := t0
+	if err := s.Check(ctx, "k", ps, 1, now, out); err != nil {
+		t.Fatal(err)
+	}
+	allocs := testing.AllocsPerRun(1000, func() {
+		now = now.Add(time.Minute)
+		if err := s.Check(ctx, "k", ps, 1, now, out); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Peek(ctx, "k", ps, now, out); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations per Check and Peek, want 0", allocs)
+	}
+}
+
 func TestCloseStopsTheSweeper(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	s := memstore.New(memstore.WithSweepInterval(time.Millisecond))

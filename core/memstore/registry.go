@@ -67,15 +67,15 @@ type regSnapshot struct {
 // values one by one, which beats hashing two strings for the usual handful.
 const linearMax = 8
 
-func (s *regSnapshot) find(p core.Policy) *policyInfo {
+func (s *regSnapshot) find(p *core.Policy) *policyInfo {
 	if s == nil {
 		return nil
 	}
 	if s.index != nil {
-		return s.index[p]
+		return s.index[*p]
 	}
 	for _, pi := range s.byID {
-		if pi.policy == p {
+		if pi.policy == *p {
 			return pi
 		}
 	}
@@ -84,13 +84,13 @@ func (s *regSnapshot) find(p core.Policy) *policyInfo {
 
 // lookup returns the registered policy equal to p, or nil. It never
 // registers anything.
-func (r *registry) lookup(p core.Policy) *policyInfo {
+func (r *registry) lookup(p *core.Policy) *policyInfo {
 	return r.snap.Load().find(p)
 }
 
 // get returns the registered policy equal to p, registering it if it is
 // valid. An invalid policy yields its *core.PolicyError and is not cached.
-func (r *registry) get(p core.Policy) (*policyInfo, error) {
+func (r *registry) get(p *core.Policy) (*policyInfo, error) {
 	if pi := r.snap.Load().find(p); pi != nil {
 		return pi, nil
 	}
@@ -113,7 +113,7 @@ func (r *registry) get(p core.Policy) (*policyInfo, error) {
 		next.byID = make([]*policyInfo, len(old.byID), len(old.byID)+1)
 		copy(next.byID, old.byID)
 	}
-	pi := &policyInfo{policy: p, params: params, kind: k, id: len(next.byID)}
+	pi := &policyInfo{policy: *p, params: params, kind: k, id: len(next.byID)}
 	next.byID = append(next.byID, pi)
 	if len(next.byID) > linearMax {
 		next.index = make(map[core.Policy]*policyInfo, len(next.byID))

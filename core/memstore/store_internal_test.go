@@ -236,7 +236,7 @@ func TestSlidingLogMemoryIsBounded(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	pi := s.reg.lookup(p)
+	pi := s.reg.lookup(&p)
 	l := s.shards[0].tabs[pi.id].(*table[*logState]).m["k"]
 	if l.Len() > 100 || l.Cap() > 100 {
 		t.Fatalf("log holds %d entries in a buffer of %d; want at most the limit 100", l.Len(), l.Cap())
