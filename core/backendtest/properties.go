@@ -9,14 +9,14 @@ import (
 	"github.com/ratelimit-go/ratelimit/core"
 )
 
-// Trace sizes: about 6,000 backend calls in all, a few seconds on a real
+// Trace sizes: about 12,000 backend calls in all, one to two seconds on a real
 // Redis at 50-100 µs per call.
 const (
-	differentialSeeds = 8
-	differentialSteps = 300
-	propertySeeds     = 6
-	propertySteps     = 200
-	backwardSeeds     = 3
+	differentialSeeds = 12
+	differentialSteps = 400
+	propertySeeds     = 10
+	propertySteps     = 250
+	backwardSeeds     = 4
 	backwardSteps     = 200
 )
 

@@ -45,7 +45,7 @@ type Step struct {
 	Set      time.Time     // absolute clock reading to jump to first; zero means none
 	Advance  time.Duration // clock movement before the operation
 	Key      string
-	Policies []core.Policy // one or more; a multi-policy check is all-or-nothing
+	Policies []core.Policy // one or more, distinct; a multi-policy check is all-or-nothing
 	Cost     int           // units a check consumes; ignored by peek and reset
 	Op       Op
 }

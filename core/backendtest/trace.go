@@ -2,6 +2,7 @@ package backendtest
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
@@ -77,7 +78,10 @@ func RandomTrace(seed uint64, n int, opts ...TraceOption) []Step {
 		pool = append(pool, randomPolicy(rng, a))
 	}
 	for i := 0; i < 2; i++ {
-		pool = append(pool, randomPolicy(rng, cfg.algorithms[rng.IntN(len(cfg.algorithms))]))
+		p := randomPolicy(rng, cfg.algorithms[rng.IntN(len(cfg.algorithms))])
+		if !slices.Contains(pool, p) { // a step never names one policy twice
+			pool = append(pool, p)
+		}
 	}
 	start := nearToday
 	if rng.IntN(2) == 1 {
