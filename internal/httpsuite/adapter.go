@@ -1,0 +1,54 @@
+package httpsuite
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/core"
+)
+
+// Route is one route every app built by an Adapter serves.
+type Route struct {
+	Method string
+	Path   string // static: the same pattern on every framework
+}
+
+// Routes are the routes an Adapter registers. Each handler answers 200
+// with the body OKBody and nothing else. POST /login is the route that
+// Setup.RoutePolicies attaches per-route middleware to.
+var Routes = []Route{
+	{"GET", "/"},
+	{"GET", "/healthz"},
+	{"GET", "/login"},
+	{"POST", "/login"},
+}
+
+// OKBody is the body of every route handler.
+const OKBody = "ok"
+
+// Setup says which middleware an app carries.
+type Setup struct {
+	// Global, when non-nil, is installed around the whole router, the
+	// framework's usual place for global middleware (for net/http, around
+	// the ServeMux). Route patterns must reach it: an adapter whose
+	// router sets the pattern only after global middleware runs must
+	// resolve it first, as stdhttp does.
+	Global *ratelimit.Middleware
+	// RouteBase and RoutePolicies, when RoutePolicies is non-empty, attach
+	// per-route middleware to POST /login at registration, in the
+	// framework's idiom for per-route middleware (stdhttp.Route(RouteBase,
+	// RoutePolicies...)), which builds on RouteBase.Route.
+	RouteBase     *ratelimit.Middleware
+	RoutePolicies []core.Policy
+}
+
+// Adapter builds apps of one framework for the suite.
+type Adapter interface {
+	// Name names the framework in test output.
+	Name() string
+	// Handler returns an app serving Routes with the middleware of s, as an
+	// http.Handler (Fiber through its net/http adaptor). Requests reach it
+	// with RemoteAddr and headers exactly as the suite sets them.
+	Handler(t testing.TB, s Setup) http.Handler
+}

@@ -1,0 +1,364 @@
+package httpsuite
+
+import (
+	"net/http"
+	"net/netip"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/keyfuncs"
+	"github.com/ratelimit-go/ratelimit/keyfuncs/keyfuncstest"
+)
+
+// Run runs the conformance suite against a. Every check uses a manual
+// clock; nothing sleeps.
+func Run(t *testing.T, a Adapter) {
+	tests := []struct {
+		name string
+		fn   func(*testing.T, *env)
+	}{
+		{"AllowDenyRetry", testAllowDenyRetry},
+		{"HeaderModes", testHeaderModes},
+		{"MultiPolicyAtomic", testMultiPolicy},
+		{"RouteTable", testRouteTable},
+		{"PerRouteMiddleware", testPerRoute},
+		{"Skip", testSkip},
+		{"FailOpen", testFailOpen},
+		{"FailClosed", testFailClosed},
+		{"MissingKey", testMissingKey},
+		{"CostAboveCapacity", testCostAboveCapacity},
+		{"SameKeys", testSameKeys},
+		{"SpoofedForwardedFor", testSpoofedForwardedFor},
+		{"UnsafeKeyBytes", testUnsafeKeyBytes},
+	}
+	for _, tc := range tests {
+		t.Run(a.Name()+"/"+tc.name, func(t *testing.T) { tc.fn(t, newEnv(t, a)) })
+	}
+}
+
+func testAllowDenyRetry(t *testing.T, e *env) {
+	api := core.MustParsePolicy("2/10s;algorithm=fixed_window;name=api")
+	h := e.a.Handler(t, Setup{Global: e.middleware(ratelimit.WithPolicy(api))})
+	for i, r := range []int64{1, 0} {
+		res := e.do(h, request{method: "GET", path: "/", key: "alice"})
+		res.wantStatus(t, "request "+strconv.Itoa(i+1), http.StatusOK)
+		wantMembers(t, "RateLimit-Policy", parseList(t, res.header, "RateLimit-Policy"), member{"api", map[string]int64{"q": 2, "w": 10}})
+		wantMembers(t, "RateLimit", parseList(t, res.header, "RateLimit"), member{"api", map[string]int64{"r": r, "t": 7}})
+		if v := res.header.Values("Retry-After"); len(v) > 0 {
+			t.Fatalf("Retry-After %q on an admitted request", v)
+		}
+	}
+	e.clock.Advance(500 * time.Millisecond) // 6.5 s left: rounded up to 7
+	res := e.do(h, request{method: "GET", path: "/", key: "alice"})
+	res.wantStatus(t, "third request", http.StatusTooManyRequests)
+	wantMembers(t, "RateLimit", parseList(t, res.header, "RateLimit"), member{"api", map[string]int64{"r": 0, "t": 7}})
+	if ra := parseInt(t, res.header, "Retry-After"); ra != 7 {
+		t.Fatalf("Retry-After %d, want 7, the t of the binding policy", ra)
+	}
+	p := parseProblem(t, res)
+	if p.Type != ratelimit.ProblemTypeQuotaExceeded || len(p.Violated) != 1 || p.Violated[0] != "api" {
+		t.Fatalf("problem %+v", p)
+	}
+	// Another key has its own quota.
+	e.do(h, request{method: "GET", path: "/", key: "bob"}).wantStatus(t, "other key", http.StatusOK)
+	// After Retry-After seconds the same request succeeds.
+	e.clock.Advance(7 * time.Second)
+	res = e.do(h, request{method: "GET", path: "/", key: "alice"})
+	res.wantStatus(t, "after Retry-After", http.StatusOK)
+	wantMembers(t, "RateLimit", parseList(t, res.header, "RateLimit"), member{"api", map[string]int64{"r": 1, "t": 10}})
+}
+
+func testHeaderModes(t *testing.T, e *env) {
+	sec := core.MustParsePolicy("2/1s;algorithm=fixed_window;name=second")
+	hour := core.MustParsePolicy("1000/1h;algorithm=fixed_window;name=hour")
+	for _, mode := range []ratelimit.HeaderMode{ratelimit.HeadersDraft07, ratelimit.HeadersDraft06, ratelimit.HeadersXRateLimit, ratelimit.HeadersNone} {
+		t.Run(mode.String(), func(t *testing.T) {
+			h := e.a.Handler(t, Setup{Global: e.middleware(ratelimit.WithPolicy(sec, hour), ratelimit.WithHeaders(mode))})
+			key := "mode-" + mode.String()
+			res := e.do(h, request{method: "GET", path: "/", key: key})
+			res.wantStatus(t, "first", http.StatusOK)
+			// The binding policy is the one with the fewest units left:
+			// "second", 1 left, resetting in 1 s.
+			checkSingleValue(t, mode, res.header, 2, 1, 1)
+			e.do(h, request{method: "GET", path: "/", key: key}).wantStatus(t, "second", http.StatusOK)
+			res = e.do(h, request{method: "GET", path: "/", key: key})
+			res.wantStatus(t, "third", http.StatusTooManyRequests)
+			checkSingleValue(t, mode, res.header, 2, 0, 1)
+			if ra := parseInt(t, res.header, "Retry-After"); ra != 1 {
+				t.Fatalf("Retry-After %d, want 1", ra)
+			}
+			e.clock.Advance(time.Second)
+		})
+	}
+}
+
+func checkSingleValue(t *testing.T, mode ratelimit.HeaderMode, h http.Header, limit, remaining, reset int64) {
+	t.Helper()
+	switch mode {
+	case ratelimit.HeadersDraft07:
+		d := parseDict(t, h, "RateLimit")
+		if d["limit"] != limit || d["remaining"] != remaining || d["reset"] != reset {
+			t.Fatalf("RateLimit %q, want limit=%d remaining=%d reset=%d", h.Values("RateLimit"), limit, remaining, reset)
+		}
+		checkNumericPolicies(t, h)
+	case ratelimit.HeadersDraft06:
+		for f, want := range map[string]int64{"RateLimit-Limit": limit, "RateLimit-Remaining": remaining, "RateLimit-Reset": reset} {
+			if got := parseInt(t, h, f); got != want {
+				t.Fatalf("%s %d, want %d", f, got, want)
+			}
+		}
+		checkNumericPolicies(t, h)
+	case ratelimit.HeadersXRateLimit:
+		for f, want := range map[string]int64{"X-RateLimit-Limit": limit, "X-RateLimit-Remaining": remaining, "X-RateLimit-Reset": reset} {
+			if got := parseInt(t, h, f); got != want {
+				t.Fatalf("%s %d, want %d", f, got, want)
+			}
+		}
+	case ratelimit.HeadersNone:
+		for _, f := range rateLimitFields[:len(rateLimitFields)-1] {
+			if v := h.Values(f); len(v) > 0 {
+				t.Fatalf("HeadersNone wrote %s: %q", f, v)
+			}
+		}
+	}
+}
+
+func testMultiPolicy(t *testing.T, e *env) {
+	sec := core.MustParsePolicy("2/1s;algorithm=fixed_window;name=second")
+	min := core.MustParsePolicy("3/1m;algorithm=fixed_window;name=minute")
+	h := e.a.Handler(t, Setup{Global: e.middleware(ratelimit.WithPolicy(sec, min))})
+	for i := 0; i < 2; i++ {
+		e.do(h, request{method: "GET", path: "/", key: "k"}).wantStatus(t, "within quota", http.StatusOK)
+	}
+	res := e.do(h, request{method: "GET", path: "/", key: "k"})
+	res.wantStatus(t, "third in one second", http.StatusTooManyRequests)
+	wantMembers(t, "RateLimit-Policy", parseList(t, res.header, "RateLimit-Policy"),
+		member{"second", map[string]int64{"q": 2, "w": 1}}, member{"minute", map[string]int64{"q": 3, "w": 60}})
+	// The denial consumed nothing from "minute": 1 unit is still left.
+	wantMembers(t, "RateLimit", parseList(t, res.header, "RateLimit"),
+		member{"second", map[string]int64{"r": 0, "t": 1}}, member{"minute", map[string]int64{"r": 1, "t": 57}})
+	if p := parseProblem(t, res); len(p.Violated) != 1 || p.Violated[0] != "second" {
+		t.Fatalf("violated-policies %v, want [second]", p.Violated)
+	}
+	e.clock.Advance(time.Second)
+	e.do(h, request{method: "GET", path: "/", key: "k"}).wantStatus(t, "next second", http.StatusOK)
+	e.clock.Advance(time.Second)
+	res = e.do(h, request{method: "GET", path: "/", key: "k"})
+	res.wantStatus(t, "minute used up", http.StatusTooManyRequests)
+	if ra := parseInt(t, res.header, "Retry-After"); ra != 55 {
+		t.Fatalf("Retry-After %d, want 55 (the minute's window)", ra)
+	}
+	if p := parseProblem(t, res); len(p.Violated) != 1 || p.Violated[0] != "minute" {
+		t.Fatalf("violated-policies %v, want [minute]", p.Violated)
+	}
+}
+
+func testRouteTable(t *testing.T, e *env) {
+	global := core.MustParsePolicy("100/1m;algorithm=fixed_window;name=global")
+	login := core.MustParsePolicy("1/1m;algorithm=fixed_window;name=login")
+	h := e.a.Handler(t, Setup{Global: e.middleware(ratelimit.WithPolicy(global), ratelimit.WithRoute("POST", "/login", login))})
+	res := e.do(h, request{method: "POST", path: "/login", key: "k"})
+	res.wantStatus(t, "first login", http.StatusOK)
+	wantMembers(t, "RateLimit", parseList(t, res.header, "RateLimit"), member{"login", map[string]int64{"r": 0, "t": 57}})
+	e.do(h, request{method: "POST", path: "/login", key: "k"}).wantStatus(t, "second login", http.StatusTooManyRequests)
+	// Same path, other method: the global policy.
+	res = e.do(h, request{method: "GET", path: "/login", key: "k"})
+	res.wantStatus(t, "GET /login", http.StatusOK)
+	wantMembers(t, "RateLimit", parseList(t, res.header, "RateLimit"), member{"global", map[string]int64{"r": 99, "t": 57}})
+	if ev := e.lastEvent(); ev.Outcome != ratelimit.OutcomeAllowed {
+		t.Fatalf("outcome %v", ev.Outcome)
+	}
+}
+
+func testPerRoute(t *testing.T, e *env) {
+	base := e.middleware()
+	h := e.a.Handler(t, Setup{RouteBase: base, RoutePolicies: []core.Policy{core.MustParsePolicy("2/1m;algorithm=fixed_window;name=login")}})
+	for i, want := range []int{200, 200, 429} {
+		res := e.do(h, request{method: "POST", path: "/login", key: "k"})
+		res.wantStatus(t, "login "+strconv.Itoa(i+1), want)
+		if len(res.header.Values("RateLimit")) == 0 {
+			t.Fatalf("login %d: no RateLimit field", i+1)
+		}
+	}
+	for i := 0; i < 3; i++ {
+		res := e.do(h, request{method: "GET", path: "/login", key: "k"})
+		res.wantStatus(t, "GET /login, no per-route middleware", http.StatusOK)
+		wantNoRateLimitFields(t, "GET /login", res.header)
+	}
+}
+
+func testSkip(t *testing.T, e *env) {
+	p := core.MustParsePolicy("1/1m;algorithm=fixed_window;name=p")
+	h := e.a.Handler(t, Setup{Global: e.middleware(ratelimit.WithPolicy(p),
+		ratelimit.WithSkip(func(r keyfuncs.Request) bool { return r.Path() == "/healthz" }))})
+	for i := 0; i < 3; i++ {
+		res := e.do(h, request{method: "GET", path: "/healthz", key: "k"})
+		res.wantStatus(t, "health check", http.StatusOK)
+		wantNoRateLimitFields(t, "health check", res.header)
+		if ev := e.lastEvent(); ev.Outcome != ratelimit.OutcomeSkipped {
+			t.Fatalf("outcome %v, want skipped", ev.Outcome)
+		}
+	}
+	e.do(h, request{method: "GET", path: "/", key: "k"}).wantStatus(t, "first", http.StatusOK)
+	e.do(h, request{method: "GET", path: "/", key: "k"}).wantStatus(t, "second", http.StatusTooManyRequests)
+}
+
+func failing(e *env, mode ratelimit.FailureMode) *ratelimit.Middleware {
+	m, err := ratelimit.New(ratelimit.WithLimiter(core.NewLimiter(failingBackend{}, core.WithClock(e.clock))),
+		ratelimit.WithKeyFunc(headerKey), ratelimit.WithObserver(e.observe),
+		ratelimit.WithPolicy(core.MustParsePolicy("1/1m;name=p")), ratelimit.WithFailureMode(mode))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return m
+}
+
+func wantNoInternalText(t *testing.T, r response) {
+	t.Helper()
+	all := string(r.body)
+	for k, vs := range r.header {
+		all += k + strings.Join(vs, "")
+	}
+	for _, leak := range []string{"INTERNAL-SECRET", "10.9.8.7", "i/o timeout", "redis"} {
+		if strings.Contains(all, leak) {
+			t.Fatalf("internal error text %q reached the response: headers %v body %q", leak, r.header, r.body)
+		}
+	}
+}
+
+func testFailOpen(t *testing.T, e *env) {
+	h := e.a.Handler(t, Setup{Global: failing(e, ratelimit.FailOpen)})
+	for i := 0; i < 3; i++ {
+		res := e.do(h, request{method: "GET", path: "/", key: "k"})
+		res.wantStatus(t, "fail open", http.StatusOK)
+		wantNoRateLimitFields(t, "fail open", res.header)
+		wantNoInternalText(t, res)
+	}
+	if ev := e.lastEvent(); ev.Outcome != ratelimit.OutcomeFailedOpen || ev.Err == nil {
+		t.Fatalf("event %v %v", ev.Outcome, ev.Err)
+	}
+}
+
+func testFailClosed(t *testing.T, e *env) {
+	h := e.a.Handler(t, Setup{Global: failing(e, ratelimit.FailClosed)})
+	res := e.do(h, request{method: "GET", path: "/", key: "k"})
+	res.wantStatus(t, "fail closed", http.StatusServiceUnavailable)
+	parseProblem(t, res)
+	wantNoInternalText(t, res)
+	wantNoRateLimitFields(t, "fail closed", res.header)
+	if ev := e.lastEvent(); ev.Outcome != ratelimit.OutcomeFailedClosed {
+		t.Fatalf("outcome %v", ev.Outcome)
+	}
+}
+
+func testMissingKey(t *testing.T, e *env) {
+	h := e.a.Handler(t, Setup{Global: e.middleware(ratelimit.WithPolicy(core.MustParsePolicy("1/1m")))})
+	res := e.do(h, request{method: "GET", path: "/"})
+	res.wantStatus(t, "no X-Key", http.StatusUnauthorized)
+	if p := parseProblem(t, res); !strings.Contains(p.Detail, "header X-Key") {
+		t.Fatalf("detail %q does not name the missing key", p.Detail)
+	}
+	wantNoRateLimitFields(t, "missing key", res.header)
+}
+
+func testCostAboveCapacity(t *testing.T, e *env) {
+	h := e.a.Handler(t, Setup{Global: e.middleware(ratelimit.WithPolicy(core.MustParsePolicy("5/1m")),
+		ratelimit.WithCost(func(r keyfuncs.Request) int {
+			if n, err := strconv.Atoi(r.Header("X-Cost")); err == nil {
+				return n
+			}
+			return 1
+		}))})
+	res := e.do(h, request{method: "GET", path: "/", key: "k", header: http.Header{"X-Cost": {"6"}}})
+	res.wantStatus(t, "cost 6 of 5", http.StatusRequestEntityTooLarge)
+	parseProblem(t, res)
+	res = e.do(h, request{method: "GET", path: "/", key: "k", header: http.Header{"X-Cost": {"5"}}})
+	res.wantStatus(t, "cost 5 of 5", http.StatusOK)
+	wantMembers(t, "RateLimit", parseList(t, res.header, "RateLimit"), member{"5/1m", map[string]int64{"r": 0, "t": 60}})
+}
+
+// testSameKeys checks that the adapter's Request view gives a composite
+// key function exactly what a plain request with the same fields gives it.
+func testSameKeys(t *testing.T, e *env) {
+	kf := keyfuncs.Compose(keyfuncs.RemoteIP, keyfuncs.Method, keyfuncs.Route, keyfuncs.Header("X-Tenant"))
+	h := e.a.Handler(t, Setup{Global: e.middleware(ratelimit.WithKeyFunc(kf),
+		ratelimit.WithPolicy(core.MustParsePolicy("100/1m")),
+		ratelimit.WithRoute("", "/never", core.MustParsePolicy("1/1m")))}) // a route table makes patterns reach global middleware
+	for _, c := range []struct {
+		method, path, remote, tenant string
+	}{
+		{"GET", "/", "192.0.2.1:1234", "acme"},
+		{"POST", "/login", "[2001:db8:1:2::7]:443", "globex"},
+		{"GET", "/login", "198.51.100.4:9", "initech"},
+	} {
+		res := e.do(h, request{method: c.method, path: c.path, remote: c.remote, header: http.Header{"X-Tenant": {c.tenant}}})
+		res.wantStatus(t, c.method+" "+c.path, http.StatusOK)
+		plain := keyfuncstest.New(c.remote, "X-Tenant", c.tenant)
+		plain.Verb, plain.URLPath, plain.Pattern = c.method, c.path, c.path
+		want, err := kf(plain)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := e.lastEvent().Key; got != want {
+			t.Fatalf("%s %s: key %q, want %q", c.method, c.path, got, want)
+		}
+	}
+}
+
+func testSpoofedForwardedFor(t *testing.T, e *env) {
+	res, err := keyfuncs.NewIPResolver(keyfuncs.WithTrustedProxies(netip.MustParsePrefix("10.0.0.0/8")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := e.a.Handler(t, Setup{Global: e.middleware(ratelimit.WithKeyFunc(res.Key), ratelimit.WithPolicy(core.MustParsePolicy("100/1m")))})
+	for _, c := range []struct {
+		remote string
+		xff    []string
+		want   string
+	}{
+		{"192.0.2.1:1234", []string{"203.0.113.66"}, "192.0.2.1"},                           // untrusted peer: header ignored
+		{"10.1.2.3:80", []string{"203.0.113.66, 198.51.100.7"}, "198.51.100.7"},             // trusted proxy: rightmost untrusted
+		{"10.1.2.3:80", []string{"198.51.100.7, 10.4.4.4"}, "198.51.100.7"},                 // trusted hops skipped
+		{"10.1.2.3:80", []string{"203.0.113.66", "198.51.100.9"}, "198.51.100.9"},           // several lines read as one list
+		{"192.0.2.1:1234", []string{"10.1.1.1", "203.0.113.66, 198.51.100.9"}, "192.0.2.1"}, // forged lines from an untrusted peer
+	} {
+		r := e.do(h, request{method: "GET", path: "/", remote: c.remote, header: http.Header{"X-Forwarded-For": c.xff}})
+		r.wantStatus(t, "XFF "+strings.Join(c.xff, " | "), http.StatusOK)
+		if got := e.lastEvent().Key; got != c.want {
+			t.Fatalf("peer %s, X-Forwarded-For %q: key %q, want %q", c.remote, c.xff, got, c.want)
+		}
+	}
+}
+
+// testUnsafeKeyBytes sends keys with CR, LF, NUL and bytes above 0x7f (set
+// verbatim, bypassing request validation): they are keys like any other
+// and never reach a response field or a header name.
+func testUnsafeKeyBytes(t *testing.T, e *env) {
+	h := e.a.Handler(t, Setup{Global: e.middleware(ratelimit.WithPolicy(core.MustParsePolicy("1/1m;name=p")))})
+	for _, key := range []string{"a\r\nSet-Cookie: evil=1", "b\x00\x7f\xff\xfe", "c\nX-Injected: 1", "\"d\\"} {
+		for i, want := range []int{http.StatusOK, http.StatusTooManyRequests} {
+			res := e.do(h, request{method: "GET", path: "/", key: key})
+			res.wantStatus(t, strconv.Quote(key)+" request "+strconv.Itoa(i+1), want)
+			for name, vs := range res.header {
+				if strings.EqualFold(name, "Set-Cookie") || strings.EqualFold(name, "X-Injected") {
+					t.Fatalf("key %q injected header %s", key, name)
+				}
+				for _, v := range vs {
+					if strings.ContainsAny(v, "\r\n\x00") || strings.Contains(v, key) {
+						t.Fatalf("key %q reached header %s: %q", key, name, v)
+					}
+				}
+			}
+			if strings.Contains(string(res.body), key) {
+				t.Fatalf("key %q reached the body %q", key, res.body)
+			}
+			if got := e.lastEvent().Key; got != key {
+				t.Fatalf("key %q arrived as %q", key, got)
+			}
+		}
+	}
+}

@@ -1,0 +1,42 @@
+package stdhttp_test
+
+import (
+	"io"
+	"net/http"
+	"testing"
+
+	"github.com/ratelimit-go/ratelimit/internal/httpsuite"
+	"github.com/ratelimit-go/ratelimit/stdhttp"
+)
+
+// adapter builds net/http apps for the conformance suite: a ServeMux with
+// the suite's routes, the global middleware wrapped around the mux.
+type adapter struct{}
+
+func (adapter) Name() string { return "stdhttp" }
+
+func (adapter) Handler(t testing.TB, s httpsuite.Setup) http.Handler {
+	mux := http.NewServeMux()
+	for _, r := range httpsuite.Routes {
+		var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			_, _ = io.WriteString(w, httpsuite.OKBody)
+		})
+		if r.Method == "POST" && r.Path == "/login" && len(s.RoutePolicies) > 0 {
+			h = stdhttp.Route(s.RouteBase, s.RoutePolicies...)(h)
+		}
+		mux.Handle(r.Method+" "+r.Path, h)
+	}
+	if s.Global == nil {
+		return mux
+	}
+	return stdhttp.Middleware(s.Global)(mux)
+}
+
+func TestConformance(t *testing.T) { httpsuite.Run(t, adapter{}) }
+
+func TestEndToEndRetryAfter(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits about one second on the system clock")
+	}
+	httpsuite.RunE2E(t, adapter{})
+}
