@@ -10,13 +10,15 @@ import (
 // ledger records every admission of a forward trace per key and policy and
 // checks it against what the algorithm may admit, independently of any
 // backend's arithmetic:
-//   - fixed window: at most Limit units per aligned window;
+//   - fixed window and sliding window counter: at most Limit units per
+//     aligned window (the counter's estimate never falls below the current
+//     window's count);
 //   - sliding log: at most Limit units in any trailing window;
 //   - token bucket, GCRA, leaky bucket: over any span from one admission to
 //     a later one, units*Interval <= span + Burst*Interval.
 //
-// The sliding window counter is an estimate and has no exact bound here; the
-// comparison with the reference covers it.
+// Beyond that bound the sliding window counter is an estimate; the
+// comparison with the reference covers its exact decisions.
 type ledger struct {
 	entries map[stateKey][]admission
 }
@@ -48,7 +50,7 @@ func (l *ledger) admit(s Step, now time.Time) error {
 		h := append(l.entries[k], admission{at: at, cost: int64(s.Cost)})
 		l.entries[k] = h
 		switch pr.Algorithm {
-		case core.FixedWindow:
+		case core.FixedWindow, core.SlidingWindow:
 			start := at - ((at%pr.Window)+pr.Window)%pr.Window
 			var n int64
 			for _, a := range h {
@@ -57,7 +59,7 @@ func (l *ledger) admit(s Step, now time.Time) error {
 				}
 			}
 			if n > pr.Limit {
-				return fmt.Errorf("fixed window %s admitted %d units in the window starting at %d µs", p, n, start)
+				return fmt.Errorf("%s admitted %d units in the window starting at %d µs", p, n, start)
 			}
 		case core.SlidingLog:
 			var n int64
