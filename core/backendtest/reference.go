@@ -15,8 +15,8 @@ import (
 // expires anything (a stale state means the same as an absent one for a clock
 // that moves forward), so it is meant for tests, not for production.
 //
-// The zero value is not usable; create one with NewReference. A Reference is
-// safe for concurrent use.
+// The zero value is an empty Reference, ready to use; NewReference returns
+// one as a core.Backend. A Reference is safe for concurrent use.
 type Reference struct {
 	mu     sync.Mutex
 	states map[stateKey]any // algo.FixedWindowState, algo.SlidingWindowState, *algo.Log, algo.TokenBucketState, int64 (GCRA), algo.LeakyBucketState
@@ -34,7 +34,7 @@ var _ core.Backend = (*Reference)(nil)
 // NewReference returns an empty Reference as a core.Backend, the model that
 // differential tests compare other backends with.
 func NewReference() core.Backend {
-	return &Reference{states: make(map[stateKey]any)}
+	return new(Reference)
 }
 
 // Check implements core.Backend.
@@ -58,7 +58,7 @@ func (r *Reference) Reset(ctx context.Context, key string, policies []core.Polic
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, p := range policies {
-		delete(r.states, stateKey{key, p})
+		delete(r.states, stateKey{key, p}) // a no-op on a nil map
 	}
 	return nil
 }
@@ -83,6 +83,9 @@ func (r *Reference) decide(ctx context.Context, key string, policies []core.Poli
 
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.states == nil {
+		r.states = make(map[stateKey]any)
+	}
 	if peek {
 		for i, p := range policies {
 			stand, _ := r.eval(&params[i], stateKey{key, p}, 0, us)

@@ -58,8 +58,8 @@ var (
 )
 
 // RandomTrace returns a deterministic trace of n steps for seed: a first step
-// that sets the clock (near today or in the year 2100, off any window
-// boundary), then checks (mostly), peeks and resets across several keys
+// that sets the clock (to a random microsecond within two days of either
+// 2026-11-29 or 2100-03-01), then checks (mostly), peeks and resets across several keys
 // (including keys with '{', '}', binary bytes and a long key) and a pool of
 // policies covering every selected algorithm, with single- and
 // multi-policy steps, costs up to the capacity, and clock advances from zero
