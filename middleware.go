@@ -238,7 +238,11 @@ func (m *Middleware) Handle(ctx context.Context, req keyfuncs.Request, res Respo
 		return Continue
 	}
 	res.SetHeader(hdrRetryAfter, strconv.FormatInt(retryAfterSeconds(result.Decision().RetryAfter), 10))
-	werr := m.s.denied(req, res, result)
+	tr := &trackedResponse{Response: res}
+	werr := m.s.denied(req, tr, result)
+	if !tr.wrote { // a handler that wrote nothing must not turn a denial into a 200
+		werr = errors.Join(werr, DefaultDeniedHandler(req, res, result))
+	}
 	m.observe(ctx, Event{Outcome: OutcomeDenied, Request: req, Key: key, Cost: cost, Result: result, Err: werr})
 	return Handled
 }
@@ -246,7 +250,12 @@ func (m *Middleware) Handle(ctx context.Context, req keyfuncs.Request, res Respo
 // refuse answers a request with an unusable key or cost.
 func (m *Middleware) refuse(ctx context.Context, req keyfuncs.Request, res Response, ev Event, status int) Verdict {
 	ev.Request = req
-	if werr := m.s.onError(req, res, status, ev.Err); werr != nil {
+	tr := &trackedResponse{Response: res}
+	werr := m.s.onError(req, tr, status, ev.Err)
+	if !tr.wrote { // a handler that wrote nothing must not let the request through
+		werr = errors.Join(werr, DefaultErrorHandler(req, res, status, ev.Err))
+	}
+	if werr != nil {
 		ev.Err = errors.Join(ev.Err, werr)
 	}
 	m.observe(ctx, ev)

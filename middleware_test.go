@@ -478,3 +478,19 @@ func TestConcurrentHandleCountsExactly(t *testing.T) {
 		t.Errorf("%d admitted, want 50", allowed)
 	}
 }
+
+func TestHandlersThatWriteNothingStillRefuse(t *testing.T) {
+	lim, _ := newLimiter(t)
+	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(core.MustParsePolicy("1/1m")),
+		ratelimit.WithDeniedHandler(func(keyfuncs.Request, ratelimit.Response, core.Result) error { return nil }),
+		ratelimit.WithErrorHandler(func(keyfuncs.Request, ratelimit.Response, int, error) error { return nil }))
+	m.Handle(context.Background(), req("GET", "/", "k"), newRecorder())
+	rec := newRecorder()
+	if m.Handle(context.Background(), req("GET", "/", "k"), rec) != ratelimit.Handled || rec.status != 429 {
+		t.Errorf("denied: status %d", rec.status)
+	}
+	rec = newRecorder()
+	if m.Handle(context.Background(), req("GET", "/", ""), rec) != ratelimit.Handled || rec.status != 401 {
+		t.Errorf("missing key: status %d", rec.status)
+	}
+}

@@ -19,9 +19,10 @@ const ContentTypeProblem = "application/problem+json"
 
 // DeniedHandler writes the response to a request a policy denied. When it
 // is called, the rate-limit header fields and Retry-After are already set
-// on res. It must call res.Write exactly once, with a 4xx or 5xx status.
-// result.Decisions is reused after it returns. The error of res.Write is
-// returned.
+// on res. It must call res.Write exactly once, with a 4xx or 5xx status;
+// if it returns without writing, DefaultDeniedHandler completes the
+// response. result.Decisions is reused after it returns. The error of
+// res.Write is returned.
 type DeniedHandler func(req keyfuncs.Request, res Response, result core.Result) error
 
 // ErrorHandler writes the response to a request the middleware refuses
@@ -29,7 +30,9 @@ type DeniedHandler func(req keyfuncs.Request, res Response, result core.Result) 
 // *keyfuncs.MissingKeyError) for an unusable key, 413 for a cost larger
 // than a policy's capacity, 503 when the limiter failed and the failure
 // mode is FailClosed. err says why; it may hold internal details and must
-// not be written into the response. It must call res.Write exactly once.
+// not be written into the response. It must call res.Write exactly once;
+// if it returns without writing, DefaultErrorHandler completes the
+// response.
 type ErrorHandler func(req keyfuncs.Request, res Response, status int, err error) error
 
 // problem is an RFC 9457 problem document.
