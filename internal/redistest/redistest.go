@@ -137,24 +137,37 @@ func forEachServer(ctx context.Context, c redis.UniversalClient, fn func(context
 
 // ScanTTLs visits every key matching pattern ("*" for all) on every server
 // of c and returns how many it saw and the names of those that have no TTL.
+// The TTLs of each SCAN page are read in one pipeline.
 func ScanTTLs(ctx context.Context, c redis.UniversalClient, pattern string) (scanned int, noTTL []string, err error) {
 	var mu sync.Mutex // ForEachMaster calls fn concurrently
 	err = forEachServer(ctx, c, func(ctx context.Context, node *redis.Client) error {
-		iter := node.Scan(ctx, 0, pattern, 1000).Iterator()
-		for iter.Next(ctx) {
-			k := iter.Val()
-			ttl, err := node.PTTL(ctx, k).Result()
+		var cursor uint64
+		for {
+			keys, next, err := node.Scan(ctx, cursor, pattern, 1000).Result()
+			if err != nil {
+				return err
+			}
+			cmds, err := node.Pipelined(ctx, func(p redis.Pipeliner) error {
+				for _, k := range keys {
+					p.PTTL(ctx, k)
+				}
+				return nil
+			})
 			if err != nil {
 				return err
 			}
 			mu.Lock()
-			scanned++
-			if ttl == -1 { // -2 is a key that expired meanwhile
-				noTTL = append(noTTL, k)
+			scanned += len(keys)
+			for i, cmd := range cmds {
+				if cmd.(*redis.DurationCmd).Val() == -1 { // -2 is a key that expired meanwhile
+					noTTL = append(noTTL, keys[i])
+				}
 			}
 			mu.Unlock()
+			if cursor = next; cursor == 0 {
+				return nil
+			}
 		}
-		return iter.Err()
 	})
 	return scanned, noTTL, err
 }
