@@ -1,0 +1,92 @@
+package backendtest
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ratelimit-go/ratelimit/core"
+)
+
+// broken wraps the reference with one deliberate bug, to show that the
+// property checks catch it: a suite that passes broken backends proves
+// nothing.
+type broken struct {
+	core.Backend
+	bug    string
+	latest time.Time
+}
+
+func (b *broken) Check(ctx context.Context, key string, ps []core.Policy, cost int, now time.Time, out []core.Decision) error {
+	if b.bug == "merge-braces" {
+		key = strings.NewReplacer("{", "", "}", "").Replace(key)
+	}
+	if err := b.Backend.Check(ctx, key, ps, cost, now, out); err != nil {
+		return err
+	}
+	for i, p := range ps {
+		d := &out[i]
+		switch {
+		case b.bug == "consume-on-deny" && !d.Allowed:
+			var one [1]core.Decision
+			_ = b.Backend.Check(ctx, key, ps[i:i+1], 1, now, one[:])
+		case b.bug == "early-retry" && d.RetryAfter > time.Millisecond:
+			d.RetryAfter -= time.Microsecond
+		case b.bug == "admit-window" && !d.Allowed && len(ps) == 1 && !p.Algorithm.RateBased():
+			d.Allowed, d.RetryAfter = true, 0
+		}
+	}
+	return nil
+}
+
+func (b *broken) Peek(ctx context.Context, key string, ps []core.Policy, now time.Time, out []core.Decision) error {
+	if b.bug == "merge-braces" {
+		key = strings.NewReplacer("{", "", "}", "").Replace(key)
+	}
+	if err := b.Backend.Peek(ctx, key, ps, now, out); err != nil {
+		return err
+	}
+	if b.bug == "refund-backwards" && now.Before(b.latest) {
+		for i, p := range ps {
+			out[i].Remaining = p.Capacity()
+		}
+	}
+	if now.After(b.latest) {
+		b.latest = now
+	}
+	return nil
+}
+
+func TestPropertiesCatchBrokenBackends(t *testing.T) {
+	ctx := context.Background()
+	for _, bug := range []string{"consume-on-deny", "early-retry", "admit-window"} {
+		caught := false
+		for seed := uint64(101); seed < 101+propertySeeds && !caught; seed++ {
+			b := &broken{Backend: NewReference(), bug: bug}
+			caught = checkTraceProperties(b, RandomTrace(seed, propertySteps)) != nil
+		}
+		if !caught {
+			t.Errorf("the trace properties pass a backend with bug %q", bug)
+		}
+	}
+
+	caught := false
+	for seed := uint64(1); seed <= differentialSeeds && !caught; seed++ {
+		steps := RandomTrace(seed, differentialSteps)
+		want := Replay(ctx, NewReference(), core.NewManualClock(time.Time{}), steps)
+		got := Replay(ctx, &broken{Backend: NewReference(), bug: "merge-braces"}, core.NewManualClock(time.Time{}), steps)
+		caught = DiffOutcomes(steps, want, got) != nil
+	}
+	if !caught {
+		t.Error("the comparison with the reference passes a backend that ignores braces in keys")
+	}
+
+	caught = false
+	for seed := uint64(201); seed < 201+backwardSeeds && !caught; seed++ {
+		caught = checkNoRefund(&broken{Backend: NewReference(), bug: "refund-backwards"}, RandomTrace(seed, backwardSteps, WithBackwardClock())) != nil
+	}
+	if !caught {
+		t.Error("the backward-clock check passes a backend that refunds when the clock moves back")
+	}
+}
