@@ -76,7 +76,7 @@ func TestSweepReclaimsExactlyTheExpired(t *testing.T) {
 	}
 	later := t0.Add(50 * time.Millisecond)
 	for i := 0; i < 500; i++ {
-		if _, err := s.CheckOne(ctx, "b"+strconv.Itoa(i), p, 1, later); err != nil {
+		if _, err := s.CheckOne(ctx, "b-a-key-long-enough-for-the-string-map-"+strconv.Itoa(i), p, 1, later); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -102,7 +102,7 @@ func TestSweepReclaimsExactlyTheExpired(t *testing.T) {
 	if s.Len() != 500 || s.held() != 500 {
 		t.Fatalf("at expiry: Len = %d, held %d, want 500", s.Len(), s.held())
 	}
-	if _, err := s.CheckOne(ctx, "b0", p, 1, t0.Add(150*time.Millisecond)); err != nil {
+	if _, err := s.CheckOne(ctx, "b-a-key-long-enough-for-the-string-map-0", p, 1, t0.Add(150*time.Millisecond)); err != nil {
 		t.Fatal(err)
 	}
 	s.Sweep()
@@ -123,6 +123,9 @@ func TestSweepInterleavesWithChecks(t *testing.T) {
 		if _, err := s.CheckOne(ctx, "old"+strconv.Itoa(i), p, 1, t0); err != nil {
 			t.Fatal(err)
 		}
+		if _, err := s.CheckOne(ctx, "old-and-long-enough-for-the-string-map-"+strconv.Itoa(i), p, 1, t0); err != nil {
+			t.Fatal(err)
+		}
 	}
 	now := t0.Add(time.Second) // the first window has ended
 	var wg sync.WaitGroup
@@ -131,7 +134,7 @@ func TestSweepInterleavesWithChecks(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < 2000; i++ {
-				k := "new" + strconv.Itoa(g) + "-" + strconv.Itoa(i%300)
+				k := "new-and-long-enough-for-the-string-map-" + strconv.Itoa(g) + "-" + strconv.Itoa(i%300)
 				if _, err := s.CheckOne(ctx, k, p, 1, now); err != nil {
 					t.Error(err)
 					return
@@ -202,23 +205,59 @@ func TestMemoryReturnsAfterExpiry(t *testing.T) {
 	runtime.KeepAlive(keys)
 }
 
-// TestKeysAreCloned passes a key that aliases a buffer the caller reuses.
+// TestKeysAreCloned passes keys that alias a buffer the caller reuses, both
+// short (stored inline) and long (stored as strings).
 func TestKeysAreCloned(t *testing.T) {
 	ctx := context.Background()
 	s := New(WithSweepInterval(0))
 	defer s.Close()
 	p := core.Policy{Limit: 1, Window: time.Minute}
-	buf := []byte("alpha and more bytes of a request")
-	key := unsafe.String(&buf[0], 5)
-	if d, err := s.CheckOne(ctx, key, p, 1, t0); err != nil || !d.Allowed {
-		t.Fatalf("first check: %+v, %v", d, err)
+	for _, n := range []int{5, shortKeyLen, shortKeyLen + 1, 40} {
+		buf := []byte("alpha-and-then-many-more-bytes-of-a-request-line")
+		key := unsafe.String(&buf[0], n)
+		orig := string(buf[:n])
+		if d, err := s.CheckOne(ctx, key, p, 1, t0); err != nil || !d.Allowed {
+			t.Fatalf("len %d: first check: %+v, %v", n, d, err)
+		}
+		copy(buf, "omega")
+		if d, err := s.CheckOne(ctx, orig, p, 1, t0); err != nil || d.Allowed {
+			t.Fatalf("len %d: %q after the buffer changed: %+v, %v; want denied", n, orig, d, err)
+		}
+		if d, err := s.CheckOne(ctx, string(buf[:n]), p, 1, t0); err != nil || !d.Allowed {
+			t.Fatalf("len %d: %q: %+v, %v; want admitted, a key of its own", n, buf[:n], d, err)
+		}
 	}
-	copy(buf, "omega")
-	if d, err := s.CheckOne(ctx, "alpha", p, 1, t0); err != nil || d.Allowed {
-		t.Fatalf(`"alpha" after the buffer changed: %+v, %v; want denied`, d, err)
+}
+
+// TestShortKeysStayDistinct checks the inline encoding: trailing zero bytes
+// and the boundary between inline and string keys.
+func TestShortKeysStayDistinct(t *testing.T) {
+	ctx := context.Background()
+	s := New(WithSweepInterval(0))
+	defer s.Close()
+	p := core.Policy{Limit: 1, Window: time.Minute}
+	keys := []string{"a", "a\x00", "a\x00\x00", "\x00", "\x00\x00",
+		"123456789012345", "1234567890123456", "123456789012345\x00", "12345678901234\x00"}
+	for _, k := range keys {
+		if d, err := s.CheckOne(ctx, k, p, 1, t0); err != nil || !d.Allowed {
+			t.Fatalf("%q: %+v, %v; want admitted, a key of its own", k, d, err)
+		}
 	}
-	if d, err := s.CheckOne(ctx, "omega", p, 1, t0); err != nil || !d.Allowed {
-		t.Fatalf(`"omega": %+v, %v; want admitted, a key of its own`, d, err)
+	for _, k := range keys {
+		if d, err := s.CheckOne(ctx, k, p, 1, t0); err != nil || d.Allowed {
+			t.Fatalf("%q again: %+v, %v; want denied", k, d, err)
+		}
+	}
+	if s.Len() != len(keys) || s.held() != len(keys) {
+		t.Fatalf("Len = %d, held %d; want %d", s.Len(), s.held(), len(keys))
+	}
+	for _, k := range keys {
+		if err := s.Reset(ctx, k, []core.Policy{p}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s.Len() != 0 || s.held() != 0 {
+		t.Fatalf("after resetting every key: Len = %d, held %d", s.Len(), s.held())
 	}
 }
 
@@ -237,7 +276,7 @@ func TestSlidingLogMemoryIsBounded(t *testing.T) {
 		}
 	}
 	pi := s.reg.lookup(&p)
-	l := s.shards[0].tabs[pi.id].(*table[*logState]).m["k"]
+	l, _ := s.shards[0].tabs[pi.id].(*table[*logState]).get("k")
 	if l.Len() > 100 || l.Cap() > 100 {
 		t.Fatalf("log holds %d entries in a buffer of %d; want at most the limit 100", l.Len(), l.Cap())
 	}

@@ -69,48 +69,130 @@ type anyTable interface {
 	shrink()
 }
 
-// table holds the states of one policy in one shard. Its zero value is not
-// usable; create it with newTable. It is guarded by its shard's lock.
+// shortKeyLen is the longest key a table stores inline, in the map slot
+// itself: no allocation for the key and 16 bytes of key per slot, which
+// covers IPv4 addresses and most numeric ids.
+const shortKeyLen = 15
+
+// shortKey is a key of at most shortKeyLen bytes followed by its length, so
+// that keys differing only in trailing zero bytes stay distinct.
+type shortKey [shortKeyLen + 1]byte
+
+// toShort packs a key of at most shortKeyLen bytes.
+func toShort(key string) (k shortKey) {
+	copy(k[:shortKeyLen], key)
+	k[shortKeyLen] = byte(len(key))
+	return k
+}
+
+// table holds the states of one policy in one shard: short keys inline,
+// longer ones as cloned strings. Its zero value is not usable; create it
+// with newTable. It is guarded by its shard's lock.
 type table[S state] struct {
-	m    map[string]S
-	p    *core.Params
-	peak int // most entries held since the map was last built
+	short part[shortKey, S]
+	long  part[string, S]
+	p     *core.Params
+}
+
+// part is one map of a table and the most entries it has held since it was
+// last built.
+type part[K comparable, S state] struct {
+	m    map[K]S
+	peak int
 }
 
 func newTable[S state](p *core.Params) *table[S] {
-	return &table[S]{m: make(map[string]S), p: p}
+	return &table[S]{short: part[shortKey, S]{m: make(map[shortKey]S)}, long: part[string, S]{m: make(map[string]S)}, p: p}
 }
 
-// put stores st under key. fresh says the key has no state yet: its string
+// get returns key's state; a nil table holds nothing.
+func (t *table[S]) get(key string) (S, bool) {
+	if t == nil {
+		var zero S
+		return zero, false
+	}
+	if len(key) <= shortKeyLen {
+		st, ok := t.short.m[toShort(key)]
+		return st, ok
+	}
+	st, ok := t.long.m[key]
+	return st, ok
+}
+
+// put stores st under key. fresh says the key has no state yet: a long key
 // is then cloned, since callers may pass a slice of a much larger buffer.
 func (t *table[S]) put(key string, st S, fresh bool) {
-	if fresh {
-		key = strings.Clone(key)
-		t.m[key] = st
-		t.peak = max(t.peak, len(t.m))
+	if len(key) <= shortKeyLen {
+		t.short.m[toShort(key)] = st
+		if fresh {
+			t.short.peak = max(t.short.peak, len(t.short.m))
+		}
 		return
 	}
-	t.m[key] = st
+	if fresh {
+		key = strings.Clone(key)
+		t.long.m[key] = st
+		t.long.peak = max(t.long.peak, len(t.long.m))
+		return
+	}
+	t.long.m[key] = st
 }
 
-func (t *table[S]) size() int { return len(t.m) }
+func (t *table[S]) size() int { return len(t.short.m) + len(t.long.m) }
 
 func (t *table[S]) drop(key string) bool {
-	if _, ok := t.m[key]; !ok {
-		return false
+	if len(key) <= shortKeyLen {
+		return t.short.drop(toShort(key))
 	}
-	delete(t.m, key)
-	return true
+	return t.long.drop(key)
 }
 
 func (t *table[S]) reclaim(now int64, budget int, key string) (removed, visited int) {
-	for k, st := range t.m {
+	if len(key) <= shortKeyLen {
+		removed, visited = t.short.reclaim(t.p, now, budget, toShort(key), true)
+		r, v := t.long.reclaim(t.p, now, budget-visited, "", false)
+		return removed + r, visited + v
+	}
+	removed, visited = t.long.reclaim(t.p, now, budget, key, true)
+	r, v := t.short.reclaim(t.p, now, budget-visited, shortKey{}, false)
+	return removed + r, visited + v
+}
+
+func (t *table[S]) sweep(mu *sync.Mutex, clock *atomic.Int64, chunk int, stop <-chan struct{}) (removed int, stopped bool) {
+	removed, stopped = t.short.sweep(t.p, mu, clock, chunk, stop)
+	if stopped {
+		return removed, true
+	}
+	r, stopped := t.long.sweep(t.p, mu, clock, chunk, stop)
+	return removed + r, stopped
+}
+
+func (t *table[S]) shrink() {
+	t.short.shrink()
+	t.long.shrink()
+}
+
+func (pt *part[K, S]) drop(k K) bool {
+	if _, ok := pt.m[k]; !ok {
+		return false
+	}
+	delete(pt.m, k)
+	return true
+}
+
+// reclaim deletes expired states among at most budget visited entries,
+// sparing key when spare is set.
+func (pt *part[K, S]) reclaim(p *core.Params, now int64, budget int, key K, spare bool) (removed, visited int) {
+	if budget <= 0 {
+		return 0, 0
+	}
+	for k, st := range pt.m {
 		if visited >= budget {
 			break
 		}
 		visited++
-		if k != key && st.expiresAt(t.p) <= now {
-			delete(t.m, k)
+		if (!spare || k != key) && st.expiresAt(p) <= now {
+			delete(pt.m, k)
 			removed++
 		}
 	}
@@ -121,16 +203,16 @@ func (t *table[S]) reclaim(now int64, budget int, key string) (removed, visited 
 // deleted before the iteration reaches them are not produced, entries added
 // may or may not be, and every other entry is produced exactly once. The
 // iteration is resumed only with mu held again, so it is never concurrent
-// with a write; only the sweeper replaces t.m, so the map ranged over stays
+// with a write; only the sweeper replaces pt.m, so the map ranged over stays
 // the table's.
-func (t *table[S]) sweep(mu *sync.Mutex, clock *atomic.Int64, chunk int, stop <-chan struct{}) (removed int, stopped bool) {
+func (pt *part[K, S]) sweep(p *core.Params, mu *sync.Mutex, clock *atomic.Int64, chunk int, stop <-chan struct{}) (removed int, stopped bool) {
 	n, now := 0, clock.Load()
-	for k, st := range t.m {
-		if st.expiresAt(t.p) <= now {
-			delete(t.m, k)
+	for k, st := range pt.m {
+		if st.expiresAt(p) <= now {
+			delete(pt.m, k)
 			removed++
 		} else {
-			st.compact(t.p, now)
+			st.compact(p, now)
 		}
 		if n++; n%chunk == 0 {
 			mu.Unlock()
@@ -149,27 +231,19 @@ func (t *table[S]) sweep(mu *sync.Mutex, clock *atomic.Int64, chunk int, stop <-
 	return removed, false
 }
 
-// shrinkMinPeak is the size below which a table is never rebuilt: a small
-// map wastes little.
+// shrinkMinPeak is the size below which a map is never rebuilt: a small map
+// wastes little.
 const shrinkMinPeak = 64
 
-func (t *table[S]) shrink() {
-	if t.peak < shrinkMinPeak || len(t.m) > t.peak/4 {
+// shrink rebuilds the map when it holds far fewer entries than it once did:
+// Go maps never give back the room they grew to.
+func (pt *part[K, S]) shrink() {
+	if pt.peak < shrinkMinPeak || len(pt.m) > pt.peak/4 {
 		return
 	}
-	m := make(map[string]S, len(t.m))
-	for k, v := range t.m {
+	m := make(map[K]S, len(pt.m))
+	for k, v := range pt.m {
 		m[k] = v
 	}
-	t.m, t.peak = m, len(m)
-}
-
-// get returns key's state; a nil table holds nothing.
-func (t *table[S]) get(key string) (S, bool) {
-	if t == nil {
-		var zero S
-		return zero, false
-	}
-	st, ok := t.m[key]
-	return st, ok
+	pt.m, pt.peak = m, len(m)
 }
