@@ -8,6 +8,7 @@
 #   bash scripts/redis-test-env.sh start   # start (or reuse running) servers, wait until ready
 #   eval "$(bash scripts/redis-test-env.sh env)"   # export the addresses the tests read
 #   bash scripts/redis-test-env.sh stop    # kill exactly the servers started here
+#   bash scripts/redis-test-env.sh status  # exit 0 if all four servers are running
 #
 # State (pidfiles, cluster configs, logs) lives in ${RATELIMIT_REDIS_DIR}, by
 # default /tmp/ratelimit-redis-test-$UID. Nothing is persisted to disk.
@@ -115,9 +116,16 @@ env_vars() {
   echo "export RATELIMIT_REDIS_CLUSTER_ADDRS=$(IFS=,; echo "${addrs[*]}")"
 }
 
+status() {
+  local p
+  alive standalone || return 1
+  for p in "${cluster_ports[@]}"; do alive "node-$p" || return 1; done
+}
+
 case ${1:-} in
   start) start ;;
+  status) status ;;
   stop) stop ;;
   env) env_vars ;;
-  *) die "usage: $0 start|stop|env" ;;
+  *) die "usage: $0 start|stop|env|status" ;;
 esac
