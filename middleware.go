@@ -77,6 +77,9 @@ func build(s settings) (*Middleware, error) {
 	if !s.mode.valid() {
 		return nil, fmt.Errorf("%w: unknown header mode %d", ErrInvalidConfig, s.mode)
 	}
+	if !s.algorithm.Valid() {
+		return nil, fmt.Errorf("%w: unknown algorithm %q", ErrInvalidConfig, s.algorithm)
+	}
 	if s.failure > FailClosed {
 		return nil, fmt.Errorf("%w: unknown failure mode %d", ErrInvalidConfig, s.failure)
 	}
@@ -92,7 +95,7 @@ func build(s settings) (*Middleware, error) {
 	m := &Middleware{s: s, limiter: s.limiter}
 	var err error
 	if len(s.policies) > 0 {
-		if m.global, err = newPolicySet(s.mode, s.policies); err != nil {
+		if m.global, err = newPolicySet(s.mode, withAlgorithm(s.policies, s.algorithm)); err != nil {
 			return nil, err
 		}
 	}
@@ -106,7 +109,7 @@ func build(s settings) (*Middleware, error) {
 			if _, dup := m.routes[k]; dup {
 				return nil, fmt.Errorf("%w: WithRoute(%q, %q) given twice", ErrInvalidConfig, r.method, r.pattern)
 			}
-			ps, err := newPolicySet(s.mode, r.policies)
+			ps, err := newPolicySet(s.mode, withAlgorithm(r.policies, s.algorithm))
 			if err != nil {
 				return nil, fmt.Errorf("route %q %q: %w", r.method, r.pattern, err)
 			}
@@ -278,4 +281,19 @@ func (m *Middleware) observe(ctx context.Context, ev Event) {
 	for _, o := range m.s.observers {
 		o(ctx, ev)
 	}
+}
+
+// withAlgorithm returns policies with a set on those that name no
+// algorithm, copying only when something changes.
+func withAlgorithm(policies []core.Policy, a core.Algorithm) []core.Policy {
+	if a == "" {
+		return policies
+	}
+	out := append([]core.Policy(nil), policies...)
+	for i := range out {
+		if out[i].Algorithm == "" {
+			out[i].Algorithm = a
+		}
+	}
+	return out
 }

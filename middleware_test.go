@@ -494,3 +494,22 @@ func TestHandlersThatWriteNothingStillRefuse(t *testing.T) {
 		t.Errorf("missing key: status %d", rec.status)
 	}
 }
+
+func TestWithAlgorithm(t *testing.T) {
+	lim, clk := newLimiter(t)
+	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithAlgorithm(core.FixedWindow),
+		ratelimit.WithPolicy(core.MustParsePolicy("2/10s;name=fw"), core.MustParsePolicy("100/1h;algorithm=gcra;name=g")))
+	ps := m.Policies("GET", "/")
+	if ps[0].Algorithm != core.FixedWindow || ps[1].Algorithm != core.GCRA {
+		t.Fatalf("policies %v", ps)
+	}
+	clk.Advance(4 * time.Second) // a fixed window has 6 s left; GCRA would say 5 s
+	rec := newRecorder()
+	m.Handle(context.Background(), req("GET", "/", "k"), rec)
+	if got := rec.h.Get("Ratelimit"); !strings.HasPrefix(got, `"fw";r=1;t=6`) {
+		t.Errorf("RateLimit %q", got)
+	}
+	if _, err := ratelimit.New(ratelimit.WithKeyFunc(byHeader), ratelimit.WithAlgorithm("bogus")); !errors.Is(err, ratelimit.ErrInvalidConfig) {
+		t.Errorf("unknown algorithm: %v", err)
+	}
+}

@@ -56,6 +56,7 @@ type settings struct {
 	failure   FailureMode
 	observers []Observer
 	shaper    func(context.Context, time.Duration) error
+	algorithm core.Algorithm
 	errs      []error
 }
 
@@ -108,6 +109,14 @@ func WithRoute(method, pattern string, policies ...core.Policy) Option {
 	return func(s *settings) {
 		s.routes = append(s.routes, route{method: method, pattern: pattern, policies: append([]core.Policy(nil), policies...)})
 	}
+}
+
+// WithAlgorithm sets the algorithm of every policy (global and per
+// route) that does not name one itself; without it such policies use
+// core.DefaultAlgorithm (GCRA). An unknown algorithm is a construction
+// error.
+func WithAlgorithm(a core.Algorithm) Option {
+	return func(s *settings) { s.algorithm = a }
 }
 
 // WithKeyFunc sets the key function, which is required: New fails with
