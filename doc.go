@@ -7,12 +7,16 @@
 // A Middleware is built once from functional options:
 //
 //	mw, err := ratelimit.New(
-//		ratelimit.WithKeyFunc(keyfuncs.ClientIP()),        // required
+//		ratelimit.WithKeyFunc(keyfuncs.RemoteIP), // required: the key is always explicit
 //		ratelimit.WithPolicy(core.MustParsePolicy("100/1m;name=api")),
 //		ratelimit.WithRoute("POST", "/login", core.MustParsePolicy("5/5m;name=login")),
+//		ratelimit.WithAlgorithm(core.SlidingWindow), // for policies that name none
 //	)
 //
-// and an adapter calls Middleware.Handle for every request, handing it a
+// or from a Config, whose zero fields mean the same defaults; usually
+// through an adapter, such as stdhttp.New for net/http.
+//
+// An adapter calls Middleware.Handle for every request, handing it a
 // keyfuncs.Request (a read-only view of the request) and a Response (a way
 // to set headers and write a body). Handle returns Continue, and the
 // adapter calls the next handler, or Handled, when it has already written
@@ -24,7 +28,8 @@
 //     untouched, with no headers.
 //  2. The key function (WithKeyFunc). keyfuncs.ErrSkip lets the request
 //     through; a *keyfuncs.MissingKeyError refuses it with its status and a
-//     problem document; any other error goes to the error handler.
+//     problem document; any other error is handled like a limiter failure
+//     (step 6).
 //  3. The policies: those of the route table entry for the request's method
 //     and route pattern (WithRoute), or else the global ones (WithPolicy).
 //     Several policies are checked together in one atomic call: either all
