@@ -1,0 +1,36 @@
+package ginrl_test
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/ratelimit-go/ratelimit/ginrl"
+	"github.com/ratelimit-go/ratelimit/internal/httpsuite"
+)
+
+func init() { gin.SetMode(gin.ReleaseMode) }
+
+// adapter builds Gin engines for the HTTP conformance suite.
+type adapter struct{}
+
+func (adapter) Name() string { return "gin" }
+
+func (adapter) Handler(t testing.TB, s httpsuite.Setup) http.Handler {
+	r := gin.New()
+	if s.Global != nil {
+		r.Use(ginrl.Middleware(s.Global))
+	}
+	ok := func(c *gin.Context) { c.String(http.StatusOK, httpsuite.OKBody) }
+	for _, rt := range httpsuite.Routes {
+		handlers := []gin.HandlerFunc{ok}
+		if rt.Method == http.MethodPost && rt.Path == "/login" && len(s.RoutePolicies) > 0 {
+			handlers = []gin.HandlerFunc{ginrl.Route(s.RouteBase, s.RoutePolicies...), ok}
+		}
+		r.Handle(rt.Method, rt.Path, handlers...)
+	}
+	return r
+}
+
+func TestConformance(t *testing.T) { httpsuite.Run(t, adapter{}) }

@@ -1,0 +1,22 @@
+// Package ginrl adapts the rate-limiting middleware of package ratelimit to
+// Gin: a gin.HandlerFunc for the whole engine or a group, and a per-route
+// form for the place where a route is registered.
+//
+//	mw, err := ginrl.New(
+//		ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
+//		ratelimit.WithPolicy(core.MustParsePolicy("100/1m;name=api")),
+//	)
+//	r := gin.New()
+//	r.Use(mw)
+//	r.POST("/login", ginrl.Route(m, core.MustParsePolicy("5/5m;name=login")), login)
+//
+// The adapter only translates: the request view (keyfuncs.Request) reads
+// the *http.Request behind the gin.Context, the route pattern is
+// Context.FullPath ("/users/:id", "" when no route matched), and the
+// response is the context's writer. Gin routes a request before it runs
+// any handler, so middleware installed with Engine.Use already sees the
+// pattern and route tables (ratelimit.WithRoute) apply there.
+//
+// A request the middleware answers itself (429, a refused key, 503 when
+// failing closed) is aborted: no later handler runs.
+package ginrl
