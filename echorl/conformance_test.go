@@ -1,0 +1,34 @@
+package echorl_test
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ratelimit-go/ratelimit/echorl"
+	"github.com/ratelimit-go/ratelimit/internal/httpsuite"
+)
+
+// adapter builds Echo servers for the HTTP conformance suite.
+type adapter struct{}
+
+func (adapter) Name() string { return "echo" }
+
+func (adapter) Handler(t testing.TB, s httpsuite.Setup) http.Handler {
+	e := echo.New()
+	if s.Global != nil {
+		e.Use(echorl.Middleware(s.Global))
+	}
+	ok := func(c echo.Context) error { return c.String(http.StatusOK, httpsuite.OKBody) }
+	for _, rt := range httpsuite.Routes {
+		var mws []echo.MiddlewareFunc
+		if rt.Method == http.MethodPost && rt.Path == "/login" && len(s.RoutePolicies) > 0 {
+			mws = append(mws, echorl.Route(s.RouteBase, s.RoutePolicies...))
+		}
+		e.Add(rt.Method, rt.Path, ok, mws...)
+	}
+	return e
+}
+
+func TestConformance(t *testing.T) { httpsuite.Run(t, adapter{}) }

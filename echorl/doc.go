@@ -1,0 +1,25 @@
+// Package echorl adapts the rate-limiting middleware of package ratelimit
+// to Echo (github.com/labstack/echo/v4): an echo.MiddlewareFunc for the
+// whole server, a group, or a single route.
+//
+//	mw, err := echorl.New(
+//		ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
+//		ratelimit.WithPolicy(core.MustParsePolicy("100/1m;name=api")),
+//	)
+//	e := echo.New()
+//	e.Use(mw)
+//	e.POST("/login", login, echorl.Route(m, core.MustParsePolicy("5/5m;name=login")))
+//
+// The adapter only translates: the request view (keyfuncs.Request) reads
+// the *http.Request behind the echo.Context, the route pattern is
+// Context.Path ("/users/:id"), and the response is the context's
+// response writer. Echo routes a request before it runs the middleware
+// installed with Echo.Use, so that middleware already sees the pattern and
+// route tables (ratelimit.WithRoute) apply there. Middleware installed with
+// Echo.Pre runs before routing and sees no pattern: install the rate
+// limiter with Use.
+//
+// A request the middleware answers itself (429, a refused key, 503 when
+// failing closed) does not reach the next handler, and the middleware
+// returns nil: the response is complete.
+package echorl
