@@ -60,15 +60,11 @@ type handler struct {
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	e := exchanges.Get().(*exchange)
-	e.r, e.w = r, w
+	pattern := ""
 	if h.mux != nil && r.Pattern == "" {
-		_, e.pattern = h.mux.Handler(r)
+		_, pattern = h.mux.Handler(r)
 	}
-	v := h.m.Handle(r.Context(), e, e)
-	*e = exchange{}
-	exchanges.Put(e)
-	if v == ratelimit.Handled {
+	if Check(h.m, w, r, pattern) == ratelimit.Handled {
 		return
 	}
 	h.next.ServeHTTP(w, r)

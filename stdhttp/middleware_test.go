@@ -108,3 +108,25 @@ func TestRouteMiddleware(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckWithAFrameworkPattern(t *testing.T) {
+	var route string
+	m, err := ratelimit.New(ratelimit.WithLimiter(limiter()),
+		ratelimit.WithKeyFunc(func(r keyfuncs.Request) (string, error) { route = r.Route(); return "k", nil }),
+		ratelimit.WithRoute("GET", "/users/:id", core.MustParsePolicy("1/1m;name=users")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []ratelimit.Verdict{ratelimit.Continue, ratelimit.Handled} {
+		rec := httptest.NewRecorder()
+		if v := stdhttp.Check(m, rec, httptest.NewRequest("GET", "/users/7", nil), "/users/:id"); v != want {
+			t.Fatalf("request %d: %v, want %v", i+1, v, want)
+		}
+		if route != "/users/:id" {
+			t.Fatalf("route %q", route)
+		}
+		if i == 1 && rec.Code != http.StatusTooManyRequests {
+			t.Fatalf("status %d", rec.Code)
+		}
+	}
+}
