@@ -21,4 +21,8 @@
 // "POST /login" is the route "/login" with method POST, so that
 // ratelimit.WithRoute("POST", "/login", ...) matches it exactly as it
 // matches the same route on Gin, Echo or Fiber.
+//
+// Frameworks built on net/http that know their own route pattern (Gin,
+// Echo) can call Check with their writer, request and pattern instead of
+// implementing the middleware's request and response views again.
 package stdhttp
