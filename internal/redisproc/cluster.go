@@ -35,6 +35,9 @@ func StartCluster(t testing.TB, masters, replicasPerMaster int, nodeTimeout time
 		// Keep serving the slots that are still covered while a master is
 		// being replaced.
 		"cluster-require-full-coverage no",
+		// Replicas sync at once instead of after the default 5 s delay: a
+		// replica that never synced cannot take over.
+		"repl-diskless-sync-delay 0",
 	}, config...)
 	n := masters * (1 + replicasPerMaster)
 	args := []string{"--cluster", "create"}
@@ -50,7 +53,26 @@ func StartCluster(t testing.TB, masters, replicasPerMaster int, nodeTimeout time
 		t.Fatalf("redisproc: redis-cli --cluster create: %v\n%s", err, out)
 	}
 	c.WaitOK(30 * time.Second)
+	c.waitReplicas(30 * time.Second)
 	return c
+}
+
+// waitReplicas waits until every replica's link to its master is up.
+func (c *Cluster) waitReplicas(timeout time.Duration) {
+	c.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for _, s := range c.Nodes {
+		for {
+			info := s.info("INFO", "replication")
+			if strings.Contains(info, "role:master") || strings.Contains(info, "master_link_status:up") {
+				break
+			}
+			if time.Now().After(deadline) {
+				c.t.Fatalf("redisproc: replica %s not in sync after %v: %s", s.Addr, timeout, info)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
 }
 
 // Addrs returns the addresses of every node, as seeds for a cluster client.

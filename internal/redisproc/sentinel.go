@@ -28,7 +28,7 @@ type SentinelGroup struct {
 func StartSentinel(t testing.TB, replicas, sentinels int, downAfter time.Duration) *SentinelGroup {
 	t.Helper()
 	g := &SentinelGroup{MasterName: "rlmaster", t: t}
-	master := Start(t)
+	master := Start(t, "repl-diskless-sync-delay 0")
 	g.Data = append(g.Data, master)
 	for range replicas {
 		r := Start(t, "replicaof 127.0.0.1 "+strconv.Itoa(master.Port))
