@@ -1,0 +1,40 @@
+package fiberrl_test
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/ratelimit-go/ratelimit/fiberrl"
+	"github.com/ratelimit-go/ratelimit/internal/httpsuite"
+)
+
+// adapter builds Fiber apps for the HTTP conformance suite.
+type adapter struct{}
+
+func (adapter) Name() string { return "fiber" }
+
+func (adapter) Handler(t testing.TB, s httpsuite.Setup) http.Handler {
+	return serveHTTP(newApp(s))
+}
+
+// newApp builds the suite's app: Setup.Global with App.Use, the per-route
+// middleware in POST /login's handler list.
+func newApp(s httpsuite.Setup) *fiber.App {
+	app := fiber.New(fiber.Config{DisableStartupMessage: true})
+	if s.Global != nil {
+		app.Use(fiberrl.Middleware(s.Global))
+	}
+	ok := func(c *fiber.Ctx) error { return c.SendString(httpsuite.OKBody) }
+	for _, rt := range httpsuite.Routes {
+		handlers := []fiber.Handler{ok}
+		if rt.Method == http.MethodPost && rt.Path == "/login" && len(s.RoutePolicies) > 0 {
+			handlers = []fiber.Handler{fiberrl.Route(s.RouteBase, s.RoutePolicies...), ok}
+		}
+		app.Add(rt.Method, rt.Path, handlers...)
+	}
+	return app
+}
+
+func TestConformance(t *testing.T) { httpsuite.Run(t, adapter{}) }

@@ -1,0 +1,80 @@
+package fiberrl
+
+import (
+	"sync"
+
+	"github.com/gofiber/fiber/v2"
+)
+
+// exchange is one request and its response as the middleware core sees
+// them: it implements keyfuncs.Request, keyfuncs.HeaderValuesRequest and
+// ratelimit.Response over a *fiber.Ctx. Exchanges are pooled: neither the
+// middleware core nor key functions keep a Request after the call; the
+// strings they return may outlive it (a key built from a header value, an
+// observer's Event.Key), so those are copied out of Fiber's buffers.
+type exchange struct {
+	c        *fiber.Ctx
+	perRoute bool      // installed on the route: its pattern is Ctx.Route().Path
+	routes   *resolver // installed with Use: resolves patterns; nil: none
+	route    string
+	known    bool // route is set
+}
+
+var exchanges = sync.Pool{New: func() any { return new(exchange) }}
+
+// Method returns the request method. Fiber builds it as a fresh string for
+// every request, so it needs no copy.
+func (e *exchange) Method() string { return e.c.Method() }
+
+// Path returns a copy of the URL path.
+func (e *exchange) Path() string { return string(e.c.Request().URI().Path()) }
+
+// Route returns the pattern of the route that runs the middleware (Route)
+// or, for Middleware, of the route Fiber will choose (see the package
+// documentation). Route patterns belong to the app, not to the request,
+// and need no copy.
+func (e *exchange) Route() string {
+	if !e.known {
+		e.known = true
+		switch {
+		case e.perRoute:
+			e.route = e.c.Route().Path
+		case e.routes != nil:
+			e.route = e.routes.lookup(e.c.App(), e.c.Method(), e.c.Path())
+		}
+	}
+	return e.route
+}
+
+// Header returns a copy of the first value of the named request header.
+func (e *exchange) Header(name string) string { return string(e.c.Request().Header.Peek(name)) }
+
+// HeaderValues returns copies of every value of the named request header.
+func (e *exchange) HeaderValues(name string) []string {
+	raw := e.c.Request().Header.PeekAll(name)
+	if len(raw) == 0 {
+		return nil
+	}
+	vs := make([]string, len(raw))
+	for i, v := range raw {
+		vs[i] = string(v)
+	}
+	return vs
+}
+
+// RemoteAddr returns the direct peer's address, "ip:port".
+func (e *exchange) RemoteAddr() string { return e.c.Context().RemoteAddr().String() }
+
+// SetHeader sets a response header. fasthttp copies name and value.
+func (e *exchange) SetHeader(name, value string) { e.c.Response().Header.Set(name, value) }
+
+// Write completes the response. The body is copied: the caller may reuse
+// it once Write returns.
+func (e *exchange) Write(status int, contentType string, body []byte) error {
+	res := e.c.Response()
+	res.SetStatusCode(status)
+	res.Header.SetContentType(contentType)
+	res.Header.Set("X-Content-Type-Options", "nosniff")
+	res.SetBody(body)
+	return nil
+}

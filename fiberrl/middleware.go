@@ -1,0 +1,71 @@
+package fiberrl
+
+import (
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/core"
+)
+
+// New builds a ratelimit.Middleware from opts (ratelimit.WithKeyFunc is
+// required; a ratelimit.Config converts with its Options method) and
+// returns it as a Fiber handler. See Middleware.
+func New(opts ...ratelimit.Option) (fiber.Handler, error) {
+	m, err := ratelimit.New(opts...)
+	if err != nil {
+		return nil, err
+	}
+	return Middleware(m), nil
+}
+
+// Middleware returns a Fiber handler running m, to install with App.Use
+// or Group.Use: for every request it checks the rate limit and sets the
+// header fields, then either calls Ctx.Next or answers itself (429, 4xx,
+// or 503 when failing closed) and returns nil. The limiter call is bounded
+// by Ctx.UserContext. When m has a route table, the middleware finds the
+// pattern of the route Fiber will choose for the request (see the package
+// documentation); otherwise the request view reports no pattern. The
+// returned handler is safe for concurrent use.
+func Middleware(m *ratelimit.Middleware) fiber.Handler {
+	var routes *resolver
+	if m.HasRoutes() {
+		routes = new(resolver)
+	}
+	return handler(m, false, routes)
+}
+
+// handler runs m; the request view reports Ctx.Route().Path as the
+// pattern when perRoute, else the pattern routes resolves, if any.
+func handler(m *ratelimit.Middleware, perRoute bool, routes *resolver) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		e := exchanges.Get().(*exchange)
+		e.c, e.perRoute, e.routes = c, perRoute, routes
+		v := m.Handle(c.UserContext(), e, e)
+		*e = exchange{}
+		exchanges.Put(e)
+		if v == ratelimit.Handled {
+			return nil
+		}
+		return c.Next()
+	}
+}
+
+// Route returns a handler for a single route, checking policies instead of
+// m's own (ratelimit.Middleware.Route), for use in the handler list of the
+// route, whose pattern (Ctx.Route().Path) the request view reports:
+//
+//	app.Post("/login", fiberrl.Route(m, login), loginHandler)
+//
+// It runs in addition to any middleware installed with App.Use. Like
+// Fiber given a malformed route, it panics when a policy is invalid:
+// routes are registered by the program at start-up, and the panic's value
+// is the typed error (matching core.ErrInvalidPolicy or
+// ratelimit.ErrInvalidConfig). Use m.Route and Middleware to handle the
+// error instead.
+func Route(m *ratelimit.Middleware, policies ...core.Policy) fiber.Handler {
+	rm, err := m.Route(policies...)
+	if err != nil {
+		panic(err)
+	}
+	return handler(rm, true, nil)
+}
