@@ -254,7 +254,7 @@ func (s *policySet) writeHeaders(res Response, ds []core.Decision, binding int, 
 			b = append(b, ";t="...)
 			b = strconv.AppendInt(b, resetSeconds(&ds[i]), 10)
 		}
-		res.SetHeader(hdrRateLimit, string(b))
+		setHeaderBytes(res, hdrRateLimit, b)
 		return b
 	case HeadersDraft07:
 		res.SetHeader(hdrRateLimitPolicy, s.policyHV)
@@ -264,7 +264,7 @@ func (s *policySet) writeHeaders(res Response, ds []core.Decision, binding int, 
 		b = strconv.AppendInt(b, remaining(bd), 10)
 		b = append(b, ", reset="...)
 		b = strconv.AppendInt(b, resetSeconds(bd), 10)
-		res.SetHeader(hdrRateLimit, string(b))
+		setHeaderBytes(res, hdrRateLimit, b)
 		return b
 	case HeadersDraft06:
 		res.SetHeader(hdrLimit, strconv.Itoa(bd.Limit))

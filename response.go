@@ -18,6 +18,26 @@ type Response interface {
 	Write(status int, contentType string, body []byte) error
 }
 
+// HeaderBytesSetter is an optional interface a Response may implement:
+// SetHeaderBytes sets header name to the single value held in value, which
+// is valid only during the call. An adapter that can keep the bytes without
+// a separate allocation (copying them into storage it allocates per request
+// anyway, or into its framework's own buffers) implements it; otherwise the
+// middleware converts value to a string and calls SetHeader.
+type HeaderBytesSetter interface {
+	SetHeaderBytes(name string, value []byte)
+}
+
+// setHeaderBytes sets name to value on res, through SetHeaderBytes when res
+// implements it.
+func setHeaderBytes(res Response, name string, value []byte) {
+	if s, ok := res.(HeaderBytesSetter); ok {
+		s.SetHeaderBytes(name, value)
+		return
+	}
+	res.SetHeader(name, string(value))
+}
+
 // Verdict tells an adapter what to do after Middleware.Handle.
 type Verdict uint8
 

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"unsafe"
 )
 
 // exchange is one request and its response as the middleware core sees
@@ -17,7 +18,7 @@ type exchange struct {
 	r       *http.Request
 	w       http.ResponseWriter
 	pattern string // the route pattern resolved before the mux ran, if any
-	vals    *[4]string
+	hdr     *headerBlock
 	n       int
 }
 
@@ -60,19 +61,49 @@ func (e *exchange) HeaderValues(name string) []string { return e.r.Header.Values
 // RemoteAddr returns the direct peer's address.
 func (e *exchange) RemoteAddr() string { return e.r.RemoteAddr }
 
+// headerBlock is the storage for one response's rate-limit header values:
+// the value slices and the bytes of values built per request, allocated
+// together once per request and never reused, so the strings handed to the
+// header map stay immutable.
+type headerBlock struct {
+	vals [4]string
+	buf  [96]byte
+	n    int // values used
+	used int // bytes of buf used
+}
+
 // SetHeader sets a response header; name is already canonical.
 func (e *exchange) SetHeader(name, value string) {
 	h := e.w.Header()
-	if e.vals == nil {
-		e.vals = new([4]string)
+	if e.hdr == nil {
+		e.hdr = new(headerBlock)
 	}
-	if e.n < len(e.vals) {
-		e.vals[e.n] = value
-		h[name] = e.vals[e.n : e.n+1 : e.n+1]
-		e.n++
+	b := e.hdr
+	if b.n < len(b.vals) {
+		b.vals[b.n] = value
+		h[name] = b.vals[b.n : b.n+1 : b.n+1]
+		b.n++
 		return
 	}
 	h[name] = []string{value}
+}
+
+// SetHeaderBytes sets a response header from bytes valid only during the
+// call, copying them into the request's header block when they fit so that
+// the value costs no allocation of its own.
+func (e *exchange) SetHeaderBytes(name string, value []byte) {
+	if e.hdr == nil {
+		e.hdr = new(headerBlock)
+	}
+	b := e.hdr
+	if len(value) == 0 || len(value) > len(b.buf)-b.used {
+		e.SetHeader(name, string(value))
+		return
+	}
+	dst := b.buf[b.used : b.used+len(value)]
+	copy(dst, value)
+	b.used += len(value)
+	e.SetHeader(name, unsafe.String(&dst[0], len(dst)))
 }
 
 // Write completes the response.
