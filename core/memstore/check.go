@@ -45,10 +45,10 @@ func (s *Store) CheckOne(ctx context.Context, key string, p core.Policy, cost in
 		return core.Decision{}, p.CheckCost(cost)
 	}
 	n := now.UnixMicro()
-	sh := s.shardFor(key)
+	sh, h := s.locate(key)
 	sh.mu.Lock()
 	s.observe(sh, n)
-	o, _, err := s.apply(sh, pi, key, int64(cost), n, commit)
+	o, _, err := s.apply(sh, pi, key, h, int64(cost), n, commit)
 	sh.mu.Unlock()
 	if err != nil {
 		return core.Decision{}, err
@@ -73,14 +73,14 @@ func (s *Store) Check(ctx context.Context, key string, policies []core.Policy, c
 		return err
 	}
 	c, n := int64(cost), now.UnixMicro()
-	sh := s.shardFor(key)
+	sh, h := s.locate(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	s.observe(sh, n)
 
 	allowed, fresh := true, int64(0)
 	for i, pi := range pis {
-		o, isNew, _ := s.apply(sh, pi, key, c, n, evaluate)
+		o, isNew, _ := s.apply(sh, pi, key, h, c, n, evaluate)
 		out[i] = o.Decision(pi.policy)
 		allowed = allowed && o.Allowed
 		if isNew && firstIndex(pis, i) == i {
@@ -90,20 +90,20 @@ func (s *Store) Check(ctx context.Context, key string, policies []core.Policy, c
 	if !allowed {
 		for i, pi := range pis {
 			if out[i].Allowed { // had room: report the state as it stands
-				o, _, _ := s.apply(sh, pi, key, 0, n, evaluate)
+				o, _, _ := s.apply(sh, pi, key, h, 0, n, evaluate)
 				out[i] = o.Decision(pi.policy)
 				out[i].Delay = 0
 			}
 		}
 		return nil
 	}
-	if err := s.reserve(sh, fresh, key); err != nil {
+	if err := s.reserve(sh, fresh, key, h); err != nil {
 		clear(out)
 		return err
 	}
 	for i, pi := range pis {
 		if firstIndex(pis, i) == i {
-			s.apply(sh, pi, key, c, n, commitReserved)
+			s.apply(sh, pi, key, h, c, n, commitReserved)
 		}
 	}
 	return nil
@@ -121,13 +121,13 @@ func (s *Store) Peek(ctx context.Context, key string, policies []core.Policy, no
 		return err
 	}
 	n := now.UnixMicro()
-	sh := s.shardFor(key)
+	sh, h := s.locate(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	s.observe(sh, n)
 	for i, pi := range pis {
-		stand, _, _ := s.apply(sh, pi, key, 0, n, evaluate)
-		one, _, _ := s.apply(sh, pi, key, 1, n, evaluate)
+		stand, _, _ := s.apply(sh, pi, key, h, 0, n, evaluate)
+		one, _, _ := s.apply(sh, pi, key, h, 1, n, evaluate)
 		d := stand.Decision(pi.policy)
 		d.Allowed = one.Allowed
 		d.RetryAfter = time.Duration(one.RetryAfter) * time.Microsecond
@@ -160,7 +160,7 @@ func (s *Store) Reset(ctx context.Context, key string, policies []core.Policy) e
 			}
 		}
 	}
-	sh := s.shardFor(key)
+	sh, h := s.locate(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	for i := range policies {
@@ -168,7 +168,7 @@ func (s *Store) Reset(ctx context.Context, key string, policies []core.Policy) e
 		if pi == nil || pi.id >= len(sh.tabs) || sh.tabs[pi.id] == nil {
 			continue
 		}
-		if sh.tabs[pi.id].drop(key) {
+		if sh.tabs[pi.id].drop(key, h) {
 			s.keys.Add(-1)
 		}
 	}

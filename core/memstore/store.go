@@ -96,10 +96,12 @@ func (s *Store) Close() error {
 // under which the key has state, including expired states not yet reclaimed.
 func (s *Store) Len() int { return int(s.keys.Load()) }
 
-// shardFor returns the shard of key. Every policy of a key lives in the
-// same shard, so a multi-policy check takes one lock.
-func (s *Store) shardFor(key string) *shard {
-	return &s.shards[maphash.String(s.seed, key)&s.mask]
+// locate hashes key and returns its shard and hash. Every policy of a key
+// lives in the same shard, so a multi-policy check takes one lock; the
+// tables of the shard use the same hash.
+func (s *Store) locate(key string) (*shard, uint64) {
+	h := maphash.String(s.seed, key)
+	return &s.shards[h&s.mask], h
 }
 
 // publishGrain is how far forward the store's time must move before a check
@@ -120,7 +122,7 @@ func (s *Store) observe(sh *shard, now int64) {
 
 // reserve claims room for n new states, reclaiming expired states of sh
 // (never key's own) when the cap is reached. Requires sh.mu.
-func (s *Store) reserve(sh *shard, n int64, key string) error {
+func (s *Store) reserve(sh *shard, n int64, key string, h uint64) error {
 	if n == 0 {
 		return nil
 	}
@@ -131,7 +133,7 @@ func (s *Store) reserve(sh *shard, n int64, key string) error {
 	if s.tryReserve(n) {
 		return nil
 	}
-	if removed := sh.reclaim(reclaimBudget, key); removed > 0 {
+	if removed := sh.reclaim(reclaimBudget, key, h); removed > 0 {
 		s.keys.Add(-int64(removed))
 	}
 	if s.tryReserve(n) {
@@ -158,14 +160,15 @@ func (s *Store) tryReserve(n int64) bool {
 const reclaimBudget = 256
 
 // reclaim deletes expired states of the shard among at most budget visited
-// entries, never key's own. Requires sh.mu.
-func (sh *shard) reclaim(budget int, key string) int {
+// entries, never key's own, starting each table at a place derived from h.
+// Requires sh.mu.
+func (sh *shard) reclaim(budget int, key string, h uint64) int {
 	removed := 0
 	for _, t := range sh.tabs {
 		if t == nil {
 			continue
 		}
-		r, v := t.reclaim(sh.now, budget, key)
+		r, v := t.reclaim(sh.now, budget, key, h)
 		removed += r
 		if budget -= v; budget <= 0 {
 			break

@@ -2,9 +2,12 @@ package memstore
 
 import (
 	"context"
+	"hash/maphash"
+	"math/rand/v2"
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
@@ -205,14 +208,13 @@ func TestMemoryReturnsAfterExpiry(t *testing.T) {
 	runtime.KeepAlive(keys)
 }
 
-// TestKeysAreCloned passes keys that alias a buffer the caller reuses, both
-// short (stored inline) and long (stored as strings).
+// TestKeysAreCloned passes keys that alias a buffer the caller reuses.
 func TestKeysAreCloned(t *testing.T) {
 	ctx := context.Background()
 	s := New(WithSweepInterval(0))
 	defer s.Close()
 	p := core.Policy{Limit: 1, Window: time.Minute}
-	for _, n := range []int{5, shortKeyLen, shortKeyLen + 1, 40} {
+	for _, n := range []int{1, 5, 16, 17, 40} {
 		buf := []byte("alpha-and-then-many-more-bytes-of-a-request-line")
 		key := unsafe.String(&buf[0], n)
 		orig := string(buf[:n])
@@ -229,9 +231,9 @@ func TestKeysAreCloned(t *testing.T) {
 	}
 }
 
-// TestShortKeysStayDistinct checks the inline encoding: trailing zero bytes
-// and the boundary between inline and string keys.
-func TestShortKeysStayDistinct(t *testing.T) {
+// TestKeysStayDistinct checks keys that differ only in trailing zero bytes
+// or in one byte at the end.
+func TestKeysStayDistinct(t *testing.T) {
 	ctx := context.Background()
 	s := New(WithSweepInterval(0))
 	defer s.Close()
@@ -276,7 +278,7 @@ func TestSlidingLogMemoryIsBounded(t *testing.T) {
 		}
 	}
 	pi := s.reg.lookup(&p)
-	l, _ := s.shards[0].tabs[pi.id].(*table[*logState]).get("k")
+	l, _ := s.shards[0].tabs[pi.id].(*table[*logState]).lookup("k")
 	if l.Len() > 100 || l.Cap() > 100 {
 		t.Fatalf("log holds %d entries in a buffer of %d; want at most the limit 100", l.Len(), l.Cap())
 	}
@@ -319,5 +321,96 @@ func TestReclaimSkipsTheCheckedKey(t *testing.T) {
 	}
 	if s.Len() != 2 || s.held() != 2 {
 		t.Fatalf("Len = %d, held %d, want 2", s.Len(), s.held())
+	}
+}
+
+// TestTableMatchesAMap drives one small table through random inserts,
+// updates and deletions (by drop, reclaim and sweep) over a few hundred
+// keys, small enough that probe sequences collide and wrap around, and
+// compares it with a Go map after every step.
+func TestTableMatchesAMap(t *testing.T) {
+	p := &core.Params{Window: 10}
+	seed := maphash.MakeSeed()
+	tb := newTable[gcraTat](p, seed)
+	model := map[string]gcraTat{}
+	rng := rand.New(rand.NewPCG(1, 2))
+	var mu sync.Mutex
+	var clock atomic.Int64
+	check := func(step int) {
+		t.Helper()
+		if tb.size() != len(model) {
+			t.Fatalf("step %d: size %d, model %d", step, tb.size(), len(model))
+		}
+		for k, v := range model {
+			if got, ok := tb.lookup(k); !ok || got != v {
+				t.Fatalf("step %d: %q = %d, %v; want %d", step, k, got, ok, v)
+			}
+		}
+		n := 0
+		for i, tag := range tb.tags {
+			if tag != 0 {
+				n++
+				if _, ok := model[tb.slots[i].key]; !ok {
+					t.Fatalf("step %d: slot %d holds %q, absent from the model", step, i, tb.slots[i].key)
+				}
+			}
+		}
+		if n != len(model) {
+			t.Fatalf("step %d: %d occupied slots, model %d", step, n, len(model))
+		}
+	}
+	for step := 0; step < 20000; step++ {
+		k := "k" + strconv.Itoa(rng.IntN(300))
+		h := maphash.String(seed, k)
+		switch r := rng.IntN(100); {
+		case r < 60:
+			v := gcraTat(rng.Int64N(100))
+			if i := tb.find(k, h); i >= 0 {
+				tb.slots[i].st = v
+			} else {
+				tb.insert(k, h, v)
+			}
+			model[k] = v
+		case r < 85:
+			_, want := model[k]
+			if got := tb.drop(k, h); got != want {
+				t.Fatalf("step %d: drop(%q) = %v, want %v", step, k, got, want)
+			}
+			delete(model, k)
+		case r < 95:
+			now := rng.Int64N(100)
+			removed, _ := tb.reclaim(now, 50, k, rng.Uint64())
+			gone := 0
+			for mk, v := range model {
+				if _, ok := tb.lookup(mk); !ok {
+					if mk == k || int64(v) > now {
+						t.Fatalf("step %d: reclaim at %d removed %q (%d)", step, now, mk, v)
+					}
+					delete(model, mk)
+					gone++
+				}
+			}
+			if gone != removed {
+				t.Fatalf("step %d: reclaim reported %d, removed %d", step, removed, gone)
+			}
+		default:
+			now := rng.Int64N(60)
+			clock.Store(now)
+			mu.Lock()
+			removed, _ := tb.sweep(&mu, &clock, 7, nil)
+			mu.Unlock()
+			gone := 0
+			for mk, v := range model {
+				if int64(v) <= now {
+					delete(model, mk)
+					gone++
+				}
+			}
+			if gone != removed {
+				t.Fatalf("step %d: sweep at %d removed %d, want %d", step, now, removed, gone)
+			}
+			tb.shrink()
+		}
+		check(step)
 	}
 }

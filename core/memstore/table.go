@@ -1,6 +1,7 @@
 package memstore
 
 import (
+	"hash/maphash"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -54,167 +55,190 @@ func (l *logState) compact(p *core.Params, now int64) { l.Compact(p.Window, now)
 type anyTable interface {
 	// size returns the number of states held.
 	size() int
-	// drop deletes key's state and reports whether there was one.
-	drop(key string) bool
+	// drop deletes key's state (h is its hash) and reports whether there
+	// was one.
+	drop(key string, h uint64) bool
 	// reclaim deletes expired states among at most budget visited entries,
-	// never key's own, and returns how many it deleted and visited.
-	reclaim(now int64, budget int, key string) (removed, visited int)
+	// starting at a position derived from start, never key's own; it returns
+	// how many it deleted and visited.
+	reclaim(now int64, budget int, key string, start uint64) (removed, visited int)
 	// sweep visits every entry, deleting states expired at the time in
 	// clock and compacting live ones. It releases mu after every chunk
-	// entries so that checks can run in between, reads clock again each
-	// time it holds mu anew, and stops early when stop is closed.
+	// slots so that checks can run in between, reads clock again each time
+	// it holds mu anew, and stops early when stop is closed.
 	sweep(mu *sync.Mutex, clock *atomic.Int64, chunk int, stop <-chan struct{}) (removed int, stopped bool)
-	// shrink rebuilds the map when it holds far fewer entries than it once
-	// did: Go maps never give back the room they grew to.
+	// shrink rebuilds the table smaller when it is mostly empty, so that
+	// the memory of expired keys returns to the runtime.
 	shrink()
 }
 
-// shortKeyLen is the longest key a table stores inline, in the map slot
-// itself: no allocation for the key and 16 bytes of key per slot, which
-// covers IPv4 addresses and most numeric ids.
-const shortKeyLen = 15
-
-// shortKey is a key of at most shortKeyLen bytes followed by its length, so
-// that keys differing only in trailing zero bytes stay distinct.
-type shortKey [shortKeyLen + 1]byte
-
-// toShort packs a key of at most shortKeyLen bytes.
-func toShort(key string) (k shortKey) {
-	copy(k[:shortKeyLen], key)
-	k[shortKeyLen] = byte(len(key))
-	return k
-}
-
-// table holds the states of one policy in one shard: short keys inline,
-// longer ones as cloned strings. Its zero value is not usable; create it
-// with newTable. It is guarded by its shard's lock.
+// table holds the states of one policy in one shard: an open-addressing
+// hash table with linear probing, keyed by the same hash that chose the
+// shard, so a check hashes its key once and finds, reads and updates its
+// state with a single probe. It grows by half when 4/5 full and is rebuilt
+// at half full once a sweep leaves it under a quarter full; capacities are
+// not powers of two, which keeps the load between about 1/2 and 4/5 at any
+// size. Its zero value is not usable; create it with newTable. It is
+// guarded by its shard's lock.
 type table[S state] struct {
-	short part[shortKey, S]
-	long  part[string, S]
+	tags  []uint8 // 0: empty; otherwise tagOf the entry's hash
+	slots []slot[S]
+	n     int // entries held
+	seed  maphash.Seed
 	p     *core.Params
 }
 
-// part is one map of a table and the most entries it has held since it was
-// last built.
-type part[K comparable, S state] struct {
-	m    map[K]S
-	peak int
+// slot is one entry: a key (cloned on insert, since callers may pass a slice
+// of a much larger buffer) and its state.
+type slot[S state] struct {
+	key string
+	st  S
 }
 
-func newTable[S state](p *core.Params) *table[S] {
-	return &table[S]{short: part[shortKey, S]{m: make(map[shortKey]S)}, long: part[string, S]{m: make(map[string]S)}, p: p}
+// minSlots is the capacity of a new table.
+const minSlots = 8
+
+func newTable[S state](p *core.Params, seed maphash.Seed) *table[S] {
+	return &table[S]{tags: make([]uint8, minSlots), slots: make([]slot[S], minSlots), seed: seed, p: p}
 }
 
-// get returns key's state; a nil table holds nothing.
-func (t *table[S]) get(key string) (S, bool) {
+// The bits of a key's hash: the lowest select the shard (at most 16 of
+// them), bits 16-23 the tag, the top 32 the home slot.
+
+// tagOf returns the nonzero tag of hash h.
+func tagOf(h uint64) uint8 { return uint8(h>>16) | 1 }
+
+// home returns the first slot to probe for hash h.
+func (t *table[S]) home(h uint64) int { return int((h >> 32) * uint64(len(t.slots)) >> 32) }
+
+// find returns the slot holding key, or -1. A nil table holds nothing.
+func (t *table[S]) find(key string, h uint64) int {
 	if t == nil {
-		var zero S
-		return zero, false
+		return -1
 	}
-	if len(key) <= shortKeyLen {
-		st, ok := t.short.m[toShort(key)]
-		return st, ok
-	}
-	st, ok := t.long.m[key]
-	return st, ok
-}
-
-// put stores st under key. fresh says the key has no state yet: a long key
-// is then cloned, since callers may pass a slice of a much larger buffer.
-func (t *table[S]) put(key string, st S, fresh bool) {
-	if len(key) <= shortKeyLen {
-		t.short.m[toShort(key)] = st
-		if fresh {
-			t.short.peak = max(t.short.peak, len(t.short.m))
+	tag, c := tagOf(h), len(t.slots)
+	for i := t.home(h); ; {
+		switch t.tags[i] {
+		case 0:
+			return -1
+		case tag:
+			if t.slots[i].key == key {
+				return i
+			}
 		}
-		return
+		if i++; i == c {
+			i = 0
+		}
 	}
-	if fresh {
-		key = strings.Clone(key)
-		t.long.m[key] = st
-		t.long.peak = max(t.long.peak, len(t.long.m))
-		return
-	}
-	t.long.m[key] = st
 }
 
-func (t *table[S]) size() int { return len(t.short.m) + len(t.long.m) }
-
-func (t *table[S]) drop(key string) bool {
-	if len(key) <= shortKeyLen {
-		return t.short.drop(toShort(key))
+// insert stores st under key, which must be absent, growing the table when
+// needed.
+func (t *table[S]) insert(key string, h uint64, st S) {
+	if (t.n+1)*5 > len(t.slots)*4 {
+		t.resize(len(t.slots) + len(t.slots)/2)
 	}
-	return t.long.drop(key)
+	t.place(strings.Clone(key), h, st)
+	t.n++
 }
 
-func (t *table[S]) reclaim(now int64, budget int, key string) (removed, visited int) {
-	if len(key) <= shortKeyLen {
-		removed, visited = t.short.reclaim(t.p, now, budget, toShort(key), true)
-		r, v := t.long.reclaim(t.p, now, budget-visited, "", false)
-		return removed + r, visited + v
+// place puts an entry in the first empty slot from its home.
+func (t *table[S]) place(key string, h uint64, st S) {
+	c := len(t.slots)
+	i := t.home(h)
+	for t.tags[i] != 0 {
+		if i++; i == c {
+			i = 0
+		}
 	}
-	removed, visited = t.long.reclaim(t.p, now, budget, key, true)
-	r, v := t.short.reclaim(t.p, now, budget-visited, shortKey{}, false)
-	return removed + r, visited + v
+	t.tags[i] = tagOf(h)
+	t.slots[i] = slot[S]{key: key, st: st}
 }
 
-func (t *table[S]) sweep(mu *sync.Mutex, clock *atomic.Int64, chunk int, stop <-chan struct{}) (removed int, stopped bool) {
-	removed, stopped = t.short.sweep(t.p, mu, clock, chunk, stop)
-	if stopped {
-		return removed, true
+// resize rebuilds the table with c slots.
+func (t *table[S]) resize(c int) {
+	old, oldTags := t.slots, t.tags
+	t.tags, t.slots = make([]uint8, c), make([]slot[S], c)
+	for i := range old {
+		if oldTags[i] != 0 {
+			t.place(old[i].key, maphash.String(t.seed, old[i].key), old[i].st)
+		}
 	}
-	r, stopped := t.long.sweep(t.p, mu, clock, chunk, stop)
-	return removed + r, stopped
 }
 
-func (t *table[S]) shrink() {
-	t.short.shrink()
-	t.long.shrink()
+// deleteAt empties slot i and shifts the entries after it back, so that no
+// probe sequence has a hole (backward-shift deletion: no tombstones).
+// Entries only move to lower positions, cyclically.
+func (t *table[S]) deleteAt(i int) {
+	c := len(t.slots)
+	for j := i; ; {
+		if j++; j == c {
+			j = 0
+		}
+		if t.tags[j] == 0 {
+			break
+		}
+		k := t.home(maphash.String(t.seed, t.slots[j].key))
+		// The entry at j may fill the hole at i unless its home lies
+		// cyclically in (i, j].
+		if (i < j && (k <= i || k > j)) || (j < i && k <= i && k > j) {
+			t.tags[i], t.slots[i] = t.tags[j], t.slots[j]
+			i = j
+		}
+	}
+	t.tags[i] = 0
+	t.slots[i] = slot[S]{}
+	t.n--
 }
 
-func (pt *part[K, S]) drop(k K) bool {
-	if _, ok := pt.m[k]; !ok {
+func (t *table[S]) size() int { return t.n }
+
+func (t *table[S]) drop(key string, h uint64) bool {
+	i := t.find(key, h)
+	if i < 0 {
 		return false
 	}
-	delete(pt.m, k)
+	t.deleteAt(i)
 	return true
 }
 
-// reclaim deletes expired states among at most budget visited entries,
-// sparing key when spare is set.
-func (pt *part[K, S]) reclaim(p *core.Params, now int64, budget int, key K, spare bool) (removed, visited int) {
-	if budget <= 0 {
-		return 0, 0
-	}
-	for k, st := range pt.m {
-		if visited >= budget {
-			break
+func (t *table[S]) reclaim(now int64, budget int, key string, start uint64) (removed, visited int) {
+	c := len(t.slots)
+	i := int(start % uint64(c))
+	for steps := 0; steps < c && visited < budget; steps++ {
+		if t.tags[i] != 0 {
+			visited++
+			if t.slots[i].key != key && t.slots[i].st.expiresAt(t.p) <= now {
+				t.deleteAt(i)
+				removed++
+				continue // another entry may have moved into slot i
+			}
 		}
-		visited++
-		if (!spare || k != key) && st.expiresAt(p) <= now {
-			delete(pt.m, k)
-			removed++
+		if i++; i == c {
+			i = 0
 		}
 	}
 	return removed, visited
 }
 
-// sweep relies on the range semantics of the Go specification: entries
-// deleted before the iteration reaches them are not produced, entries added
-// may or may not be, and every other entry is produced exactly once. The
-// iteration is resumed only with mu held again, so it is never concurrent
-// with a write; only the sweeper replaces pt.m, so the map ranged over stays
-// the table's.
-func (pt *part[K, S]) sweep(p *core.Params, mu *sync.Mutex, clock *atomic.Int64, chunk int, stop <-chan struct{}) (removed int, stopped bool) {
-	n, now := 0, clock.Load()
-	for k, st := range pt.m {
-		if st.expiresAt(p) <= now {
-			delete(pt.m, k)
+// sweep walks the slots in order. A deletion shifts later entries back, so
+// the slot is examined again; entries only ever move back, so a sweep that
+// runs alone visits every entry. While mu is released, checks may insert
+// (possibly resizing) or delete; an entry moved behind the cursor then is
+// left for the next sweep.
+func (t *table[S]) sweep(mu *sync.Mutex, clock *atomic.Int64, chunk int, stop <-chan struct{}) (removed int, stopped bool) {
+	now, steps := clock.Load(), 0
+	for i := 0; i < len(t.slots); {
+		if t.tags[i] != 0 && t.slots[i].st.expiresAt(t.p) <= now {
+			t.deleteAt(i)
 			removed++
 		} else {
-			st.compact(p, now)
+			if t.tags[i] != 0 {
+				t.slots[i].st.compact(t.p, now)
+			}
+			i++
 		}
-		if n++; n%chunk == 0 {
+		if steps++; steps%chunk == 0 {
 			mu.Unlock()
 			select {
 			case <-stop:
@@ -231,19 +255,17 @@ func (pt *part[K, S]) sweep(p *core.Params, mu *sync.Mutex, clock *atomic.Int64,
 	return removed, false
 }
 
-// shrinkMinPeak is the size below which a map is never rebuilt: a small map
-// wastes little.
-const shrinkMinPeak = 64
+func (t *table[S]) shrink() {
+	if len(t.slots) > 2*minSlots && t.n*4 < len(t.slots) {
+		t.resize(max(minSlots, t.n*2))
+	}
+}
 
-// shrink rebuilds the map when it holds far fewer entries than it once did:
-// Go maps never give back the room they grew to.
-func (pt *part[K, S]) shrink() {
-	if pt.peak < shrinkMinPeak || len(pt.m) > pt.peak/4 {
-		return
+// lookup returns key's state, hashing the key itself.
+func (t *table[S]) lookup(key string) (S, bool) {
+	if i := t.find(key, maphash.String(t.seed, key)); i >= 0 {
+		return t.slots[i].st, true
 	}
-	m := make(map[K]S, len(pt.m))
-	for k, v := range pt.m {
-		m[k] = v
-	}
-	pt.m, pt.peak = m, len(m)
+	var zero S
+	return zero, false
 }
