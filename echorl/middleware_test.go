@@ -1,0 +1,135 @@
+package echorl_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/memstore"
+	"github.com/ratelimit-go/ratelimit/echorl"
+	"github.com/ratelimit-go/ratelimit/keyfuncs"
+)
+
+var t0 = time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC)
+
+func limiter() *core.Limiter {
+	return core.NewLimiter(memstore.New(memstore.WithSweepInterval(0)), core.WithClock(core.NewManualClock(t0)))
+}
+
+func do(h http.Handler, method, target string) *httptest.ResponseRecorder {
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(method, target, nil))
+	return rec
+}
+
+func noContent(c echo.Context) error { return c.NoContent(http.StatusNoContent) }
+
+func TestNewRequiresAKeyFunction(t *testing.T) {
+	if _, err := echorl.New(ratelimit.WithPolicy(core.MustParsePolicy("1/1s"))); !errors.Is(err, ratelimit.ErrNoKeyFunc) {
+		t.Fatalf("err %v, want ErrNoKeyFunc", err)
+	}
+}
+
+func TestRoutePanicsWithTheTypedError(t *testing.T) {
+	m, err := ratelimit.New(ratelimit.WithLimiter(limiter()), ratelimit.WithKeyFunc(keyfuncs.RemoteIP))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		err, _ := recover().(error)
+		if !errors.Is(err, core.ErrInvalidPolicy) {
+			t.Fatalf("panic value %v, want core.ErrInvalidPolicy", err)
+		}
+	}()
+	echorl.Route(m, core.Policy{Limit: 0})
+}
+
+// A denied request reaches neither later middleware nor the handler, and
+// Echo's error handler is not involved: the 429 is complete.
+func TestDenialStopsTheChain(t *testing.T) {
+	mw, err := echorl.New(ratelimit.WithLimiter(limiter()), ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
+		ratelimit.WithPolicy(core.MustParsePolicy("1/1m;name=p")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var later, handled, errs int
+	e := echo.New()
+	e.HTTPErrorHandler = func(error, echo.Context) { errs++ }
+	e.Use(mw, func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error { later++; return next(c) }
+	})
+	e.GET("/", func(c echo.Context) error { handled++; return noContent(c) })
+	if rec := do(e, "GET", "/"); rec.Code != http.StatusNoContent {
+		t.Fatalf("first: %d", rec.Code)
+	}
+	rec := do(e, "GET", "/")
+	if rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") != "60" || rec.Header().Get("Content-Type") != ratelimit.ContentTypeProblem {
+		t.Fatalf("second: %d %v", rec.Code, rec.Header())
+	}
+	if later != 1 || handled != 1 || errs != 0 {
+		t.Fatalf("later middleware ran %d times, handler %d, error handler %d; want 1, 1, 0", later, handled, errs)
+	}
+}
+
+// The request view reports Echo's pattern, parameters and all, and no
+// pattern for a request that matched no route.
+func TestRoutePatterns(t *testing.T) {
+	var routes []string
+	mw, err := echorl.New(ratelimit.WithLimiter(limiter()), ratelimit.WithPolicy(core.MustParsePolicy("100/1m")),
+		ratelimit.WithKeyFunc(keyfuncs.Compose(keyfuncs.RemoteIP, keyfuncs.Route)),
+		ratelimit.WithRoute("GET", "/users/:id", core.MustParsePolicy("1/1m;name=user")),
+		ratelimit.WithObserver(func(_ context.Context, e ratelimit.Event) { routes = append(routes, e.Request.Route()) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := echo.New()
+	e.Use(mw)
+	e.GET("/users/:id", noContent)
+	e.GET("/files/*", noContent)
+	if rec := do(e, "GET", "/users/7"); rec.Code != http.StatusNoContent || rec.Header().Get("RateLimit-Policy") != `"user";q=1;w=60` {
+		t.Fatalf("/users/7: %d %v", rec.Code, rec.Header())
+	}
+	if rec := do(e, "GET", "/users/8"); rec.Code != http.StatusTooManyRequests {
+		t.Fatalf("/users/8 shares the route's quota: %d", rec.Code)
+	}
+	do(e, "GET", "/files/a/b")
+	if rec := do(e, "GET", "/nowhere"); rec.Code != http.StatusNotFound {
+		t.Fatalf("/nowhere: %d", rec.Code)
+	}
+	want := []string{"/users/:id", "/users/:id", "/files/*", ""}
+	if len(routes) != len(want) {
+		t.Fatalf("routes %q, want %q", routes, want)
+	}
+	for i := range want {
+		if routes[i] != want[i] {
+			t.Fatalf("routes %q, want %q", routes, want)
+		}
+	}
+}
+
+// A route's own middleware and the server's both run; the route's runs
+// last, so its headers are the ones the client sees.
+func TestRouteMiddlewareAfterGlobal(t *testing.T) {
+	m, err := ratelimit.New(ratelimit.WithLimiter(limiter()), ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
+		ratelimit.WithPolicy(core.MustParsePolicy("100/1m;name=global")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := echo.New()
+	e.Use(echorl.Middleware(m))
+	e.POST("/login", noContent, echorl.Route(m, core.MustParsePolicy("1/1m;name=login")))
+	rec := do(e, "POST", "/login")
+	if rec.Code != http.StatusNoContent || rec.Header().Get("RateLimit") != `"login";r=0;t=60` {
+		t.Fatalf("first login: %d %v", rec.Code, rec.Header())
+	}
+	if rec := do(e, "POST", "/login"); rec.Code != http.StatusTooManyRequests {
+		t.Fatalf("second login: %d", rec.Code)
+	}
+}
