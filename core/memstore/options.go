@@ -24,7 +24,7 @@ type config struct {
 // option overrides an earlier one of the same kind.
 type Option func(*config)
 
-// WithShards sets the number of shards, each a lock and its own maps. n is
+// WithShards sets the number of shards, each a lock and its own tables. n is
 // rounded up to a power of two and capped at MaxShards; n <= 0 selects
 // DefaultShards (64). More shards mean less lock contention between keys and
 // a little more fixed memory (a few hundred bytes per shard and policy).
@@ -53,10 +53,10 @@ func WithMaxKeys(n int) Option {
 }
 
 // WithSweepInterval sets the pause between two sweeps of the background
-// sweeper, which reclaims expired state and shrinks maps that became mostly
+// sweeper, which reclaims expired state and shrinks tables that became mostly
 // empty. The default is DefaultSweepInterval (30s). d <= 0 disables the
-// background sweeper: expired states then stay until their key is checked
-// again, Reset, or reclaimed by a new key when the store is full.
+// background sweeper: expired states then stay until Store.Sweep is called,
+// their key is Reset, or a new key reclaims them when the store is full.
 func WithSweepInterval(d time.Duration) Option {
 	return func(c *config) { c.sweepInterval = d }
 }

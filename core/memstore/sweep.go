@@ -25,7 +25,7 @@ func (s *Store) sweepLoop() {
 
 // Sweep reclaims every state that has expired by the store's time (the
 // instant of its most recent check, give or take a millisecond: see
-// package doc), compacts sliding logs, and rebuilds the maps that
+// package doc), compacts sliding logs, and rebuilds the tables that
 // have become mostly empty so their memory can be collected. It runs on the
 // calling goroutine, shard by shard, holding a shard's lock for at most a
 // few hundred entries at a time, so checks proceed meanwhile. The background
@@ -53,7 +53,7 @@ func (s *Store) sweep(stop <-chan struct{}) (stopped bool) {
 				return true
 			}
 			if t.size() == 0 {
-				sh.tabs[j] = nil // the map's memory goes with it
+				sh.tabs[j] = nil // the table's memory goes with it
 			} else {
 				t.shrink()
 			}
