@@ -28,6 +28,11 @@ var (
 
 // Store is the in-memory Backend. Create it with New; the zero value is not
 // usable. A Store is safe for concurrent use by any number of goroutines.
+//
+// State is kept per key and per distinct Policy value (compared with ==).
+// The store remembers every valid Policy value it has been given, with its
+// computed parameters, for its whole life: policies are meant to come from
+// configuration, not to be built per request with ever-changing numbers.
 type Store struct {
 	shards  []shard
 	mask    uint64
@@ -57,8 +62,9 @@ type shard struct {
 }
 
 // New returns a Store configured by opts, with its background sweeper
-// running unless WithSweepInterval disabled it. Call Close to stop the
-// sweeper when the Store is no longer needed.
+// running unless WithSweepInterval disabled it. Call Close when the Store is
+// no longer needed: until then the sweeper goroutine keeps it alive. A nil
+// Option is ignored.
 func New(opts ...Option) *Store {
 	c := config{shards: DefaultShards, sweepInterval: DefaultSweepInterval}
 	for _, o := range opts {
