@@ -160,8 +160,16 @@ func (b *Backend) callPrimary(ctx context.Context, o op, key string, policies []
 	case ctx.Err() != nil:
 		// The primary gave up because the caller did.
 		return resCaller, ctx.Err()
-	case cctx.Err() != nil:
+	case cctx.Err() != nil || pastDeadline(cctx):
+		// The primary returned at the deadline, maybe a moment before the
+		// context's own timer fired.
 		return resTimeout, fmt.Errorf("%w: %w", ErrBudgetExceeded, err)
 	}
 	return resFailed, err
+}
+
+// pastDeadline reports whether ctx's deadline has passed.
+func pastDeadline(ctx context.Context) bool {
+	dl, ok := ctx.Deadline()
+	return ok && !time.Now().Before(dl)
 }

@@ -81,4 +81,21 @@
 // The cache is a fixed table of set-associative buckets: it never grows past
 // its capacity, a lookup allocates nothing, and keys longer than 512 bytes or
 // checks with more than 8 policies are not cached.
+//
+// # Clock skew between instances
+//
+// Instances pass their own clock's instant to the shared store, and a
+// store's state never moves backwards, so an instance whose clock lags gets
+// no refund and Remaining is never negative. The skew tests of this package
+// measure what a 5 s skew admits beyond one clock, on a real Redis: under
+// sustained load at most one unit over 60 s, for every algorithm, since the
+// leading clock drives the state. The worst case is a burst on an idle key
+// that the lagging instance writes first: the leading one reads that state
+// as 5 s old. Per such burst the excess is at most min(capacity, skew x
+// rate) for the token bucket, GCRA and the leaky bucket (measured: exactly
+// that), and for the sliding log and sliding window counter (measured: 0 and
+// 20 for 100 per 10 s, 10 for 10 per second); for the fixed window it is up
+// to Limit when a window edge falls between the two clocks (the window edge
+// burst, moved by the skew). redisstore.WithTTLMargin keeps state alive for
+// the lagging instance.
 package resilient
