@@ -1,0 +1,263 @@
+package fiberrl_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/memstore"
+	"github.com/ratelimit-go/ratelimit/fiberrl"
+	"github.com/ratelimit-go/ratelimit/keyfuncs"
+)
+
+var t0 = time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC)
+
+func limiter() *core.Limiter {
+	return core.NewLimiter(memstore.New(memstore.WithSweepInterval(0)), core.WithClock(core.NewManualClock(t0)))
+}
+
+func newFiber(cfg ...fiber.Config) *fiber.App {
+	c := fiber.Config{DisableStartupMessage: true}
+	if len(cfg) > 0 {
+		c = cfg[0]
+		c.DisableStartupMessage = true
+	}
+	return fiber.New(c)
+}
+
+func noContent(c *fiber.Ctx) error { return c.SendStatus(http.StatusNoContent) }
+
+// do sends one request through app.Test (fasthttp over an in-memory
+// connection).
+func do(t *testing.T, app *fiber.App, method, target string) *http.Response {
+	t.Helper()
+	res, err := app.Test(httptest.NewRequest(method, target, nil), -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	return res
+}
+
+func TestNewRequiresAKeyFunction(t *testing.T) {
+	if _, err := fiberrl.New(ratelimit.WithPolicy(core.MustParsePolicy("1/1s"))); !errors.Is(err, ratelimit.ErrNoKeyFunc) {
+		t.Fatalf("err %v, want ErrNoKeyFunc", err)
+	}
+}
+
+func TestRoutePanicsWithTheTypedError(t *testing.T) {
+	m, err := ratelimit.New(ratelimit.WithLimiter(limiter()), ratelimit.WithKeyFunc(keyfuncs.RemoteIP))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		err, _ := recover().(error)
+		if !errors.Is(err, core.ErrInvalidPolicy) {
+			t.Fatalf("panic value %v, want core.ErrInvalidPolicy", err)
+		}
+	}()
+	fiberrl.Route(m, core.Policy{Limit: 0})
+}
+
+// A denied request reaches neither later middleware nor the handler, and
+// Fiber's error handler is not involved: the 429 is complete.
+func TestDenialStopsTheChain(t *testing.T) {
+	mw, err := fiberrl.New(ratelimit.WithLimiter(limiter()), ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
+		ratelimit.WithPolicy(core.MustParsePolicy("1/1m;name=p")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var later, handled, errs int
+	app := newFiber(fiber.Config{ErrorHandler: func(*fiber.Ctx, error) error { errs++; return nil }})
+	app.Use(mw, func(c *fiber.Ctx) error { later++; return c.Next() })
+	app.Get("/", func(c *fiber.Ctx) error { handled++; return noContent(c) })
+	if res := do(t, app, "GET", "/"); res.StatusCode != http.StatusNoContent {
+		t.Fatalf("first: %d", res.StatusCode)
+	}
+	res := do(t, app, "GET", "/")
+	if res.StatusCode != http.StatusTooManyRequests || res.Header.Get("Retry-After") != "60" ||
+		res.Header.Get("Content-Type") != ratelimit.ContentTypeProblem || res.Header.Get("X-Content-Type-Options") != "nosniff" {
+		t.Fatalf("second: %d %v", res.StatusCode, res.Header)
+	}
+	if later != 1 || handled != 1 || errs != 0 {
+		t.Fatalf("later middleware ran %d times, handler %d, error handler %d; want 1, 1, 0", later, handled, errs)
+	}
+}
+
+// patternRecorder is a Middleware with a route table (so that Use
+// middleware resolves patterns) recording the pattern of every request.
+type patternRecorder struct {
+	mu     sync.Mutex
+	routes []string
+}
+
+func (p *patternRecorder) middleware(t *testing.T) *ratelimit.Middleware {
+	m, err := ratelimit.New(ratelimit.WithLimiter(limiter()), ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
+		ratelimit.WithPolicy(core.MustParsePolicy("1000/1m")),
+		ratelimit.WithRoute("", "/never", core.MustParsePolicy("1/1m")),
+		ratelimit.WithObserver(func(_ context.Context, e ratelimit.Event) {
+			p.mu.Lock()
+			p.routes = append(p.routes, e.Request.Route())
+			p.mu.Unlock()
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func (p *patternRecorder) last(t *testing.T) string {
+	t.Helper()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.routes) == 0 {
+		t.Fatal("no request seen")
+	}
+	return p.routes[len(p.routes)-1]
+}
+
+// Use middleware reports the pattern of the route Fiber then chooses,
+// under the app's routing settings.
+func TestUseMiddlewareResolvesPatterns(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		cfg    fiber.Config
+		method string
+		target string
+		want   string
+	}{
+		{"static", fiber.Config{}, "GET", "/login", "/login"},
+		{"root", fiber.Config{}, "GET", "/", "/"},
+		{"parameter", fiber.Config{}, "GET", "/users/42", "/users/:id"},
+		{"optional parameter absent", fiber.Config{}, "GET", "/posts", "/posts/:slug?"},
+		{"wildcard", fiber.Config{}, "GET", "/files/a/b.txt", "/files/*"},
+		{"group", fiber.Config{}, "GET", "/api/v1/items/9", "/api/v1/items/:id"},
+		{"first registered wins", fiber.Config{}, "GET", "/users/me", "/users/:id"},
+		{"HEAD uses GET routes", fiber.Config{}, "HEAD", "/login", "/login"},
+		{"method without that route", fiber.Config{}, "DELETE", "/login", ""},
+		{"no route", fiber.Config{}, "GET", "/nowhere", ""},
+		{"case-insensitive by default", fiber.Config{}, "GET", "/LOGIN", "/login"},
+		{"case-sensitive", fiber.Config{CaseSensitive: true}, "GET", "/LOGIN", ""},
+		{"trailing slash by default", fiber.Config{}, "GET", "/login/", "/login"},
+		{"strict routing", fiber.Config{StrictRouting: true}, "GET", "/login/", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var rec patternRecorder
+			app := newFiber(c.cfg)
+			app.Use(fiberrl.Middleware(rec.middleware(t)))
+			app.Get("/", noContent)
+			app.Get("/login", noContent)
+			app.Get("/users/:id", noContent)
+			app.Get("/users/me", noContent)
+			app.Get("/posts/:slug?", noContent)
+			app.Get("/files/*", noContent)
+			app.Group("/api").Group("/v1").Get("/items/:id", noContent)
+			do(t, app, c.method, c.target)
+			if got := rec.last(t); got != c.want {
+				t.Fatalf("%s %s: pattern %q, want %q", c.method, c.target, got, c.want)
+			}
+		})
+	}
+}
+
+// Routes added after the first request are seen.
+func TestUseMiddlewareSeesRoutesAddedLater(t *testing.T) {
+	var rec patternRecorder
+	app := newFiber()
+	app.Use(fiberrl.Middleware(rec.middleware(t)))
+	app.Get("/a", noContent)
+	do(t, app, "GET", "/b")
+	if got := rec.last(t); got != "" {
+		t.Fatalf("before: %q", got)
+	}
+	app.Get("/b", noContent)
+	do(t, app, "GET", "/b")
+	if got := rec.last(t); got != "/b" {
+		t.Fatalf("after: %q, want /b", got)
+	}
+}
+
+// The per-route form reports its route's pattern, and its headers, set
+// last, are the ones the client sees.
+func TestRouteMiddleware(t *testing.T) {
+	var rec patternRecorder
+	m := rec.middleware(t)
+	app := newFiber()
+	app.Use(fiberrl.Middleware(m))
+	app.Post("/users/:id/login", fiberrl.Route(m, core.MustParsePolicy("1/1m;name=login")), noContent)
+	res := do(t, app, "POST", "/users/7/login")
+	if res.StatusCode != http.StatusNoContent || res.Header.Get("RateLimit") != `"login";r=0;t=60` {
+		t.Fatalf("first login: %d %v", res.StatusCode, res.Header)
+	}
+	if got := rec.last(t); got != "/users/:id/login" {
+		t.Fatalf("pattern %q", got)
+	}
+	if res := do(t, app, "POST", "/users/8/login"); res.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("second login: %d", res.StatusCode)
+	}
+}
+
+// Fiber reuses a connection's buffers for its next request. Strings the
+// request view returned (a key made of a header value, the path, the peer
+// address) must still read the same after many requests on one
+// keep-alive connection.
+func TestStringsOutliveTheRequest(t *testing.T) {
+	type seen struct{ key, path, remote string }
+	var mu sync.Mutex
+	var kept []seen
+	mw, err := fiberrl.New(ratelimit.WithLimiter(limiter()), ratelimit.WithPolicy(core.MustParsePolicy("1000/1m")),
+		ratelimit.WithKeyFunc(func(r keyfuncs.Request) (string, error) {
+			s := seen{r.Header("X-Key"), r.Path(), r.RemoteAddr()}
+			mu.Lock()
+			kept = append(kept, s)
+			mu.Unlock()
+			return s.key, nil
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := newFiber()
+	app.Use(mw)
+	app.Get("/*", noContent)
+	base := serveFiber(t, app)
+	client := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 1}}
+	defer client.CloseIdleConnections()
+	const n = 20
+	for i := range n {
+		req, _ := http.NewRequest("GET", fmt.Sprintf("%s/path-%02d", base, i), nil)
+		req.Header.Set("X-Key", fmt.Sprintf("key-%02d-%s", i, "abcdefghijklmnopqrstuvwxyz"[i:]))
+		res, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusNoContent {
+			t.Fatalf("request %d: %d", i, res.StatusCode)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(kept) != n {
+		t.Fatalf("%d requests seen", len(kept))
+	}
+	for i, s := range kept {
+		if s.key != fmt.Sprintf("key-%02d-%s", i, "abcdefghijklmnopqrstuvwxyz"[i:]) || s.path != fmt.Sprintf("/path-%02d", i) {
+			t.Fatalf("request %d reads %+v after the connection moved on", i, s)
+		}
+		if s.remote != kept[0].remote || s.remote == "" {
+			t.Fatalf("request %d: remote %q, first %q", i, s.remote, kept[0].remote)
+		}
+	}
+}
