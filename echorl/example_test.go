@@ -1,0 +1,51 @@
+package echorl_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/memstore"
+	"github.com/ratelimit-go/ratelimit/echorl"
+	"github.com/ratelimit-go/ratelimit/keyfuncs"
+)
+
+// A global policy per client IP on the server, and a stricter one on
+// POST /login attached where the route is registered. The manual clock
+// keeps the output deterministic; it reads 03:04, so the aligned
+// five-minute window of the login policy ends in 60 s.
+func Example() {
+	limiter := core.NewLimiter(memstore.New(memstore.WithSweepInterval(0)), core.WithClock(core.NewManualClock(t0)))
+	m, err := ratelimit.New(
+		ratelimit.WithLimiter(limiter),
+		ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
+		ratelimit.WithPolicy(core.MustParsePolicy("100/1m;name=api")),
+	)
+	if err != nil {
+		panic(err)
+	}
+	e := echo.New()
+	e.Use(echorl.Middleware(m))
+	e.GET("/", func(c echo.Context) error { return c.String(http.StatusOK, "hello") })
+	e.POST("/login", func(c echo.Context) error { return c.String(http.StatusOK, "welcome") },
+		echorl.Route(m, core.MustParsePolicy("1/5m;algorithm=fixed_window;name=login")))
+
+	for _, req := range []*http.Request{
+		httptest.NewRequest("GET", "/", nil),
+		httptest.NewRequest("POST", "/login", nil),
+		httptest.NewRequest("POST", "/login", nil),
+	} {
+		rec := httptest.NewRecorder()
+		e.ServeHTTP(rec, req)
+		fmt.Println(strings.TrimSpace(fmt.Sprintln(req.Method, req.URL.Path, rec.Code, rec.Header().Get("RateLimit"), rec.Header().Get("Retry-After"))))
+	}
+	// Output:
+	// GET / 200 "api";r=99;t=1
+	// POST /login 200 "login";r=0;t=60
+	// POST /login 429 "login";r=0;t=60 60
+}

@@ -1,0 +1,49 @@
+package fiberrl_test
+
+import (
+	"fmt"
+	"net/http/httptest"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/memstore"
+	"github.com/ratelimit-go/ratelimit/fiberrl"
+	"github.com/ratelimit-go/ratelimit/keyfuncs"
+)
+
+// A global policy per client IP on the app, and a stricter one on
+// POST /login in the route's handler list. The manual clock keeps the
+// output deterministic; it reads 03:04, so the aligned five-minute window
+// of the login policy ends in 60 s.
+func Example() {
+	limiter := core.NewLimiter(memstore.New(memstore.WithSweepInterval(0)), core.WithClock(core.NewManualClock(t0)))
+	m, err := ratelimit.New(
+		ratelimit.WithLimiter(limiter),
+		ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
+		ratelimit.WithPolicy(core.MustParsePolicy("100/1m;name=api")),
+	)
+	if err != nil {
+		panic(err)
+	}
+	app := fiber.New(fiber.Config{DisableStartupMessage: true})
+	app.Use(fiberrl.Middleware(m))
+	app.Get("/", func(c *fiber.Ctx) error { return c.SendString("hello") })
+	app.Post("/login", fiberrl.Route(m, core.MustParsePolicy("1/5m;algorithm=fixed_window;name=login")),
+		func(c *fiber.Ctx) error { return c.SendString("welcome") })
+
+	for _, target := range []struct{ method, path string }{{"GET", "/"}, {"POST", "/login"}, {"POST", "/login"}} {
+		res, err := app.Test(httptest.NewRequest(target.method, target.path, nil), -1)
+		if err != nil {
+			panic(err)
+		}
+		res.Body.Close()
+		fmt.Println(strings.TrimSpace(fmt.Sprintln(target.method, target.path, res.StatusCode, res.Header.Get("RateLimit"), res.Header.Get("Retry-After"))))
+	}
+	// Output:
+	// GET / 200 "api";r=99;t=1
+	// POST /login 200 "login";r=0;t=60
+	// POST /login 429 "login";r=0;t=60 60
+}

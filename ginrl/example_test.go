@@ -1,0 +1,52 @@
+package ginrl_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/memstore"
+	"github.com/ratelimit-go/ratelimit/ginrl"
+	"github.com/ratelimit-go/ratelimit/keyfuncs"
+)
+
+// A global policy per client IP on the engine, and a stricter one on
+// POST /login attached where the route is registered. The manual clock
+// keeps the output deterministic; it reads 03:04, so the aligned
+// five-minute window of the login policy ends in 60 s.
+func Example() {
+	limiter := core.NewLimiter(memstore.New(memstore.WithSweepInterval(0)), core.WithClock(core.NewManualClock(t0)))
+	m, err := ratelimit.New(
+		ratelimit.WithLimiter(limiter),
+		ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
+		ratelimit.WithPolicy(core.MustParsePolicy("100/1m;name=api")),
+	)
+	if err != nil {
+		panic(err)
+	}
+	gin.SetMode(gin.ReleaseMode)
+	r := gin.New()
+	r.Use(ginrl.Middleware(m))
+	r.GET("/", func(c *gin.Context) { c.String(http.StatusOK, "hello") })
+	r.POST("/login", ginrl.Route(m, core.MustParsePolicy("1/5m;algorithm=fixed_window;name=login")),
+		func(c *gin.Context) { c.String(http.StatusOK, "welcome") })
+
+	for _, req := range []*http.Request{
+		httptest.NewRequest("GET", "/", nil),
+		httptest.NewRequest("POST", "/login", nil),
+		httptest.NewRequest("POST", "/login", nil),
+	} {
+		rec := httptest.NewRecorder()
+		r.ServeHTTP(rec, req)
+		fmt.Println(strings.TrimSpace(fmt.Sprintln(req.Method, req.URL.Path, rec.Code, rec.Header().Get("RateLimit"), rec.Header().Get("Retry-After"))))
+	}
+	// Output:
+	// GET / 200 "api";r=99;t=1
+	// POST /login 200 "login";r=0;t=60
+	// POST /login 429 "login";r=0;t=60 60
+}
