@@ -1,6 +1,8 @@
 package fiberrl
 
 import (
+	"net"
+	"net/netip"
 	"sync"
 
 	"github.com/gofiber/fiber/v2"
@@ -62,8 +64,22 @@ func (e *exchange) HeaderValues(name string) []string {
 	return vs
 }
 
-// RemoteAddr returns the direct peer's address, "ip:port".
-func (e *exchange) RemoteAddr() string { return e.c.Context().RemoteAddr().String() }
+// RemoteAddr returns the direct peer's address, "ip:port", formatted as
+// net.TCPAddr.String formats it (an IPv4-mapped IPv6 address as IPv4) with
+// a single allocation.
+func (e *exchange) RemoteAddr() string {
+	addr := e.c.Context().RemoteAddr()
+	ta, ok := addr.(*net.TCPAddr)
+	if !ok {
+		return addr.String()
+	}
+	ip, ok := netip.AddrFromSlice(ta.IP)
+	if !ok {
+		return addr.String()
+	}
+	var buf [64]byte
+	return string(netip.AddrPortFrom(ip.Unmap().WithZone(ta.Zone), uint16(ta.Port)).AppendTo(buf[:0]))
+}
 
 // SetHeader sets a response header. fasthttp copies name and value.
 func (e *exchange) SetHeader(name, value string) { e.c.Response().Header.Set(name, value) }

@@ -261,3 +261,32 @@ func TestStringsOutliveTheRequest(t *testing.T) {
 		}
 	}
 }
+
+// The peer address reads as net/http spells RemoteAddr, an IPv4-mapped
+// address as IPv4 (as net.TCPAddr.String gives it).
+func TestRemoteAddrFormat(t *testing.T) {
+	var got string
+	mw, err := fiberrl.New(ratelimit.WithLimiter(limiter()), ratelimit.WithPolicy(core.MustParsePolicy("1000/1m")),
+		ratelimit.WithKeyFunc(func(r keyfuncs.Request) (string, error) { got = r.RemoteAddr(); return "k", nil }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := newFiber()
+	app.Use(mw)
+	app.Get("/", noContent)
+	h := serveHTTP(app)
+	for _, c := range []struct{ remote, want string }{
+		{"192.0.2.1:1234", "192.0.2.1:1234"},
+		{"[2001:db8:1:2::7]:443", "[2001:db8:1:2::7]:443"},
+		{"[fe80::1%eth0]:80", "[fe80::1%eth0]:80"},
+		{"[::ffff:192.0.2.9]:8080", "192.0.2.9:8080"},
+	} {
+		req := httptest.NewRequest("GET", "/", nil)
+		req.RemoteAddr = c.remote
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != http.StatusNoContent || got != c.want {
+			t.Errorf("peer %s: status %d, RemoteAddr %q, want %q", c.remote, rec.Code, got, c.want)
+		}
+	}
+}

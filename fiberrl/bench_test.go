@@ -1,0 +1,98 @@
+package fiberrl_test
+
+import (
+	"net"
+	"net/http"
+	"testing"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
+
+	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/memstore"
+	"github.com/ratelimit-go/ratelimit/fiberrl"
+	"github.com/ratelimit-go/ratelimit/keyfuncs"
+)
+
+// benchApp serves GET / with 204, behind mws.
+func benchApp(mws ...fiber.Handler) fasthttp.RequestHandler {
+	app := fiber.New(fiber.Config{DisableStartupMessage: true})
+	for _, mw := range mws {
+		app.Use(mw)
+	}
+	app.Get("/", noContent)
+	return app.Handler()
+}
+
+// allowAll is middleware over the memory store with the default headers
+// and a policy far above b.N, so that every request is admitted.
+func allowAll(b *testing.B, kf keyfuncs.KeyFunc) fiber.Handler {
+	mw, err := fiberrl.New(
+		ratelimit.WithLimiter(core.NewLimiter(memstore.New(memstore.WithSweepInterval(0)))),
+		ratelimit.WithKeyFunc(kf),
+		ratelimit.WithPolicy(core.MustParsePolicy("1000000000/1h;name=api;algorithm=fixed_window")),
+	)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return mw
+}
+
+// newCtx returns a request context for GET / from 192.0.2.1:1234, as the
+// server would hand one to the app's handler.
+func newCtx() *fasthttp.RequestCtx {
+	var req fasthttp.Request
+	req.Header.SetMethod("GET")
+	req.SetRequestURI("/")
+	fctx := new(fasthttp.RequestCtx)
+	fctx.Init(&req, &net.TCPAddr{IP: net.IPv4(192, 0, 2, 1), Port: 1234}, nil)
+	return fctx
+}
+
+func bench(b *testing.B, h fasthttp.RequestHandler) {
+	fctx := newCtx()
+	b.ReportAllocs()
+	for b.Loop() {
+		fctx.Response.Reset()
+		h(fctx)
+		if code := fctx.Response.StatusCode(); code != http.StatusNoContent {
+			b.Fatalf("status %d", code)
+		}
+	}
+}
+
+func benchParallel(b *testing.B, h fasthttp.RequestHandler) {
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		fctx := newCtx()
+		for pb.Next() {
+			fctx.Response.Reset()
+			h(fctx)
+			if code := fctx.Response.StatusCode(); code != http.StatusNoContent {
+				b.Errorf("status %d", code)
+				return
+			}
+		}
+	})
+}
+
+// BenchmarkBare is the baseline: the app and its handler alone.
+func BenchmarkBare(b *testing.B) { bench(b, benchApp()) }
+
+// BenchmarkAllow is the allow path with the memory store and the default
+// headers, keyed by a constant; subtract BenchmarkBare for what the
+// middleware adds.
+func BenchmarkAllow(b *testing.B) { bench(b, benchApp(allowAll(b, keyfuncs.Constant("client")))) }
+
+// BenchmarkAllowRemoteIP is BenchmarkAllow keyed by the peer address,
+// which Fiber gives as a net.Addr: formatting it allocates.
+func BenchmarkAllowRemoteIP(b *testing.B) { bench(b, benchApp(allowAll(b, keyfuncs.RemoteIP))) }
+
+// BenchmarkBareParallel is BenchmarkBare on every P.
+func BenchmarkBareParallel(b *testing.B) { benchParallel(b, benchApp()) }
+
+// BenchmarkAllowParallel is BenchmarkAllow on every P, all on one key.
+func BenchmarkAllowParallel(b *testing.B) {
+	benchParallel(b, benchApp(allowAll(b, keyfuncs.Constant("client"))))
+}

@@ -1,0 +1,95 @@
+package ginrl_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/memstore"
+	"github.com/ratelimit-go/ratelimit/ginrl"
+	"github.com/ratelimit-go/ratelimit/keyfuncs"
+)
+
+// discardWriter is a ResponseWriter that, like net/http's server, keeps
+// headers in a fresh map and does not copy them (httptest.ResponseRecorder
+// clones the map, which inflates the cost of every header set).
+type discardWriter struct {
+	h    http.Header
+	code int
+}
+
+func (d *discardWriter) Header() http.Header         { return d.h }
+func (d *discardWriter) Write(p []byte) (int, error) { return len(p), nil }
+func (d *discardWriter) WriteHeader(code int)        { d.code = code }
+
+// engine serves GET / with 204, behind mws.
+func engine(mws ...gin.HandlerFunc) *gin.Engine {
+	r := gin.New()
+	r.Use(mws...)
+	r.GET("/", func(c *gin.Context) { c.Status(http.StatusNoContent) })
+	return r
+}
+
+// allowAll is middleware over the memory store with the default headers
+// and a policy far above b.N, so that every request is admitted.
+func allowAll(b *testing.B, kf keyfuncs.KeyFunc) gin.HandlerFunc {
+	mw, err := ginrl.New(
+		ratelimit.WithLimiter(core.NewLimiter(memstore.New(memstore.WithSweepInterval(0)))),
+		ratelimit.WithKeyFunc(kf),
+		ratelimit.WithPolicy(core.MustParsePolicy("1000000000/1h;name=api;algorithm=fixed_window")),
+	)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return mw
+}
+
+func bench(b *testing.B, h http.Handler) {
+	req := httptest.NewRequest("GET", "/", nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		w := &discardWriter{h: make(http.Header)}
+		h.ServeHTTP(w, req)
+		if w.code != http.StatusNoContent {
+			b.Fatalf("status %d", w.code)
+		}
+	}
+}
+
+func benchParallel(b *testing.B, h http.Handler) {
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		req := httptest.NewRequest("GET", "/", nil)
+		for pb.Next() {
+			w := &discardWriter{h: make(http.Header)}
+			h.ServeHTTP(w, req)
+			if w.code != http.StatusNoContent {
+				b.Errorf("status %d", w.code)
+				return
+			}
+		}
+	})
+}
+
+// BenchmarkBare is the baseline: the engine and its handler alone.
+func BenchmarkBare(b *testing.B) { bench(b, engine()) }
+
+// BenchmarkAllow is the allow path with the memory store and the default
+// headers, keyed by a constant; subtract BenchmarkBare for what the
+// middleware adds.
+func BenchmarkAllow(b *testing.B) { bench(b, engine(allowAll(b, keyfuncs.Constant("client")))) }
+
+// BenchmarkAllowRemoteIP is BenchmarkAllow keyed by the peer address.
+func BenchmarkAllowRemoteIP(b *testing.B) { bench(b, engine(allowAll(b, keyfuncs.RemoteIP))) }
+
+// BenchmarkBareParallel is BenchmarkBare on every P.
+func BenchmarkBareParallel(b *testing.B) { benchParallel(b, engine()) }
+
+// BenchmarkAllowParallel is BenchmarkAllow on every P, all on one key.
+func BenchmarkAllowParallel(b *testing.B) {
+	benchParallel(b, engine(allowAll(b, keyfuncs.Constant("client"))))
+}
