@@ -419,3 +419,27 @@ func TestLenCountsStatesPerPolicy(t *testing.T) {
 		t.Fatalf("Len = %d, want 6 (2 keys x 3 policies)", s.Len())
 	}
 }
+
+func TestManyPoliciesKeepSeparateState(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t)
+	lim := core.NewLimiter(s, core.WithClock(core.NewManualClock(t0)))
+	var ps []core.Policy
+	for i := 1; i <= 20; i++ {
+		ps = append(ps, core.Policy{Limit: i, Window: time.Minute, Algorithm: core.Algorithms()[i%6]})
+	}
+	for round := 0; round < 2; round++ {
+		for i, p := range ps {
+			d, err := lim.AllowN(ctx, "k", p, p.Limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Allowed != (round == 0) {
+				t.Fatalf("round %d, policy %d (%v): allowed %v", round, i, p, d.Allowed)
+			}
+		}
+	}
+	if s.Len() != len(ps) {
+		t.Fatalf("Len = %d, want %d", s.Len(), len(ps))
+	}
+}
