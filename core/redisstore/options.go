@@ -14,10 +14,11 @@ const MaxPrefixLen = 128
 
 // config holds the options of a Store.
 type config struct {
-	prefix  string
-	margin  int64 // milliseconds added to every TTL
-	timeout time.Duration
-	err     error // the first invalid option
+	prefix    string
+	margin    int64 // milliseconds added to every TTL
+	timeout   time.Duration
+	pipelines int
+	err       error // the first invalid option
 }
 
 // Option configures a Store. Options are applied in order by New; a later
@@ -71,6 +72,21 @@ func WithTimeout(d time.Duration) Option {
 		}
 		c.timeout = d
 	}
+}
+
+// DefaultPipelines is the number of pipelines in flight when WithPipelines is
+// not given.
+const DefaultPipelines = 4
+
+// WithPipelines sets how many script calls (each a pipeline of checks) a
+// Store keeps in flight at once; checks that arrive while all are busy wait
+// and go out together in the next pipeline, so that under load one write and
+// one read carry many checks. Each check remains its own atomic script call.
+// The default is DefaultPipelines (4); keep it below the client's pool size.
+// n <= 0 sends every check as its own EVALSHA the moment it arrives, with up
+// to the client's pool size in flight.
+func WithPipelines(n int) Option {
+	return func(c *config) { c.pipelines = n }
 }
 
 func (c *config) fail(err error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -24,6 +25,7 @@ type Store struct {
 	prefix  string
 	margin  int64
 	timeout time.Duration
+	calls   *batcher
 }
 
 var (
@@ -42,14 +44,18 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 	if client == nil {
 		return nil, errors.New("redisstore: New called with a nil client")
 	}
-	c := config{prefix: DefaultPrefix}
+	c := config{prefix: DefaultPrefix, pipelines: DefaultPipelines}
 	for _, o := range opts {
 		o(&c)
 	}
 	if c.err != nil {
 		return nil, c.err
 	}
-	return &Store{client: client, prefix: c.prefix, margin: c.margin, timeout: c.timeout}, nil
+	if c.pipelines <= 0 {
+		c.pipelines = math.MaxInt // no batching: every call goes out at once
+	}
+	return &Store{client: client, prefix: c.prefix, margin: c.margin, timeout: c.timeout,
+		calls: &batcher{client: client, max: c.pipelines}}, nil
 }
 
 // Check implements core.Backend: one script call decides the check against
@@ -112,9 +118,7 @@ func (s *Store) run(ctx context.Context, op, key string, policies []core.Policy,
 
 	ctx, cancel := s.budget(ctx)
 	defer cancel()
-	// Run sends EVALSHA and, only on NOSCRIPT (the script did not run),
-	// EVAL, which also caches the script again.
-	reply, err := checkScript.Run(ctx, s.client, keys, args...).Int64Slice()
+	reply, err := s.calls.run(ctx, keys, args)
 	if err != nil {
 		return fmt.Errorf("redisstore: %s: %w", op, err)
 	}

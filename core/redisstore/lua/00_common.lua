@@ -1,17 +1,32 @@
--- Helpers shared by every algorithm. This file and the algorithm files are
--- concatenated, in name order, into the one script the store runs.
+-- Helpers shared by every algorithm. This file, the algorithm files and the
+-- dispatcher are concatenated, in name order, into the one script the store
+-- runs. The script runs whole on every call, so it creates few closures and
+-- almost no tables: state and parameters travel as plain numbers.
 --
 -- Every quantity is an integer below 2^53, which a Lua number (a double)
 -- holds exactly, so sums, differences and comparisons are exact. No number
 -- is ever turned into text by Lua (tostring and .. print %.14g); numbers
 -- travel to Redis as command arguments, which Redis formats as integers.
+--
+-- ARGV[1] is now in microseconds, ARGV[2] the cost (0 means peek), ARGV[3] a
+-- margin in milliseconds added to every TTL. Policy i has six arguments from
+-- ARGV[b] with b = 4 + 6 * (i - 1): algorithm code, limit, window, interval,
+-- tolerance, window start (floor(now / window) * window), all computed in Go.
+-- Each algorithm function takes (key, b, cost, now, write), reads its state,
+-- decides like its Go counterpart in core/algo, writes the new state only
+-- when write is true and the check is admitted, and returns allowed (1 or
+-- 0), remaining, retry after, reset after and delay.
+
+local max = math.max
+local floor = math.floor
+local margin = tonumber(ARGV[3])
 
 -- idiv is Go's integer division for b > 0: the quotient truncated towards
 -- zero, exact even where a / b rounds up to the next integer.
 local function idiv(a, b)
   local neg = a < 0
   if neg then a = -a end
-  local q = math.floor(a / b)
+  local q = floor(a / b)
   if q * b > a then
     q = q - 1
   elseif (q + 1) * b <= a then
@@ -21,9 +36,10 @@ local function idiv(a, b)
   return q
 end
 
-local function max(a, b)
-  if a > b then return a end
-  return b
+-- ttl is the PEXPIRE of a state that may be dropped reset microseconds from
+-- now: milliseconds rounded up, at least 1, plus the margin.
+local function ttl(reset)
+  return max(idiv(reset + 999, 1000), 1) + margin
 end
 
 -- reset_at is algo.resetAt: the time from now until a backlog of used
@@ -31,9 +47,4 @@ end
 local function reset_at(last, used, now)
   if used == 0 then return 0 end
   return last + used - now
-end
-
--- num reads a stored number; an absent field or key reads as 0.
-local function num(v)
-  return tonumber(v) or 0
 end

@@ -1,33 +1,28 @@
 -- Fixed window: algo.FixedWindow. State: hash {s = window start, n = count}.
--- p.start is floor(now / window) * window, computed in Go.
 
-local function fixed_window_load(key)
+local function fixed_window(key, b, cost, now, write)
+  local limit, window, start = tonumber(ARGV[b + 1]), tonumber(ARGV[b + 2]), tonumber(ARGV[b + 5])
   local h = redis.call('HMGET', key, 's', 'n')
-  return {start = num(h[1]), count = num(h[2])}
-end
-
-local function fixed_window_decide(p, st, cost, now)
-  local start = p.start
+  local st_start, st_count = tonumber(h[1]) or 0, tonumber(h[2]) or 0
   local n = 0
-  if st.count > 0 then
-    if st.start > start then -- caller's clock is behind: stay in the newest window
-      start = st.start
+  if st_count > 0 then
+    if st_start > start then -- caller's clock is behind: stay in the newest window
+      start = st_start
     end
-    if st.start == start then
-      n = st.count
+    if st_start == start then
+      n = st_count
     end
   end
-  local window_end = start + p.window
-  if n + cost <= p.limit then
+  local window_end = start + window
+  if n + cost <= limit then
     n = n + cost
     local reset = 0
     if n > 0 then reset = window_end - now end
-    return 1, p.limit - n, 0, reset, 0, {start = start, count = n}
+    if write then
+      redis.call('HSET', key, 's', start, 'n', n)
+      redis.call('PEXPIRE', key, ttl(reset))
+    end
+    return 1, limit - n, 0, reset, 0
   end
-  return 0, p.limit - n, window_end - now, window_end - now, 0, nil
-end
-
-local function fixed_window_store(key, st, ttl)
-  redis.call('HSET', key, 's', st.start, 'n', st.count)
-  redis.call('PEXPIRE', key, ttl)
+  return 0, limit - n, window_end - now, window_end - now, 0
 end

@@ -2,17 +2,13 @@
 -- the timestamps of admitted units, oldest first, one element per unit (so
 -- two units admitted in the same microsecond are two elements).
 
-local function sliding_log_load(key)
-  return {key = key, len = redis.call('LLEN', key)}
-end
-
--- sliding_log_first_after is Log.firstAfter: the index of the oldest entry
--- greater than cutoff, by binary search over the sorted list.
-local function sliding_log_first_after(st, cutoff)
-  local lo, hi = 0, st.len
+-- sliding_log_first_after is Log.firstAfter: the index of the oldest of the
+-- len entries greater than cutoff, by binary search over the sorted list.
+local function sliding_log_first_after(key, len, cutoff)
+  local lo, hi = 0, len
   while lo < hi do
-    local mid = math.floor((lo + hi) / 2)
-    if tonumber(redis.call('LINDEX', st.key, mid)) <= cutoff then
+    local mid = floor((lo + hi) / 2)
+    if tonumber(redis.call('LINDEX', key, mid)) <= cutoff then
       lo = mid + 1
     else
       hi = mid
@@ -21,51 +17,44 @@ local function sliding_log_first_after(st, cutoff)
   return lo
 end
 
-local function sliding_log_newest(st)
-  if st.len == 0 then return 0 end
-  return tonumber(redis.call('LINDEX', st.key, -1))
-end
-
-local function sliding_log_decide(p, st, cost, now)
-  local cutoff = now - p.window
-  local first = sliding_log_first_after(st, cutoff)
-  local n = st.len - first
-  local newest = sliding_log_newest(st)
+local function sliding_log(key, b, cost, now, write)
+  local limit, window = tonumber(ARGV[b + 1]), tonumber(ARGV[b + 2])
+  local len = redis.call('LLEN', key)
+  local cutoff = now - window
+  local first = sliding_log_first_after(key, len, cutoff)
+  local n = len - first
+  local newest = 0
+  if len > 0 then newest = tonumber(redis.call('LINDEX', key, -1)) end
   local ts = max(now, newest)
-  if n + cost <= p.limit then
+  if n + cost <= limit then
     local reset = 0
     if cost > 0 then
-      reset = ts + p.window - now
+      reset = ts + window - now
     elseif n > 0 then
-      reset = newest + p.window - now
+      reset = newest + window - now
     end
-    return 1, p.limit - n - cost, 0, reset, 0, {ts = ts, cost = cost, cutoff = cutoff}
-  end
-  local k = n + cost - p.limit -- entries that must leave the window first
-  local oldest_to_go = tonumber(redis.call('LINDEX', st.key, first + k - 1))
-  return 0, p.limit - n, oldest_to_go + p.window - now, newest + p.window - now, 0, nil
-end
-
--- sliding_log_store drops the entries that have left the window and appends
--- cost entries at ts. Appends go in batches to stay within Lua's stack.
-local function sliding_log_store(key, st, ttl)
-  local len = redis.call('LLEN', key)
-  if len > 0 then
-    local k = sliding_log_first_after({key = key, len = len}, st.cutoff)
-    if k > 0 then
-      redis.call('LTRIM', key, k, -1)
+    if write then
+      -- CommitSlidingLog: drop the entries that have left the window at
+      -- now, then append cost entries at ts, in batches that stay within
+      -- Lua's stack.
+      if first > 0 then
+        redis.call('LTRIM', key, first, -1)
+      end
+      local left = cost
+      local batch = {}
+      for i = 1, math.min(left, 1000) do batch[i] = ts end
+      while left > 0 do
+        if left < #batch then
+          for i = left + 1, #batch do batch[i] = nil end
+        end
+        redis.call('RPUSH', key, unpack(batch))
+        left = left - #batch
+      end
+      redis.call('PEXPIRE', key, ttl(reset))
     end
+    return 1, limit - n - cost, 0, reset, 0
   end
-  local left = st.cost
-  local batch = {}
-  while left > 0 do
-    local m = math.min(left, 1000)
-    if #batch ~= m then
-      batch = {}
-      for i = 1, m do batch[i] = st.ts end
-    end
-    redis.call('RPUSH', key, unpack(batch))
-    left = left - m
-  end
-  redis.call('PEXPIRE', key, ttl)
+  local k = n + cost - limit -- entries that must leave the window first
+  local frees_at = tonumber(redis.call('LINDEX', key, first + k - 1))
+  return 0, limit - n, frees_at + window - now, newest + window - now, 0
 end

@@ -1,23 +1,21 @@
 -- Token bucket: algo.TokenBucket. State: hash {u = microseconds of refill
--- missing (used), l = last}. p.interval and p.tolerance come from Go.
+-- missing (used), l = last}.
 
-local function token_bucket_load(key)
+local function token_bucket(key, b, cost, now, write)
+  local interval, tolerance = tonumber(ARGV[b + 3]), tonumber(ARGV[b + 4])
   local h = redis.call('HMGET', key, 'u', 'l')
-  return {used = num(h[1]), last = num(h[2])}
-end
-
-local function token_bucket_decide(p, st, cost, now)
-  local last = max(st.last, now)
-  local used = max(st.used - (last - st.last), 0)
-  local need = cost * p.interval
-  if used + need <= p.tolerance then
+  local st_used, st_last = tonumber(h[1]) or 0, tonumber(h[2]) or 0
+  local last = max(st_last, now)
+  local used = max(st_used - (last - st_last), 0)
+  local need = cost * interval
+  if used + need <= tolerance then
     used = used + need
-    return 1, idiv(p.tolerance - used, p.interval), 0, reset_at(last, used, now), 0, {used = used, last = last}
+    local reset = reset_at(last, used, now)
+    if write then
+      redis.call('HSET', key, 'u', used, 'l', last)
+      redis.call('PEXPIRE', key, ttl(reset))
+    end
+    return 1, idiv(tolerance - used, interval), 0, reset, 0
   end
-  return 0, idiv(p.tolerance - used, p.interval), last + used + need - p.tolerance - now, reset_at(last, used, now), 0, nil
-end
-
-local function token_bucket_store(key, st, ttl)
-  redis.call('HSET', key, 'u', st.used, 'l', st.last)
-  redis.call('PEXPIRE', key, ttl)
+  return 0, idiv(tolerance - used, interval), last + used + need - tolerance - now, reset_at(last, used, now), 0
 end

@@ -1,20 +1,18 @@
 -- GCRA: algo.GCRA. State: one string, the theoretical arrival time (TAT);
 -- an absent key is a TAT of 0.
 
-local function gcra_load(key)
-  return num(redis.call('GET', key))
-end
-
-local function gcra_decide(p, tat, cost, now)
+local function gcra(key, b, cost, now, write)
+  local interval, tolerance = tonumber(ARGV[b + 3]), tonumber(ARGV[b + 4])
+  local tat = tonumber(redis.call('GET', key)) or 0
   local base = max(tat, now)
-  local new_tat = base + cost * p.interval
-  local allow_at = new_tat - p.tolerance
+  local new_tat = base + cost * interval
+  local allow_at = new_tat - tolerance
   if allow_at <= now then
-    return 1, idiv(max(p.tolerance - (new_tat - now), 0), p.interval), 0, new_tat - now, 0, new_tat
+    local reset = new_tat - now
+    if write then
+      redis.call('SET', key, new_tat, 'PX', ttl(reset))
+    end
+    return 1, idiv(max(tolerance - (new_tat - now), 0), interval), 0, reset, 0
   end
-  return 0, idiv(max(p.tolerance - (base - now), 0), p.interval), allow_at - now, base - now, 0, nil
-end
-
-local function gcra_store(key, tat, ttl)
-  redis.call('SET', key, tat, 'PX', ttl)
+  return 0, idiv(max(tolerance - (base - now), 0), interval), allow_at - now, base - now, 0
 end

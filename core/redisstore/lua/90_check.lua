@@ -1,86 +1,76 @@
 -- The check: one key, all its policies, one cost, decided atomically.
 --
 -- KEYS[i] is the state of policy i (built in Go; this script never builds a
--- key). ARGV[1] is now in microseconds, ARGV[2] the cost (0 means peek),
--- ARGV[3] a margin in milliseconds added to every TTL, then six numbers per
--- policy: algorithm code, limit, window, interval, tolerance and window start
--- (floor(now / window) * window).
---
--- Every policy is evaluated first; new states are written only if every one
--- admits the check. A denied check or a peek writes nothing. The reply holds
--- five integers per policy: allowed (1 or 0), remaining, retry after, reset
--- after and delay, the durations in microseconds.
-
-local algorithms = {
-  {load = fixed_window_load, decide = fixed_window_decide, store = fixed_window_store},
-  {load = sliding_log_load, decide = sliding_log_decide, store = sliding_log_store},
-  {load = sliding_window_load, decide = sliding_window_decide, store = sliding_window_store},
-  {load = token_bucket_load, decide = token_bucket_decide, store = token_bucket_store},
-  {load = gcra_load, decide = gcra_decide, store = gcra_store},
-  {load = leaky_bucket_load, decide = leaky_bucket_decide, store = leaky_bucket_store},
-}
+-- key). Every policy is evaluated first; new states are written only if
+-- every one admits the check. A denied check or a peek writes nothing. The
+-- reply holds five integers per policy: allowed (1 or 0), remaining, retry
+-- after, reset after and delay, the durations in microseconds.
 
 local now = tonumber(ARGV[1])
 local cost = tonumber(ARGV[2])
-local margin = tonumber(ARGV[3])
 local count = #KEYS
 if #ARGV ~= 3 + 6 * count then
   return redis.error_reply('ERR ratelimit: want 6 arguments per key')
 end
 
-local reply = {}
-local algs, params, states, nexts = {}, {}, {}, {}
-local all = true
-for i = 1, count do
+-- decide runs policy i's algorithm for cost units; see 00_common.lua.
+local function decide(i, units, write)
   local b = 4 + 6 * (i - 1)
-  local a = algorithms[tonumber(ARGV[b])]
-  if a == nil then
-    return redis.error_reply('ERR ratelimit: unknown algorithm code')
-  end
-  local p = {
-    limit = tonumber(ARGV[b + 1]),
-    window = tonumber(ARGV[b + 2]),
-    interval = tonumber(ARGV[b + 3]),
-    tolerance = tonumber(ARGV[b + 4]),
-    start = tonumber(ARGV[b + 5]),
-  }
-  local st = a.load(KEYS[i])
-  local r = 5 * (i - 1)
-  if cost == 0 then
-    -- Peek: the state as it stands, and whether one unit would pass.
-    local _, remaining, _, reset = a.decide(p, st, 0, now)
-    local allowed, _, retry = a.decide(p, st, 1, now)
-    reply[r + 1], reply[r + 2], reply[r + 3], reply[r + 4], reply[r + 5] = allowed, remaining, retry, reset, 0
-  else
-    local allowed, remaining, retry, reset, delay, nxt = a.decide(p, st, cost, now)
-    reply[r + 1], reply[r + 2], reply[r + 3], reply[r + 4], reply[r + 5] = allowed, remaining, retry, reset, delay
-    if allowed == 0 then all = false end
-    algs[i], params[i], states[i], nexts[i] = a, p, st, nxt
-  end
+  local code = tonumber(ARGV[b])
+  if code == 5 then return gcra(KEYS[i], b, units, now, write) end
+  if code == 1 then return fixed_window(KEYS[i], b, units, now, write) end
+  if code == 2 then return sliding_log(KEYS[i], b, units, now, write) end
+  if code == 3 then return sliding_window(KEYS[i], b, units, now, write) end
+  if code == 4 then return token_bucket(KEYS[i], b, units, now, write) end
+  if code == 6 then return leaky_bucket(KEYS[i], b, units, now, write) end
+  error('ratelimit: unknown algorithm code')
 end
 
-if cost > 0 then
-  if all then
-    -- A policy listed twice is one state: it consumes once.
-    local written = {}
-    for i = 1, count do
-      if not written[KEYS[i]] then
-        written[KEYS[i]] = true
-        -- The state may be dropped ResetAfter from now: that is the TTL,
-        -- in milliseconds rounded up.
-        local ttl = max(idiv(reply[5 * (i - 1) + 4] + 999, 1000), 1) + margin
-        algs[i].store(KEYS[i], nexts[i], ttl)
-      end
+local reply = {}
+local function put(i, allowed, remaining, retry, reset, delay)
+  local r = 5 * (i - 1)
+  reply[r + 1], reply[r + 2], reply[r + 3], reply[r + 4], reply[r + 5] = allowed, remaining, retry, reset, delay
+end
+
+if cost == 0 then
+  -- Peek: the state as it stands, and whether one unit would pass.
+  for i = 1, count do
+    local _, remaining, _, reset = decide(i, 0, false)
+    local allowed, _, retry = decide(i, 1, false)
+    put(i, allowed, remaining, retry, reset, 0)
+  end
+  return reply
+end
+
+if count == 1 then
+  put(1, decide(1, cost, true))
+  return reply
+end
+
+local all = true
+for i = 1, count do
+  local allowed, remaining, retry, reset, delay = decide(i, cost, false)
+  put(i, allowed, remaining, retry, reset, delay)
+  if allowed == 0 then all = false end
+end
+if all then
+  -- Write every state. Nothing has changed since the evaluation above, so
+  -- each policy decides the same again. A policy named twice is one state
+  -- and consumes once.
+  for i = 1, count do
+    local seen = false
+    for j = 1, i - 1 do
+      if KEYS[j] == KEYS[i] then seen = true end
     end
-  else
-    -- Denied: nothing is written, and policies that had room report the
-    -- state as it stands.
-    for i = 1, count do
-      local r = 5 * (i - 1)
-      if reply[r + 1] == 1 then
-        local allowed, remaining, retry, reset = algs[i].decide(params[i], states[i], 0, now)
-        reply[r + 1], reply[r + 2], reply[r + 3], reply[r + 4], reply[r + 5] = allowed, remaining, retry, reset, 0
-      end
+    if not seen then decide(i, cost, true) end
+  end
+else
+  -- Denied: nothing is written, and policies that had room report the state
+  -- as it stands.
+  for i = 1, count do
+    if reply[5 * (i - 1) + 1] == 1 then
+      local allowed, remaining, retry, reset = decide(i, 0, false)
+      put(i, allowed, remaining, retry, reset, 0)
     end
   end
 end

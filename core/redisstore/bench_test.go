@@ -1,0 +1,184 @@
+package redisstore_test
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/redisstore"
+	"github.com/ratelimit-go/ratelimit/internal/redistest"
+)
+
+// benchKeys is the number of distinct keys the benchmarks spread checks over.
+const benchKeys = 1000
+
+// floorScript is the cheapest script call there is: the floor a check
+// script's throughput is compared with.
+var floorScript = redis.NewScript("return 1")
+
+func benchClient(b *testing.B) *redis.Client {
+	b.Helper()
+	c := redistest.NewClient()
+	if c == nil {
+		b.Skipf("%s is not set; start the servers with scripts/redis-test-env.sh", redistest.AddrEnv)
+	}
+	b.Cleanup(func() { _ = c.Close() })
+	if err := c.Ping(context.Background()).Err(); err != nil {
+		b.Fatal(err)
+	}
+	return c
+}
+
+// throughput runs n operations on goroutines goroutines and returns the
+// operations per second. op receives the operation's index.
+func throughput(b *testing.B, goroutines, n int, op func(i int) error) float64 {
+	b.Helper()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var failed atomic.Value
+	start := time.Now()
+	for g := 0; g < goroutines; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				if err := op(i); err != nil {
+					failed.Store(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	if err, _ := failed.Load().(error); err != nil {
+		b.Fatal(err)
+	}
+	return float64(n) / elapsed.Seconds()
+}
+
+// BenchmarkCheck measures checks through a Limiter (wall clock, policy
+// 100/1m, 1,000 keys round-robin, one go-redis client) at 1 and 64
+// goroutines, and in the same run the EVALSHA floor: a script that only
+// returns 1, on the same keys. It reports both rates and their ratio.
+func BenchmarkCheck(b *testing.B) {
+	c := benchClient(b)
+	keys := make([]string, benchKeys)
+	for i := range keys {
+		keys[i] = "user:" + strconv.Itoa(i)
+	}
+	ctx := context.Background()
+	if err := floorScript.Load(ctx, c).Err(); err != nil {
+		b.Fatal(err)
+	}
+	for _, a := range core.Algorithms() {
+		for _, g := range []int{1, 64} {
+			b.Run(string(a)+"/g"+strconv.Itoa(g), func(b *testing.B) {
+				s, err := redisstore.New(c, redisstore.WithPrefix("bench:"+strconv.FormatInt(time.Now().UnixNano(), 36)+":"))
+				if err != nil {
+					b.Fatal(err)
+				}
+				lim := core.NewLimiter(s)
+				p := core.Policy{Limit: 100, Window: time.Minute, Algorithm: a}
+				floorKeys := make([][]string, benchKeys)
+				for i := range floorKeys {
+					floorKeys[i] = []string{keys[i]}
+				}
+				floor := func(i int) error { return floorScript.EvalSha(ctx, c, floorKeys[i%benchKeys]).Err() }
+				check := func(i int) error {
+					_, err := lim.Allow(ctx, keys[i%benchKeys], p)
+					return err
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				// Floor, check, floor again: the floor is the mean of both
+				// halves, so drift in a noisy machine hits both rates alike.
+				f1 := throughput(b, g, max(b.N/2, 1), floor)
+				ops := throughput(b, g, b.N, check)
+				f2 := throughput(b, g, max(b.N/2, 1), floor)
+				b.StopTimer()
+				fl := (f1 + f2) / 2
+				b.ReportMetric(ops, "checks/s")
+				b.ReportMetric(fl, "floor/s")
+				b.ReportMetric(ops/fl, "ratio")
+			})
+		}
+	}
+}
+
+// BenchmarkMemoryPerKey reports the Redis memory (MEMORY USAGE) of one key's
+// state after one admitted check, averaged over 1,000 keys named like
+// "user:123" with the default prefix, for each algorithm.
+func BenchmarkMemoryPerKey(b *testing.B) {
+	c := benchClient(b)
+	for _, a := range core.Algorithms() {
+		b.Run(string(a), func(b *testing.B) {
+			var sum float64
+			for i := 0; i < b.N; i++ {
+				bytes, err := memoryPerKey(c, core.Policy{Limit: 100, Window: time.Minute, Algorithm: a})
+				if err != nil {
+					b.Fatal(err)
+				}
+				sum += bytes
+			}
+			b.ReportMetric(sum/float64(b.N), "B/key")
+		})
+	}
+}
+
+// memoryPerKey writes one check for benchKeys fresh keys under p and returns
+// the mean MEMORY USAGE of the Redis keys written.
+func memoryPerKey(c *redis.Client, p core.Policy) (float64, error) {
+	ctx := context.Background()
+	prefix := "mem" + strconv.FormatInt(time.Now().UnixNano()%1e6, 36) + ":"
+	s, err := redisstore.New(c, redisstore.WithPrefix(prefix))
+	if err != nil {
+		return 0, err
+	}
+	now := time.Now()
+	for i := 0; i < benchKeys; i++ {
+		if _, err := s.CheckOne(ctx, "user:"+strconv.Itoa(i), p, 1, now); err != nil {
+			return 0, err
+		}
+	}
+	keys, err := c.Keys(ctx, prefix+"*").Result()
+	if err != nil {
+		return 0, err
+	}
+	var total int64
+	for _, k := range keys {
+		n, err := c.MemoryUsage(ctx, k, 0).Result()
+		if err != nil {
+			return 0, err
+		}
+		total += n
+	}
+	if err := c.Del(ctx, keys...).Err(); err != nil {
+		return 0, err
+	}
+	return float64(total) / float64(len(keys)), nil
+}
+
+// TestMemoryPerKeyGCRA pins the GCRA state's footprint in Redis: one string
+// per key, about 200 bytes with its key name and TTL.
+func TestMemoryPerKeyGCRA(t *testing.T) {
+	c := redistest.Client(t)
+	got, err := memoryPerKey(c, core.Policy{Limit: 100, Window: time.Minute, Algorithm: core.GCRA})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got > 205 {
+		t.Fatalf("GCRA uses %.0f B per key in Redis, want at most 205", got)
+	}
+	t.Logf("GCRA: %.0f B per key", got)
+}
