@@ -1,0 +1,284 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ratelimit-go/ratelimit/core"
+)
+
+// gate is a go-redis hook that counts script calls (EVALSHA and EVAL, alone
+// or in pipelines) and can hold them until released. Other commands, such
+// as those go-redis sends to set up a connection, pass untouched.
+type gate struct {
+	held       chan struct{} // receives when a script call is held
+	release    chan struct{} // closed to let held ones go
+	hold       atomic.Bool
+	scripts    atomic.Int64 // script calls sent, alone or in pipelines
+	pipelines  atomic.Int64 // pipelines of script calls sent
+	piped      atomic.Int64 // script calls inside pipelines
+	beforePipe func()       // runs before each pipeline of script calls, if set
+}
+
+func newGate() *gate {
+	return &gate{held: make(chan struct{}, 100), release: make(chan struct{})}
+}
+
+func isScript(cmd redis.Cmder) bool {
+	return cmd.Name() == "evalsha" || cmd.Name() == "eval"
+}
+
+func (g *gate) wait() {
+	if g.hold.Load() {
+		g.held <- struct{}{}
+		<-g.release
+	}
+}
+
+func (g *gate) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (g *gate) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if isScript(cmd) {
+			g.wait()
+			g.scripts.Add(1)
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (g *gate) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if len(cmds) == 0 || !isScript(cmds[0]) {
+			return next(ctx, cmds)
+		}
+		g.wait()
+		if g.beforePipe != nil {
+			g.beforePipe()
+		}
+		g.pipelines.Add(1)
+		g.piped.Add(int64(len(cmds)))
+		g.scripts.Add(int64(len(cmds)))
+		return next(ctx, cmds)
+	}
+}
+
+func gatedStore(t *testing.T, pipelines int) (*Store, *gate, *miniredis.Miniredis) {
+	t.Helper()
+	m := miniredis.RunT(t)
+	c := redis.NewClient(&redis.Options{Addr: m.Addr(), MaxRetries: -1})
+	t.Cleanup(func() { _ = c.Close() })
+	g := newGate()
+	c.AddHook(g)
+	s, err := New(c, WithPipelines(pipelines))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, g, m
+}
+
+func (b *batcher) queued() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.pending)
+}
+
+var testNow = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+
+// TestBatchingGroupsQueuedChecks: with one pipeline in flight, checks that
+// arrive meanwhile go out together as one pipeline, and each gets its own
+// correct decision.
+func TestBatchingGroupsQueuedChecks(t *testing.T) {
+	s, g, _ := gatedStore(t, 1)
+	ctx := context.Background()
+	p := core.Policy{Limit: 3, Window: time.Minute, Algorithm: core.FixedWindow}
+	g.hold.Store(true)
+	first := make(chan error, 1)
+	go func() {
+		_, err := s.CheckOne(ctx, "first", p, 1, testNow)
+		first <- err
+	}()
+	<-g.held // the first check is on the wire; everything else queues
+	g.hold.Store(false)
+	const n = 20
+	var wg sync.WaitGroup
+	results := make([]core.Decision, n)
+	errs := make([]error, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			results[i], errs[i] = s.CheckOne(ctx, "shared", p, 1, testNow)
+		}(i)
+	}
+	for s.calls.queued() < n {
+		time.Sleep(time.Millisecond) // waiting for goroutines to queue, not for a window
+	}
+	close(g.release)
+	wg.Wait()
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	admitted := 0
+	for i := range results {
+		if errs[i] != nil {
+			t.Fatal(errs[i])
+		}
+		if results[i].Allowed {
+			admitted++
+		}
+	}
+	if admitted != 3 {
+		t.Fatalf("admitted %d of %d on one key with limit 3", admitted, n)
+	}
+	if got := g.pipelines.Load(); got != 1 || g.piped.Load() != n {
+		t.Fatalf("%d pipelines with %d commands, want 1 with %d", got, g.piped.Load(), n)
+	}
+}
+
+// TestBatchingNoScriptInPipeline: when Redis has lost the script by the time
+// a pipeline arrives, its checks are sent again with EVAL and succeed.
+func TestBatchingNoScriptInPipeline(t *testing.T) {
+	s, g, m := gatedStore(t, 1)
+	ctx := context.Background()
+	p := core.Policy{Limit: 100, Window: time.Minute}
+	if _, err := s.CheckOne(ctx, "warm", p, 1, testNow); err != nil {
+		t.Fatal(err)
+	}
+	flusher := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	defer flusher.Close()
+	var flushed atomic.Bool
+	g.beforePipe = func() {
+		if flushed.CompareAndSwap(false, true) {
+			if err := flusher.ScriptFlush(ctx).Err(); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	g.hold.Store(true)
+	first := make(chan error, 1)
+	go func() {
+		_, err := s.CheckOne(ctx, "k", p, 1, testNow)
+		first <- err
+	}()
+	<-g.held
+	g.hold.Store(false)
+	const n = 10
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	remaining := make([]int, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			d, err := s.CheckOne(ctx, "k", p, 1, testNow)
+			errs[i], remaining[i] = err, d.Remaining
+		}(i)
+	}
+	for s.calls.queued() < n {
+		time.Sleep(time.Millisecond)
+	}
+	close(g.release)
+	wg.Wait()
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int]bool{}
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("check %d after NOSCRIPT in a pipeline: %v", i, err)
+		}
+		seen[remaining[i]] = true
+	}
+	if !flushed.Load() || len(seen) != n {
+		t.Fatalf("flushed %v, distinct Remaining %d; want every check counted once", flushed.Load(), len(seen))
+	}
+	out := make([]core.Decision, 1)
+	if err := s.Peek(ctx, "k", []core.Policy{p}, testNow, out); err != nil || out[0].Remaining != 100-(n+1) {
+		t.Fatalf("peek: %+v %v; want %d remaining", out[0], err, 100-(n+1))
+	}
+}
+
+// TestBatchingQueuedCancel: a queued check whose context ends returns at
+// once with the context's error and is never sent.
+func TestBatchingQueuedCancel(t *testing.T) {
+	s, g, _ := gatedStore(t, 1)
+	p := core.Policy{Limit: 100, Window: time.Minute}
+	g.hold.Store(true)
+	first := make(chan error, 1)
+	go func() {
+		_, err := s.CheckOne(context.Background(), "k", p, 1, testNow)
+		first <- err
+	}()
+	<-g.held
+	g.hold.Store(false)
+	ctx, cancel := context.WithCancel(context.Background())
+	queued := make(chan error, 1)
+	go func() {
+		_, err := s.CheckOne(ctx, "k", p, 1, testNow)
+		queued <- err
+	}()
+	for s.calls.queued() < 1 {
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	if err := <-queued; !errors.Is(err, context.Canceled) {
+		t.Fatalf("queued check after cancel: %v, want context.Canceled", err)
+	}
+	close(g.release)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	if n := g.scripts.Load(); n != 2 {
+		t.Fatalf("%d script calls reached Redis, want 2 (EVALSHA, NOSCRIPT, EVAL; the cancelled check never sent)", n)
+	}
+	d, err := s.CheckOne(context.Background(), "k", p, 1, testNow)
+	if err != nil || d.Remaining != 98 {
+		t.Fatalf("after: %+v %v; want exactly two admissions counted", d, err)
+	}
+}
+
+// TestBatchingPipelineFailure: when a pipeline fails on the network every
+// check in it gets an error, never an admission.
+func TestBatchingPipelineFailure(t *testing.T) {
+	s, g, m := gatedStore(t, 1)
+	p := core.Policy{Limit: 100, Window: time.Minute}
+	g.hold.Store(true)
+	first := make(chan error, 1)
+	go func() {
+		_, err := s.CheckOne(context.Background(), "k", p, 1, testNow)
+		first <- err
+	}()
+	<-g.held
+	g.hold.Store(false)
+	const n = 5
+	var wg sync.WaitGroup
+	results := make([]core.Decision, n)
+	errs := make([]error, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			results[i], errs[i] = s.CheckOne(context.Background(), "k", p, 1, testNow)
+		}(i)
+	}
+	for s.calls.queued() < n {
+		time.Sleep(time.Millisecond)
+	}
+	m.Close()
+	close(g.release)
+	wg.Wait()
+	<-first
+	for i := range errs {
+		if errs[i] == nil || results[i].Allowed {
+			t.Fatalf("check %d with the server gone: %+v, %v", i, results[i], errs[i])
+		}
+	}
+}
