@@ -134,3 +134,30 @@ func BenchmarkMillionKeys(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCheckOne measures the store alone, without the Limiter and its
+// clock: GCRA over 1,000 keys, serially.
+func BenchmarkCheckOne(b *testing.B) {
+	keys := benchKeys(1000)
+	s := memstore.New(memstore.WithSweepInterval(0))
+	defer s.Close()
+	p := benchPolicy(core.GCRA)
+	ctx := context.Background()
+	now := benchStart
+	admitted := 0
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if i%tickEvery == 0 {
+			now = now.Add(tickEvery * time.Microsecond)
+		}
+		d, err := s.CheckOne(ctx, keys[i%len(keys)], p, 1, now)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if d.Allowed {
+			admitted++
+		}
+	}
+	b.ReportMetric(float64(admitted)/float64(b.N), "admitted/op")
+}
