@@ -1,0 +1,171 @@
+// Package exampletest checks that an example server limits requests as the
+// examples promise, whatever its framework: the same requests, the same
+// status codes, the same header fields. Each example's test builds its app
+// on Limiter's manual clock and hands it to Check, and runs its main logic
+// on a real socket with Serve.
+package exampletest
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/memstore"
+)
+
+// Start is the manual clock's first instant, aligned on every window the
+// examples use.
+var Start = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+
+// Limiter returns a limiter over a fresh memory store on a manual clock
+// reading Start.
+func Limiter(t testing.TB) (*core.Limiter, *core.ManualClock) {
+	st := memstore.New(memstore.WithSweepInterval(0))
+	t.Cleanup(func() { _ = st.Close() })
+	clock := core.NewManualClock(Start)
+	return core.NewLimiter(st, core.WithClock(clock)), clock
+}
+
+type result struct {
+	status int
+	header http.Header
+	body   string
+}
+
+func do(t *testing.T, h http.Handler, method, target, remote, apiKey string) result {
+	t.Helper()
+	req := httptest.NewRequest(method, target, nil)
+	req.RemoteAddr = remote
+	if apiKey != "" {
+		req.Header.Set("X-API-Key", apiKey)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return result{rec.Code, rec.Header(), rec.Body.String()}
+}
+
+func (r result) want(t *testing.T, what string, status int, rateLimit string) {
+	t.Helper()
+	if r.status != status {
+		t.Fatalf("%s: status %d, want %d (headers %v, body %q)", what, r.status, status, r.header, r.body)
+	}
+	if got := strings.Join(r.header.Values("RateLimit"), ", "); got != rateLimit {
+		t.Fatalf("%s: RateLimit %q, want %q", what, got, rateLimit)
+	}
+}
+
+const (
+	alice = "192.0.2.1:1234"
+	bob   = "198.51.100.2:5678"
+)
+
+// Check sends the examples' requests to h, an app built on a limiter from
+// Limiter whose clock is clock.
+func Check(t *testing.T, h http.Handler, clock *core.ManualClock) {
+	// The global policy, by client IP without an API key.
+	r := do(t, h, "GET", "/", alice, "")
+	r.want(t, "GET /", http.StatusOK, `"api";r=99;t=1`)
+	if p := r.header.Get("RateLimit-Policy"); p != `"api";q=100;w=60` {
+		t.Fatalf("RateLimit-Policy %q", p)
+	}
+	do(t, h, "GET", "/", alice, "").want(t, "GET / again", http.StatusOK, `"api";r=98;t=2`)
+	do(t, h, "GET", "/", bob, "").want(t, "GET / from another IP", http.StatusOK, `"api";r=99;t=1`)
+	// An API key has its own quota, wherever it comes from.
+	do(t, h, "GET", "/", alice, "key-1").want(t, "GET / with an API key", http.StatusOK, `"api";r=99;t=1`)
+	do(t, h, "GET", "/", bob, "key-1").want(t, "GET / with the API key from another IP", http.StatusOK, `"api";r=98;t=2`)
+
+	// The login route: 5 per 15 minutes, on top of the global policy.
+	for i := 1; i <= 5; i++ {
+		do(t, h, "POST", "/login", alice, "").want(t, "login "+strconv.Itoa(i), http.StatusOK, `"login";r=`+strconv.Itoa(5-i)+`;t=900`)
+	}
+	r = do(t, h, "POST", "/login", alice, "")
+	r.want(t, "login 6", http.StatusTooManyRequests, `"login";r=0;t=900`)
+	if ra := r.header.Get("Retry-After"); ra != "900" {
+		t.Fatalf("login 6: Retry-After %q, want 900", ra)
+	}
+	if ct := r.header.Get("Content-Type"); ct != "application/problem+json" {
+		t.Fatalf("login 6: Content-Type %q", ct)
+	}
+	do(t, h, "POST", "/login", alice, "key-2").want(t, "login with an API key", http.StatusOK, `"login";r=4;t=900`)
+	// The global policy counted all six logins: it admitted each before the
+	// route's own policy ran.
+	do(t, h, "GET", "/", alice, "").want(t, "GET / after the logins", http.StatusOK, `"api";r=91;t=6`)
+
+	// The search route: 10 per second and 1000 per hour, together.
+	for i := 1; i <= 10; i++ {
+		r = do(t, h, "GET", "/search?q=go", alice, "")
+		if r.status != http.StatusOK {
+			t.Fatalf("search %d: %d", i, r.status)
+		}
+	}
+	r = do(t, h, "GET", "/search?q=go", alice, "")
+	r.want(t, "search 11", http.StatusTooManyRequests, `"burst";r=0;t=1, "hourly";r=990;t=3600`)
+	if ra := r.header.Get("Retry-After"); ra != "1" {
+		t.Fatalf("search 11: Retry-After %q, want 1", ra)
+	}
+	clock.Advance(time.Second)
+	// The denial consumed nothing from the hourly quota.
+	do(t, h, "GET", "/search?q=go", alice, "").want(t, "search after a second", http.StatusOK, `"burst";r=9;t=1, "hourly";r=989;t=3599`)
+
+	// Health checks are not limited.
+	for i := 0; i < 3; i++ {
+		r = do(t, h, "GET", "/healthz", alice, "")
+		r.want(t, "GET /healthz", http.StatusOK, "")
+		if p := r.header.Values("RateLimit-Policy"); len(p) > 0 {
+			t.Fatalf("GET /healthz: RateLimit-Policy %q", p)
+		}
+	}
+}
+
+// Serve runs an example's main logic with -addr 127.0.0.1:0 and the given
+// extra arguments, waits for it to report its address, checks that GET /
+// is answered over the socket with rate-limit fields, then cancels its
+// context and checks that it returns nil.
+func Serve(t *testing.T, run func(ctx context.Context, args []string, logw io.Writer) error, args ...string) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		err := run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), pw)
+		_ = pw.CloseWithError(io.EOF)
+		done <- err
+	}()
+	lines := bufio.NewScanner(pr)
+	var base string
+	for lines.Scan() {
+		if a, ok := strings.CutPrefix(lines.Text(), "listening on "); ok {
+			base = a
+			break
+		}
+	}
+	if base == "" {
+		t.Fatalf("no address reported; run returned %v", <-done)
+	}
+	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	res, err := http.Get(base + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK || !strings.HasPrefix(res.Header.Get("RateLimit"), `"api";r=99;`) {
+		t.Fatalf("GET / over the socket: %d %v", res.StatusCode, res.Header)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("run: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("run did not return after its context ended")
+	}
+}
