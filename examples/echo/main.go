@@ -1,0 +1,94 @@
+// Command echo is an Echo server rate-limited with package echorl:
+//
+//	go run ./examples/echo [-addr 127.0.0.1:8080] [-redis redis://127.0.0.1:6379/0]
+//
+// Requests are keyed by their X-API-Key header, or by the client IP when
+// they have none. GET /search is limited to 10 per second and 1000 per
+// hour, checked together; GET /healthz is not limited; every other request
+// to 100 per minute, and POST /login also to 5 per 15 minutes. State lives in memory unless
+// -redis names a Redis to share it between instances.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/echorl"
+	"github.com/ratelimit-go/ratelimit/examples/internal/exampleenv"
+	"github.com/ratelimit-go/ratelimit/keyfuncs"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "echo:", err)
+		os.Exit(1)
+	}
+}
+
+// run parses args, opens the store, and serves until ctx is done. It
+// reports the listen address on logw.
+func run(ctx context.Context, args []string, logw io.Writer) error {
+	flags, err := exampleenv.ParseFlags("echo", args, logw)
+	if err != nil {
+		return err
+	}
+	limiter, closeStore, err := exampleenv.OpenLimiter(ctx, flags.RedisURL)
+	if err != nil {
+		return err
+	}
+	defer closeStore()
+	h, err := newApp(limiter)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", flags.Addr)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(logw, "listening on http://%s\n", ln.Addr())
+	return exampleenv.ServeHTTP(ctx, ln, h)
+}
+
+// newApp builds the Echo server and its rate limits on limiter.
+func newApp(limiter *core.Limiter) (http.Handler, error) {
+	m, err := ratelimit.New(
+		ratelimit.WithLimiter(limiter),
+		// The API key when there is one, else the client IP. Behind a
+		// proxy, use a keyfuncs.IPResolver with WithTrustedProxies instead
+		// of RemoteIP.
+		ratelimit.WithKeyFunc(keyfuncs.Header("X-API-Key", keyfuncs.FallbackIfMissing(keyfuncs.RemoteIP))),
+		ratelimit.WithPolicy(core.MustParsePolicy("100/1m;name=api")),
+		// Two policies checked together: a request passes only if both
+		// admit it, and a denial consumes neither.
+		ratelimit.WithRoute("GET", "/search",
+			core.MustParsePolicy("10/1s;name=burst"),
+			core.MustParsePolicy("1000/1h;algorithm=fixed_window;name=hourly")),
+		ratelimit.WithSkip(func(r keyfuncs.Request) bool { return r.Path() == "/healthz" }),
+	)
+	if err != nil {
+		return nil, err
+	}
+	e := echo.New()
+	e.Use(echorl.Middleware(m))
+	e.GET("/", func(c echo.Context) error { return c.String(http.StatusOK, "hello\n") })
+	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") })
+	e.GET("/search", func(c echo.Context) error {
+		return c.String(http.StatusOK, fmt.Sprintf("results for %q\n", c.QueryParam("q")))
+	})
+	// A stricter policy on this route only, on top of the global one.
+	e.POST("/login", func(c echo.Context) error { return c.String(http.StatusOK, "welcome\n") },
+		echorl.Route(m, core.MustParsePolicy("5/15m;algorithm=fixed_window;name=login")))
+	return e, nil
+}
