@@ -1,0 +1,104 @@
+// Command fiber is a Fiber server rate-limited with package fiberrl:
+//
+//	go run ./examples/fiber [-addr 127.0.0.1:8080] [-redis redis://127.0.0.1:6379/0]
+//
+// Requests are keyed by their X-API-Key header, or by the client IP when
+// they have none. GET /search is limited to 10 per second and 1000 per
+// hour, checked together; GET /healthz is not limited; every other request
+// to 100 per minute, and POST /login also to 5 per 15 minutes. State lives in memory unless
+// -redis names a Redis to share it between instances.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/examples/internal/exampleenv"
+	"github.com/ratelimit-go/ratelimit/fiberrl"
+	"github.com/ratelimit-go/ratelimit/keyfuncs"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "fiber:", err)
+		os.Exit(1)
+	}
+}
+
+// run parses args, opens the store, and serves until ctx is done. It
+// reports the listen address on logw.
+func run(ctx context.Context, args []string, logw io.Writer) error {
+	flags, err := exampleenv.ParseFlags("fiber", args, logw)
+	if err != nil {
+		return err
+	}
+	limiter, closeStore, err := exampleenv.OpenLimiter(ctx, flags.RedisURL)
+	if err != nil {
+		return err
+	}
+	defer closeStore()
+	app, err := newApp(limiter)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", flags.Addr)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(logw, "listening on http://%s\n", ln.Addr())
+	served := make(chan error, 1)
+	go func() { served <- app.Listener(ln) }()
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := app.ShutdownWithContext(sctx); err != nil {
+		return err
+	}
+	return <-served
+}
+
+// newApp builds the Fiber app and its rate limits on limiter.
+func newApp(limiter *core.Limiter) (*fiber.App, error) {
+	m, err := ratelimit.New(
+		ratelimit.WithLimiter(limiter),
+		// The API key when there is one, else the client IP. Behind a
+		// proxy, use a keyfuncs.IPResolver with WithTrustedProxies instead
+		// of RemoteIP.
+		ratelimit.WithKeyFunc(keyfuncs.Header("X-API-Key", keyfuncs.FallbackIfMissing(keyfuncs.RemoteIP))),
+		ratelimit.WithPolicy(core.MustParsePolicy("100/1m;name=api")),
+		// Two policies checked together: a request passes only if both
+		// admit it, and a denial consumes neither.
+		ratelimit.WithRoute("GET", "/search",
+			core.MustParsePolicy("10/1s;name=burst"),
+			core.MustParsePolicy("1000/1h;algorithm=fixed_window;name=hourly")),
+		ratelimit.WithSkip(func(r keyfuncs.Request) bool { return r.Path() == "/healthz" }),
+	)
+	if err != nil {
+		return nil, err
+	}
+	app := fiber.New(fiber.Config{DisableStartupMessage: true})
+	app.Use(fiberrl.Middleware(m))
+	app.Get("/", func(c *fiber.Ctx) error { return c.SendString("hello\n") })
+	app.Get("/healthz", func(c *fiber.Ctx) error { return c.SendString("ok\n") })
+	app.Get("/search", func(c *fiber.Ctx) error { return c.SendString(fmt.Sprintf("results for %q\n", c.Query("q"))) })
+	// A stricter policy on this route only, on top of the global one.
+	app.Post("/login", fiberrl.Route(m, core.MustParsePolicy("5/15m;algorithm=fixed_window;name=login")),
+		func(c *fiber.Ctx) error { return c.SendString("welcome\n") })
+	return app, nil
+}
