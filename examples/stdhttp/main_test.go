@@ -16,3 +16,7 @@ func TestApp(t *testing.T) {
 }
 
 func TestRun(t *testing.T) { exampletest.Serve(t, run) }
+
+func TestRunWithRedis(t *testing.T) {
+	exampletest.Serve(t, run, "-redis", exampletest.MiniRedisURL(t))
+}
