@@ -2,13 +2,16 @@
 // to Echo (github.com/labstack/echo/v4): an echo.MiddlewareFunc for the
 // whole server, a group, or a single route.
 //
-//	mw, err := echorl.New(
+//	m, err := ratelimit.New(
 //		ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
 //		ratelimit.WithPolicy(core.MustParsePolicy("100/1m;name=api")),
 //	)
+//	...
 //	e := echo.New()
-//	e.Use(mw)
+//	e.Use(echorl.Middleware(m))
 //	e.POST("/login", login, echorl.Route(m, core.MustParsePolicy("5/5m;name=login")))
+//
+// New builds the Middleware and the middleware function in one step.
 //
 // The adapter only translates: the request view (keyfuncs.Request) reads
 // the *http.Request behind the echo.Context, the route pattern is

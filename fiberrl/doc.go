@@ -2,13 +2,16 @@
 // to Fiber (github.com/gofiber/fiber/v2): a fiber.Handler for the whole
 // app, a group, or a single route.
 //
-//	mw, err := fiberrl.New(
+//	m, err := ratelimit.New(
 //		ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
 //		ratelimit.WithPolicy(core.MustParsePolicy("100/1m;name=api")),
 //	)
+//	...
 //	app := fiber.New()
-//	app.Use(mw)
+//	app.Use(fiberrl.Middleware(m))
 //	app.Post("/login", fiberrl.Route(m, core.MustParsePolicy("5/5m;name=login")), login)
+//
+// New builds the Middleware and the handler in one step.
 //
 // The adapter only translates: the request view (keyfuncs.Request) reads
 // the fasthttp request behind the *fiber.Ctx, and the response is the

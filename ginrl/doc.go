@@ -2,13 +2,16 @@
 // Gin: a gin.HandlerFunc for the whole engine or a group, and a per-route
 // form for the place where a route is registered.
 //
-//	mw, err := ginrl.New(
+//	m, err := ratelimit.New(
 //		ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
 //		ratelimit.WithPolicy(core.MustParsePolicy("100/1m;name=api")),
 //	)
+//	...
 //	r := gin.New()
-//	r.Use(mw)
+//	r.Use(ginrl.Middleware(m))
 //	r.POST("/login", ginrl.Route(m, core.MustParsePolicy("5/5m;name=login")), login)
+//
+// New builds the Middleware and the handler in one step.
 //
 // The adapter only translates: the request view (keyfuncs.Request) reads
 // the *http.Request behind the gin.Context, the route pattern is
