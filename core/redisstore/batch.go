@@ -41,14 +41,15 @@ type call struct {
 
 // run executes the check script for keys and args and returns its reply.
 func (b *batcher) run(ctx context.Context, keys []string, args []any) ([]int64, error) {
-	c := &call{keys: keys, args: args, done: make(chan struct{}, 1)}
 	b.mu.Lock()
 	if b.inFlight < b.max {
 		b.inFlight++
 		b.mu.Unlock()
-		b.send(ctx, []*call{c}, c)
-		return c.reply, c.err
+		reply, err := checkScript.Run(ctx, b.client, keys, args...).Int64Slice()
+		b.handOff()
+		return reply, err
 	}
+	c := &call{keys: keys, args: args, done: make(chan struct{}, 1)}
 	b.pending = append(b.pending, c)
 	b.mu.Unlock()
 
@@ -72,21 +73,21 @@ func (b *batcher) run(ctx context.Context, keys []string, args []any) ([]int64, 
 	}
 	if c.batch != nil {
 		// Others wait on this batch: send it even if ctx is done.
-		b.send(context.WithoutCancel(ctx), c.batch, c)
+		exec(context.WithoutCancel(ctx), b.client, c.batch)
+		for _, o := range c.batch {
+			if o != c {
+				o.done <- struct{}{}
+			}
+		}
+		b.handOff()
 	}
 	return c.reply, c.err
 }
 
-// send executes batch on behalf of self (one of its calls), wakes every
-// other call in it, and passes the queue to the next sender or gives its
-// pipeline slot back.
-func (b *batcher) send(ctx context.Context, batch []*call, self *call) {
-	exec(ctx, b.client, batch)
-	for _, c := range batch {
-		if c != self {
-			c.done <- struct{}{}
-		}
-	}
+// handOff is called by a sender whose call has returned: it passes the
+// calls queued meanwhile to the first of them, which sends them next, or
+// gives the pipeline slot back.
+func (b *batcher) handOff() {
 	b.mu.Lock()
 	if len(b.pending) > 0 {
 		next := b.pending

@@ -76,10 +76,10 @@ func appendPolicyID(dst []byte, p core.Policy) []byte {
 	return base64.RawURLEncoding.AppendEncode(dst, sum[:9])
 }
 
-// redisKeys returns the Redis key of every policy for key: all of them share
-// the hash tag built from key, so they live in one slot. The caller has
-// validated the policies.
-func redisKeys(prefix, key string, policies []core.Policy) []string {
+// redisKeys returns the Redis key of every policy for key: the prefix and
+// the hash tag built from key, which all of them share so that they live in
+// one slot, then each policy's id. The caller has validated the policies.
+func redisKeys(prefix, key string, policies []core.Policy, cache *policyCache) []string {
 	head := make([]byte, 0, maxRedisKeyLen(len(prefix)))
 	head = append(head, prefix...)
 	head = append(head, '{')
@@ -87,7 +87,7 @@ func redisKeys(prefix, key string, policies []core.Policy) []string {
 	head = append(head, '}', ':')
 	keys := make([]string, len(policies))
 	for i, p := range policies {
-		keys[i] = string(appendPolicyID(head, p))
+		keys[i] = string(append(head, cache.get(p).id...))
 	}
 	return keys
 }

@@ -37,7 +37,7 @@ func untag(t *testing.T, tag string) string {
 // (escaped form) or is a digest of the right length.
 func checkKeys(t *testing.T, prefix, key string, policies []core.Policy) {
 	t.Helper()
-	keys := redisKeys(prefix, key, policies)
+	keys := redisKeys(prefix, key, policies, &policyCache{})
 	var tag string
 	for i, k := range keys {
 		if !strings.HasPrefix(k, prefix) {
@@ -102,7 +102,7 @@ func TestKeysDistinct(t *testing.T) {
 	p := core.Policy{Limit: 1, Window: time.Second}
 	seen := map[string]string{}
 	for _, k := range keys {
-		rk := redisKeys(DefaultPrefix, k, []core.Policy{p})[0]
+		rk := redisKeys(DefaultPrefix, k, []core.Policy{p}, &policyCache{})[0]
 		if other, ok := seen[rk]; ok {
 			t.Fatalf("keys %q and %q share Redis key %q", other, k, rk)
 		}
@@ -128,7 +128,7 @@ func TestPolicyIDsDistinct(t *testing.T) {
 		f(&v)
 		variants = append(variants, v)
 	}
-	ids := redisKeys("", "k", variants)
+	ids := redisKeys("", "k", variants, &policyCache{})
 	seen := map[string]int{}
 	for i, id := range ids {
 		if j, ok := seen[id]; ok {
@@ -136,7 +136,7 @@ func TestPolicyIDsDistinct(t *testing.T) {
 		}
 		seen[id] = i
 	}
-	if again := redisKeys("", "k", variants[:1])[0]; again != ids[0] {
+	if again := redisKeys("", "k", variants[:1], &policyCache{})[0]; again != ids[0] {
 		t.Fatalf("policy id is not stable: %q then %q", ids[0], again)
 	}
 }

@@ -65,11 +65,11 @@ func algorithmCode(a core.Algorithm) int64 {
 }
 
 // appendPolicyArgs appends the script arguments of one policy: everything
-// that needs no state is computed here rather than in Lua.
-func appendPolicyArgs(args []any, pr *core.Params, now int64) []any {
+// that needs no state is computed in Go rather than in Lua.
+func appendPolicyArgs(args []any, pi *policyInfo, now int64) []any {
 	var start int64
-	if !pr.Algorithm.RateBased() {
-		start = algo.WindowStart(now, pr.Window)
+	if !pi.rateBased {
+		start = algo.WindowStart(now, pi.window)
 	}
-	return append(args, algorithmCode(pr.Algorithm), pr.Limit, pr.Window, pr.Interval, pr.Tolerance, start)
+	return append(append(args, pi.args[:]...), start)
 }

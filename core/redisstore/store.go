@@ -21,11 +21,12 @@ import (
 // configuration, so it needs no closing (close the client when done). Create
 // one with New; the zero value is not usable.
 type Store struct {
-	client  redis.UniversalClient
-	prefix  string
-	margin  int64
-	timeout time.Duration
-	calls   *batcher
+	client   redis.UniversalClient
+	prefix   string
+	margin   any // int64 milliseconds, boxed once for the script arguments
+	timeout  time.Duration
+	calls    *batcher
+	policies policyCache
 }
 
 var (
@@ -95,7 +96,7 @@ func (s *Store) Reset(ctx context.Context, key string, policies []core.Policy) e
 	}
 	ctx, cancel := s.budget(ctx)
 	defer cancel()
-	if err := s.client.Del(ctx, redisKeys(s.prefix, key, policies)...).Err(); err != nil {
+	if err := s.client.Del(ctx, redisKeys(s.prefix, key, policies, &s.policies)...).Err(); err != nil {
 		return fmt.Errorf("redisstore: reset: %w", err)
 	}
 	return nil
@@ -111,10 +112,9 @@ func (s *Store) run(ctx context.Context, op, key string, policies []core.Policy,
 	args := make([]any, 0, headArgs+argsPerPolicy*len(policies))
 	args = append(args, us, cost, s.margin)
 	for _, p := range policies {
-		pr, _ := p.Params() // validated by the caller
-		args = appendPolicyArgs(args, &pr, us)
+		args = appendPolicyArgs(args, s.policies.get(p), us)
 	}
-	keys := redisKeys(s.prefix, key, policies)
+	keys := redisKeys(s.prefix, key, policies, &s.policies)
 
 	ctx, cancel := s.budget(ctx)
 	defer cancel()
