@@ -69,8 +69,10 @@ func throughput(b *testing.B, goroutines, n int, op func(i int) error) float64 {
 
 // BenchmarkCheck measures checks through a Limiter (wall clock, policy
 // 100/1m, 1,000 keys round-robin, one go-redis client) at 1 and 64
-// goroutines, and in the same run the EVALSHA floor: a script that only
-// returns 1, on the same keys. It reports both rates and their ratio.
+// goroutines, with the default pipelining and, at 64, also without it; and
+// in the same run the EVALSHA floor: a script that only returns 1, on the
+// same keys, each call its own EVALSHA. It reports both rates (checks/s,
+// floor/s) and their ratio.
 func BenchmarkCheck(b *testing.B) {
 	c := benchClient(b)
 	keys := make([]string, benchKeys)
@@ -82,9 +84,19 @@ func BenchmarkCheck(b *testing.B) {
 		b.Fatal(err)
 	}
 	for _, a := range core.Algorithms() {
-		for _, g := range []int{1, 64} {
-			b.Run(string(a)+"/g"+strconv.Itoa(g), func(b *testing.B) {
-				s, err := redisstore.New(c, redisstore.WithPrefix("bench:"+strconv.FormatInt(time.Now().UnixNano(), 36)+":"))
+		for _, v := range []struct {
+			name       string
+			goroutines int
+			pipelines  int
+		}{
+			{"g1", 1, redisstore.DefaultPipelines},
+			{"g64", 64, redisstore.DefaultPipelines},
+			{"g64-unpipelined", 64, 0}, // every check its own EVALSHA, as the floor
+		} {
+			g := v.goroutines
+			b.Run(string(a)+"/"+v.name, func(b *testing.B) {
+				s, err := redisstore.New(c, redisstore.WithPipelines(v.pipelines),
+					redisstore.WithPrefix("bench:"+strconv.FormatInt(time.Now().UnixNano(), 36)+":"))
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -20,6 +20,13 @@
 // (after SCRIPT FLUSH, a restart or a failover); that is the only retry the
 // Store ever makes, because only then is it certain the script did not run.
 //
+// Under load, checks that arrive while earlier ones are on the wire travel
+// together in one pipeline (WithPipelines): each is still its own atomic
+// script call, but one write and one read carry many of them, which is how
+// one client at 64 goroutines outruns single EVALSHA calls of a script that
+// does nothing. A pipeline that meets NOSCRIPT sends those calls again with
+// EVAL.
+//
 // Time is a parameter: the caller's instant travels to Redis as integer
 // microseconds and Redis's own clock is never read. Keys whose callers'
 // clocks disagree never move backwards: a script clamps now exactly as
