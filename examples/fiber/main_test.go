@@ -3,6 +3,8 @@ package main
 import (
 	"testing"
 
+	"go.uber.org/goleak"
+
 	"github.com/ratelimit-go/ratelimit/examples/internal/exampletest"
 )
 
@@ -19,4 +21,15 @@ func TestRun(t *testing.T) { exampletest.Serve(t, run) }
 
 func TestRunWithRedis(t *testing.T) {
 	exampletest.Serve(t, run, "-redis", exampletest.MiniRedisURL(t))
+}
+
+// TestMain checks that run leaves no goroutine behind once its context
+// ends: servers, stores and clients are all closed. Two fasthttp
+// goroutines are not run's: the process-wide Date header updater, and a
+// stopped server's worker-pool cleaner, which notices the stop only when
+// its 10 s sleep ends.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m,
+		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.updateServerDate.func1"),
+		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*workerPool).Start.func2"))
 }

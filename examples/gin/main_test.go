@@ -3,6 +3,8 @@ package main
 import (
 	"testing"
 
+	"go.uber.org/goleak"
+
 	"github.com/ratelimit-go/ratelimit/examples/internal/exampletest"
 )
 
@@ -20,3 +22,7 @@ func TestRun(t *testing.T) { exampletest.Serve(t, run) }
 func TestRunWithRedis(t *testing.T) {
 	exampletest.Serve(t, run, "-redis", exampletest.MiniRedisURL(t))
 }
+
+// TestMain checks that run leaves no goroutine behind once its context
+// ends: servers, stores and clients are all closed.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

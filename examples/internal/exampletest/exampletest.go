@@ -150,7 +150,9 @@ func Serve(t *testing.T, run func(ctx context.Context, args []string, logw io.Wr
 		t.Fatalf("no address reported; run returned %v", <-done)
 	}
 	go func() { _, _ = io.Copy(io.Discard, pr) }()
-	res, err := http.Get(base + "/")
+	client := &http.Client{Transport: &http.Transport{}}
+	defer client.CloseIdleConnections()
+	res, err := client.Get(base + "/")
 	if err != nil {
 		t.Fatal(err)
 	}
