@@ -1,6 +1,7 @@
 package fiberrl_test
 
 import (
+	"fmt"
 	"net"
 	"net/http"
 	"testing"
@@ -96,3 +97,47 @@ func BenchmarkBareParallel(b *testing.B) { benchParallel(b, benchApp()) }
 func BenchmarkAllowParallel(b *testing.B) {
 	benchParallel(b, benchApp(allowAll(b, keyfuncs.Constant("client"))))
 }
+
+// routedApp serves 20 static routes and one with a parameter, all 204,
+// behind Use middleware with a route table, so that every request's
+// pattern is resolved before the check.
+func routedApp(b *testing.B) fasthttp.RequestHandler {
+	mw, err := fiberrl.New(
+		ratelimit.WithLimiter(core.NewLimiter(memstore.New(memstore.WithSweepInterval(0)))),
+		ratelimit.WithKeyFunc(keyfuncs.Constant("client")),
+		ratelimit.WithPolicy(core.MustParsePolicy("1000000000/1h;name=api;algorithm=fixed_window")),
+		ratelimit.WithRoute("POST", "/login", core.MustParsePolicy("5/1m;name=login")),
+	)
+	if err != nil {
+		b.Fatal(err)
+	}
+	app := fiber.New(fiber.Config{DisableStartupMessage: true})
+	app.Use(mw)
+	for i := range 20 {
+		app.Get(fmt.Sprintf("/static/%02d", i), noContent)
+	}
+	app.Get("/users/:id", noContent)
+	return app.Handler()
+}
+
+func benchTarget(b *testing.B, h fasthttp.RequestHandler, target string) {
+	fctx := newCtx()
+	fctx.Request.SetRequestURI(target)
+	b.ReportAllocs()
+	for b.Loop() {
+		fctx.Response.Reset()
+		h(fctx)
+		if code := fctx.Response.StatusCode(); code != http.StatusNoContent {
+			b.Fatalf("status %d", code)
+		}
+	}
+}
+
+// BenchmarkAllowResolveStatic is BenchmarkAllow with the pattern of the
+// last of 21 routes resolved by Use middleware: 20 string comparisons.
+func BenchmarkAllowResolveStatic(b *testing.B) { benchTarget(b, routedApp(b), "/static/19") }
+
+// BenchmarkAllowResolveParam is BenchmarkAllow with the pattern of a route
+// with a parameter, registered after 20 static ones, resolved by Use
+// middleware with fiber.RoutePatternMatch.
+func BenchmarkAllowResolveParam(b *testing.B) { benchTarget(b, routedApp(b), "/users/7") }

@@ -149,6 +149,10 @@ func TestUseMiddlewareResolvesPatterns(t *testing.T) {
 		{"no route", fiber.Config{}, "GET", "/nowhere", ""},
 		{"case-insensitive by default", fiber.Config{}, "GET", "/LOGIN", "/login"},
 		{"case-sensitive", fiber.Config{CaseSensitive: true}, "GET", "/LOGIN", ""},
+		{"parameter, case-insensitive", fiber.Config{}, "GET", "/USERS/42", "/users/:id"},
+		{"parameter, case-sensitive", fiber.Config{CaseSensitive: true}, "GET", "/USERS/42", ""},
+		{"parameter first", fiber.Config{}, "GET", "/de/about", "/:lang/about"},
+		{"wildcard without its slash", fiber.Config{}, "GET", "/files", "/files/*"},
 		{"trailing slash by default", fiber.Config{}, "GET", "/login/", "/login"},
 		{"strict routing", fiber.Config{StrictRouting: true}, "GET", "/login/", ""},
 	} {
@@ -163,6 +167,7 @@ func TestUseMiddlewareResolvesPatterns(t *testing.T) {
 			app.Get("/posts/:slug?", noContent)
 			app.Get("/files/*", noContent)
 			app.Group("/api").Group("/v1").Get("/items/:id", noContent)
+			app.Get("/:lang/about", noContent)
 			do(t, app, c.method, c.target)
 			if got := rec.last(t); got != c.want {
 				t.Fatalf("%s %s: pattern %q, want %q", c.method, c.target, got, c.want)

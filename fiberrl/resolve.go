@@ -27,7 +27,12 @@ type routeTable struct {
 type pattern struct {
 	path   string // as registered: what Route reports
 	static bool   // no parameters, wildcards or escapes
-	pretty string // static only: trailing slash trimmed unless strict
+	// pretty is, for a static pattern, the pattern with its trailing
+	// slash trimmed unless routing is strict; for any other, the constant
+	// part before the first parameter, wildcard or escape, without a
+	// trailing slash (an optional parameter may match without it): a
+	// prefix of every path the pattern matches.
+	pretty string
 }
 
 // lookup returns the pattern of the first route for method matching path,
@@ -51,7 +56,7 @@ func (r *resolver) lookup(app *fiber.App, method, path string) string {
 			}
 			continue
 		}
-		if fiber.RoutePatternMatch(path, p.path, t.cfg) {
+		if hasPrefix(path, p.pretty, t.cfg.CaseSensitive) && fiber.RoutePatternMatch(path, p.path, t.cfg) {
 			return p.path
 		}
 	}
@@ -67,8 +72,11 @@ func newRouteTable(app *fiber.App) *routeTable {
 		byMethod: make(map[string][]pattern),
 	}
 	for _, rt := range app.GetRoutes(true) {
-		p := pattern{path: rt.Path, static: !strings.ContainsAny(rt.Path, ":*+\\")}
-		if p.static {
+		p := pattern{path: rt.Path}
+		if i := strings.IndexAny(rt.Path, ":*+\\"); i >= 0 {
+			p.pretty = strings.TrimRight(rt.Path[:i], "/")
+		} else {
+			p.static = true
 			p.pretty = rt.Path
 			if !cfg.StrictRouting && len(p.pretty) > 1 {
 				p.pretty = strings.TrimRight(p.pretty, "/")
@@ -80,4 +88,16 @@ func newRouteTable(app *fiber.App) *routeTable {
 		t.byMethod[rt.Method] = append(t.byMethod[rt.Method], p)
 	}
 	return t
+}
+
+// hasPrefix reports whether path starts with prefix, ignoring case unless
+// caseSensitive.
+func hasPrefix(path, prefix string, caseSensitive bool) bool {
+	if len(path) < len(prefix) {
+		return false
+	}
+	if caseSensitive {
+		return path[:len(prefix)] == prefix
+	}
+	return strings.EqualFold(path[:len(prefix)], prefix)
 }
