@@ -28,7 +28,8 @@ var exchanges = sync.Pool{New: func() any { return new(exchange) }}
 // every request, so it needs no copy.
 func (e *exchange) Method() string { return e.c.Method() }
 
-// Path returns a copy of the URL path.
+// Path returns a copy of the URL path, percent-decoded as net/http's
+// URL.Path is (fasthttp also removes dot segments and repeated slashes).
 func (e *exchange) Path() string { return string(e.c.Request().URI().Path()) }
 
 // Route returns the pattern of the route that runs the middleware (Route)
