@@ -3,7 +3,8 @@
 # loopback ports in a temporary directory:
 #   a standalone redis-server on 127.0.0.1:${RATELIMIT_REDIS_PORT:-16379}
 #   a 3-node Redis Cluster (no replicas) on 127.0.0.1:17001-17003
-#     (base port ${RATELIMIT_REDIS_CLUSTER_BASE:-17000})
+#     (base port ${RATELIMIT_REDIS_CLUSTER_BASE:-17000}); each node also listens
+#     on its cluster bus port, its port + 10000 (27001-27003), which must be free
 #
 #   bash scripts/redis-test-env.sh start   # start (or reuse running) servers, wait until ready
 #   eval "$(bash scripts/redis-test-env.sh env)"   # export the addresses the tests read

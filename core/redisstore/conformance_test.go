@@ -56,3 +56,16 @@ func TestConformanceCluster(t *testing.T) {
 		return newStore(t, c, redisstore.WithPrefix(redistest.Prefix(t)), redisstore.WithTTLMargin(realMargin))
 	})
 }
+
+// TestConformanceRing runs the suite over a *redis.Ring of two miniredis
+// shards: the Ring places keys by their hash tag, so all the keys of one
+// check land on one shard and the script can reach them.
+func TestConformanceRing(t *testing.T) {
+	a, b := miniredis.RunT(t), miniredis.RunT(t)
+	ring := redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": a.Addr(), "b": b.Addr()}, MaxRetries: -1})
+	t.Cleanup(func() { _ = ring.Close() })
+	backendtest.Run(t, func(t *testing.T) core.Backend { return newStore(t, ring) })
+	if len(a.Keys()) == 0 || len(b.Keys()) == 0 {
+		t.Fatalf("keys per shard: %d and %d; want both shards used", len(a.Keys()), len(b.Keys()))
+	}
+}
