@@ -13,14 +13,14 @@
 //
 // New builds the Middleware and the middleware function in one step.
 //
-// The adapter only translates: the request view (keyfuncs.Request) reads
-// the *http.Request behind the echo.Context, the route pattern is
-// Context.Path ("/users/:id"), and the response is the context's
-// response writer. Echo routes a request before it runs the middleware
-// installed with Echo.Use, so that middleware already sees the pattern and
-// route tables (ratelimit.WithRoute) apply there. Middleware installed with
-// Echo.Pre runs before routing and sees no pattern: install the rate
-// limiter with Use.
+// The adapter only translates: Echo runs on net/http, so it hands the
+// context's *http.Request and response writer to stdhttp.Check, the request
+// view and response of package stdhttp, with Context.Path as the route
+// pattern ("/users/:id", "" when no route matched). Echo routes a request
+// before it runs the middleware installed with Echo.Use, so that middleware
+// already sees the pattern and route tables (ratelimit.WithRoute) apply
+// there. Middleware installed with Echo.Pre runs before routing and sees no
+// pattern: install the rate limiter with Use.
 //
 // A request the middleware answers itself (429, a refused key, 503 when
 // failing closed) does not reach the next handler, and the middleware

@@ -5,6 +5,7 @@ import (
 
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/stdhttp"
 )
 
 // New builds a ratelimit.Middleware from opts (ratelimit.WithKeyFunc is
@@ -27,12 +28,7 @@ func New(opts ...ratelimit.Option) (echo.MiddlewareFunc, error) {
 func Middleware(m *ratelimit.Middleware) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			e := exchanges.Get().(*exchange)
-			e.c, e.r = c, c.Request()
-			v := m.Handle(e.r.Context(), e, e)
-			*e = exchange{}
-			exchanges.Put(e)
-			if v == ratelimit.Handled {
+			if stdhttp.Check(m, c.Response(), c.Request(), c.Path()) == ratelimit.Handled {
 				return nil
 			}
 			return next(c)

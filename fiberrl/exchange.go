@@ -6,11 +6,14 @@ import (
 	"sync"
 
 	"github.com/gofiber/fiber/v2"
+
+	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
 
 // exchange is one request and its response as the middleware core sees
-// them: it implements keyfuncs.Request, keyfuncs.HeaderValuesRequest and
-// ratelimit.Response over a *fiber.Ctx. Exchanges are pooled: neither the
+// them: it implements keyfuncs.Request, keyfuncs.HeaderValuesRequest,
+// ratelimit.Response and ratelimit.HeaderBytesSetter over a *fiber.Ctx. Exchanges are pooled: neither the
 // middleware core nor key functions keep a Request after the call; the
 // strings they return may outlive it (a key built from a header value, an
 // observer's Event.Key), so those are copied out of Fiber's buffers.
@@ -23,6 +26,12 @@ type exchange struct {
 }
 
 var exchanges = sync.Pool{New: func() any { return new(exchange) }}
+
+var (
+	_ keyfuncs.HeaderValuesRequest = (*exchange)(nil)
+	_ ratelimit.Response           = (*exchange)(nil)
+	_ ratelimit.HeaderBytesSetter  = (*exchange)(nil)
+)
 
 // Method returns the request method. Fiber builds it as a fresh string for
 // every request, so it needs no copy.
@@ -84,6 +93,13 @@ func (e *exchange) RemoteAddr() string {
 
 // SetHeader sets a response header. fasthttp copies name and value.
 func (e *exchange) SetHeader(name, value string) { e.c.Response().Header.Set(name, value) }
+
+// SetHeaderBytes sets a response header from bytes valid only during the
+// call (ratelimit.HeaderBytesSetter). fasthttp copies them into its own
+// buffers, so the value costs no allocation.
+func (e *exchange) SetHeaderBytes(name string, value []byte) {
+	e.c.Response().Header.SetBytesV(name, value)
+}
 
 // Write completes the response. The body is copied: the caller may reuse
 // it once Write returns.

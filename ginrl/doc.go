@@ -13,11 +13,11 @@
 //
 // New builds the Middleware and the handler in one step.
 //
-// The adapter only translates: the request view (keyfuncs.Request) reads
-// the *http.Request behind the gin.Context, the route pattern is
-// Context.FullPath ("/users/:id", "" when no route matched), and the
-// response is the context's writer. Gin routes a request before it runs
-// any handler, so middleware installed with Engine.Use already sees the
+// The adapter only translates: Gin runs on net/http, so it hands the
+// context's *http.Request and writer to stdhttp.Check, the request view and
+// response of package stdhttp, with Context.FullPath as the route pattern
+// ("/users/:id", "" when no route matched). Gin routes a request before it
+// runs any handler, so middleware installed with Engine.Use already sees the
 // pattern and route tables (ratelimit.WithRoute) apply there.
 //
 // A request the middleware answers itself (429, a refused key, 503 when

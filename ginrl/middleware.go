@@ -5,6 +5,7 @@ import (
 
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/stdhttp"
 )
 
 // New builds a ratelimit.Middleware from opts (ratelimit.WithKeyFunc is
@@ -24,12 +25,7 @@ func New(opts ...ratelimit.Option) (gin.HandlerFunc, error) {
 // aborts the chain. The returned handler is safe for concurrent use.
 func Middleware(m *ratelimit.Middleware) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		e := exchanges.Get().(*exchange)
-		e.c = c
-		v := m.Handle(c.Request.Context(), e, e)
-		*e = exchange{}
-		exchanges.Put(e)
-		if v == ratelimit.Handled {
+		if stdhttp.Check(m, c.Writer, c.Request, c.FullPath()) == ratelimit.Handled {
 			c.Abort()
 		}
 	}
