@@ -295,3 +295,54 @@ func TestRemoteAddrFormat(t *testing.T) {
 		}
 	}
 }
+
+// Concurrent requests resolve their own patterns: the route snapshot is
+// built once and shared.
+func TestConcurrentResolution(t *testing.T) {
+	var rec patternRecorder
+	m := rec.middleware(t)
+	var mu sync.Mutex
+	wrong := 0
+	check, err := m.With(ratelimit.WithObserver(func(_ context.Context, e ratelimit.Event) {
+		want := "/a/:id"
+		if e.Request.Path() == "/b" {
+			want = "/b"
+		}
+		if e.Request.Route() != want {
+			mu.Lock()
+			wrong++
+			mu.Unlock()
+		}
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := newFiber()
+	app.Use(fiberrl.Middleware(check))
+	app.Get("/a/:id", noContent)
+	app.Get("/b", noContent)
+	h := serveHTTP(app)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 50 {
+				target := "/b"
+				if (g+i)%2 == 0 {
+					target = fmt.Sprintf("/a/%d", i)
+				}
+				rr := httptest.NewRecorder()
+				h.ServeHTTP(rr, httptest.NewRequest("GET", target, nil))
+				if rr.Code != http.StatusNoContent {
+					t.Errorf("%s: %d", target, rr.Code)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if wrong != 0 {
+		t.Fatalf("%d of 400 requests saw the wrong pattern", wrong)
+	}
+}
