@@ -1,0 +1,140 @@
+package redisstore_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/backendtest"
+	"github.com/ratelimit-go/ratelimit/core/redisstore"
+	"github.com/ratelimit-go/ratelimit/internal/redistest"
+)
+
+// bigTrace builds a trace at the edge of the numbers the algorithms allow:
+// limits and bursts near core.MaxLimit (core.MaxSlidingLogLimit for the
+// log), odd windows up to a year, costs up to the capacity, so that
+// timestamps in 2100, tolerances near 10^15 microseconds, integer divisions
+// and the sliding window's floating-point estimate all run where rounding
+// would show.
+func bigTrace(seed uint64, n int) []backendtest.Step {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	windows := []time.Duration{
+		7*time.Second + 13*time.Microsecond,
+		time.Hour - time.Microsecond,
+		366*24*time.Hour - 3*time.Microsecond,
+	}
+	var pool []core.Policy
+	for _, a := range core.Algorithms() {
+		w := windows[rng.IntN(len(windows))]
+		p := core.Policy{Algorithm: a, Window: w, Limit: core.MaxLimit - rng.IntN(1000)}
+		if a == core.SlidingLog {
+			p.Limit = 1000 + rng.IntN(9000) // one list element per unit
+		}
+		if a.RateBased() {
+			p.Limit = min(p.Limit, int(w/time.Microsecond))
+			// Burst*Interval must stay within the core's tolerance bound.
+			interval := (int64(w/time.Microsecond) + int64(p.Limit) - 1) / int64(p.Limit)
+			p.Burst = int(min(int64(core.MaxLimit), 1_000_000_000_000_000/interval) - rng.Int64N(1000))
+		}
+		if err := p.Validate(); err != nil {
+			panic(err)
+		}
+		pool = append(pool, p)
+	}
+	start := time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)
+	if seed%2 == 0 {
+		start = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	}
+	steps := make([]backendtest.Step, n)
+	for i := range steps {
+		p := pool[rng.IntN(len(pool))]
+		s := backendtest.Step{Key: "big", Policies: []core.Policy{p}, Cost: 1 + rng.IntN(p.Capacity())}
+		if i == 0 {
+			s.Set = start.Add(time.Duration(rng.Int64N(int64(time.Hour))) / time.Microsecond * time.Microsecond)
+		} else {
+			s.Advance = time.Duration(rng.Int64N(int64(p.Window/time.Microsecond)/3)) * time.Microsecond
+		}
+		if rng.IntN(8) == 0 {
+			s.Op = backendtest.OpPeek
+		}
+		steps[i] = s
+	}
+	return steps
+}
+
+// TestLargeNumbers replays bigTrace on the reference and on the Redis store
+// over miniredis, a real Redis and a real Cluster: real Redis is where a
+// number printed with %.14g or a float reply would be caught.
+func TestLargeNumbers(t *testing.T) {
+	_, mini := newMiniredis(t)
+	for _, b := range []struct {
+		name   string
+		client func(t *testing.T) redis.UniversalClient
+	}{
+		{"miniredis", func(*testing.T) redis.UniversalClient { return mini }},
+		{"redis", func(t *testing.T) redis.UniversalClient { return redistest.Client(t) }},
+		{"cluster", func(t *testing.T) redis.UniversalClient { return redistest.Cluster(t) }},
+	} {
+		t.Run(b.name, func(t *testing.T) {
+			c := b.client(t)
+			for seed := uint64(1); seed <= 4; seed++ {
+				steps := bigTrace(seed, 150)
+				ctx := context.Background()
+				want := backendtest.Replay(ctx, backendtest.NewReference(), core.NewManualClock(time.Time{}), steps)
+				s := newStore(t, c, redisstore.WithPrefix(redistest.Prefix(t)), redisstore.WithTTLMargin(realMargin))
+				got := backendtest.Replay(ctx, s, core.NewManualClock(time.Time{}), steps)
+				if err := backendtest.DiffOutcomes(steps, want, got); err != nil {
+					t.Fatalf("seed %d: %v", seed, err)
+				}
+				admitted := 0
+				for _, o := range got {
+					if o.Allowed {
+						admitted++
+					}
+				}
+				if admitted == 0 || admitted == len(got) {
+					t.Fatalf("seed %d: %d of %d steps admitted; the trace should mix admissions and denials", seed, admitted, len(got))
+				}
+			}
+		})
+	}
+}
+
+// TestSlidingWindowRounding pins a case where the order of the estimate's
+// floating-point operations decides RetryAfter: with prev*(w-e)/w the first
+// fit is 30626934066 µs into the window, with prev*((w-e)/w) it would be one
+// microsecond earlier. The script must round exactly like core/algo.
+func TestSlidingWindowRounding(t *testing.T) {
+	p := core.Policy{Limit: 594255661, Window: 24 * time.Hour, Algorithm: core.SlidingWindow}
+	day := time.Date(2100, 3, 1, 0, 0, 0, 0, time.UTC) // a window start
+	steps := []backendtest.Step{
+		{Set: day, Key: "round", Policies: []core.Policy{p}, Cost: p.Limit},
+		{Set: day.Add(24 * time.Hour), Key: "round", Policies: []core.Policy{p}, Cost: 210650798},
+	}
+	ctx := context.Background()
+	want := backendtest.Replay(ctx, backendtest.NewReference(), core.NewManualClock(time.Time{}), steps)
+	if d := want[1].Decisions[0]; d.Allowed || d.RetryAfter != 30626934066*time.Microsecond {
+		t.Fatalf("reference: %s; the case no longer tests rounding", backendtest.FormatDecision(d))
+	}
+	_, mini := newMiniredis(t)
+	for _, b := range []struct {
+		name   string
+		client func(t *testing.T) redis.UniversalClient
+	}{
+		{"miniredis", func(*testing.T) redis.UniversalClient { return mini }},
+		{"redis", func(t *testing.T) redis.UniversalClient { return redistest.Client(t) }},
+		{"cluster", func(t *testing.T) redis.UniversalClient { return redistest.Cluster(t) }},
+	} {
+		t.Run(b.name, func(t *testing.T) {
+			s := newStore(t, b.client(t), redisstore.WithPrefix(redistest.Prefix(t)))
+			got := backendtest.Replay(ctx, s, core.NewManualClock(time.Time{}), steps)
+			if err := backendtest.DiffOutcomes(steps, want, got); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
