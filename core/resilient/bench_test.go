@@ -39,12 +39,18 @@ func benchChecks(b *testing.B, be core.Backend) {
 
 // BenchmarkHealthy compares a check on the memory store with the same check
 // through the wrapper: the difference is the wrapper's overhead on the
-// healthy path (a goroutine and a context deadline per call).
+// healthy path (a goroutine and a context deadline per call; measured about
+// 0.9 to 2.3 µs and 6 allocations on a shared 2-core machine, against a
+// Redis round trip of tens of microseconds).
 func BenchmarkHealthy(b *testing.B) {
 	b.Run("memstore", func(b *testing.B) { benchChecks(b, newMem(b)) })
-	b.Run("resilient", func(b *testing.B) { benchChecks(b, resilient.New(newMem(b))) })
+	// A long budget: a GC pause under a profiler must not turn into a
+	// timeout that fails the benchmark.
+	b.Run("resilient", func(b *testing.B) {
+		benchChecks(b, resilient.New(newMem(b), resilient.WithBudget(time.Second)))
+	})
 	b.Run("resilient+denycache", func(b *testing.B) {
-		benchChecks(b, resilient.New(newMem(b), resilient.WithDenyCache(0)))
+		benchChecks(b, resilient.New(newMem(b), resilient.WithBudget(time.Second), resilient.WithDenyCache(0)))
 	})
 }
 
