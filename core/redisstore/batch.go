@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -19,8 +20,9 @@ import (
 // Each check is still its own script call, atomic on its own: a pipeline
 // only shares the round trip. The zero value is not usable.
 type batcher struct {
-	client redis.UniversalClient
-	max    int
+	client  redis.UniversalClient
+	max     int
+	timeout time.Duration // the Store's budget for a call; 0 means none
 
 	mu       sync.Mutex
 	pending  []*call
@@ -72,8 +74,15 @@ func (b *batcher) run(ctx context.Context, keys []string, args []any) ([]int64, 
 		<-c.done
 	}
 	if c.batch != nil {
-		// Others wait on this batch: send it even if ctx is done.
-		exec(context.WithoutCancel(ctx), b.client, c.batch)
+		// Others wait on this batch: send it even if this caller's ctx is
+		// done, within the Store's own budget.
+		bctx := context.WithoutCancel(ctx)
+		if b.timeout > 0 {
+			var cancel context.CancelFunc
+			bctx, cancel = context.WithTimeout(bctx, b.timeout)
+			defer cancel()
+		}
+		exec(bctx, b.client, c.batch)
 		for _, o := range c.batch {
 			if o != c {
 				o.done <- struct{}{}

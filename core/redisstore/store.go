@@ -17,9 +17,10 @@ import (
 // many, over clients of the same Redis deployment enforce one limit per key
 // and policy exactly.
 //
-// A Store is safe for concurrent use; it holds no state of its own beyond its
-// configuration, so it needs no closing (close the client when done). Create
-// one with New; the zero value is not usable.
+// A Store is safe for concurrent use. Besides its configuration it keeps
+// only a bounded cache of policy ids and the queue of checks waiting for a
+// pipeline; it starts no goroutine and needs no closing (close the client
+// when done). Create one with New; the zero value is not usable.
 type Store struct {
 	client   redis.UniversalClient
 	prefix   string
@@ -56,7 +57,7 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 		c.pipelines = math.MaxInt // no batching: every call goes out at once
 	}
 	return &Store{client: client, prefix: c.prefix, margin: c.margin, timeout: c.timeout,
-		calls: &batcher{client: client, max: c.pipelines}}, nil
+		calls: &batcher{client: client, max: c.pipelines, timeout: c.timeout}}, nil
 }
 
 // Check implements core.Backend: one script call decides the check against
