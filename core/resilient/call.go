@@ -62,6 +62,27 @@ var callPool = sync.Pool{New: func() any { return &call{done: make(chan struct{}
 // run executes the call on the primary; it is the goroutine's body.
 func (c *call) run() {
 	b := c.b
+	c.invoke()
+	if c.state.CompareAndSwap(callRunning, callDone) {
+		c.done <- struct{}{}
+		return
+	}
+	// The caller gave up at the budget: the result is discarded.
+	b.abandoned.Add(-1)
+	b.stats.lateResults.Add(1)
+	b.emit(Event{Kind: EventLateResult, Op: c.op.String(), Err: c.err, Time: b.clock.Now()})
+	c.recycle()
+}
+
+// invoke calls the primary. A panic in the primary becomes an error: on
+// this goroutine nobody else could recover it, and it would end the process.
+func (c *call) invoke() {
+	b := c.b
+	defer func() {
+		if r := recover(); r != nil {
+			c.err = &PanicError{Value: r}
+		}
+	}()
 	switch c.op {
 	case opCheck:
 		if b.primarySingle != nil && len(c.policies) == 1 {
@@ -74,15 +95,6 @@ func (c *call) run() {
 	case opReset:
 		c.err = b.primary.Reset(c.ctx, c.key, c.policies)
 	}
-	if c.state.CompareAndSwap(callRunning, callDone) {
-		c.done <- struct{}{}
-		return
-	}
-	// The caller gave up at the budget: the result is discarded.
-	b.abandoned.Add(-1)
-	b.stats.lateResults.Add(1)
-	b.emit(Event{Kind: EventLateResult, Op: c.op.String(), Err: c.err, Time: b.clock.Now()})
-	c.recycle()
 }
 
 // recycle clears the call and returns it to the pool.

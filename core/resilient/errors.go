@@ -70,3 +70,14 @@ func callerError(err error) bool {
 		errors.Is(err, core.ErrInvalidKey) ||
 		errors.Is(err, core.ErrNoPolicy)
 }
+
+// PanicError reports a primary that panicked during a call. The wrapper
+// runs primary calls on goroutines of its own, where a panic would end the
+// process, so it recovers it and counts it as a failure.
+type PanicError struct {
+	Value any // the value passed to panic
+}
+
+func (e *PanicError) Error() string {
+	return fmt.Sprintf("resilient: primary backend panicked: %v", e.Value)
+}

@@ -2,6 +2,7 @@ package resilient
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -90,6 +91,9 @@ func (b *Backend) Check(ctx context.Context, key string, policies []core.Policy,
 	if err := core.ValidateCheck(key, policies, cost, false); err != nil {
 		return err
 	}
+	if len(out) < len(policies) {
+		return fmt.Errorf("resilient: check: out has %d elements for %d policies", len(out), len(policies))
+	}
 	return b.check(ctx, key, policies, cost, now, out[:len(policies)])
 }
 
@@ -149,6 +153,9 @@ func (b *Backend) check(ctx context.Context, key string, policies []core.Policy,
 func (b *Backend) Peek(ctx context.Context, key string, policies []core.Policy, now time.Time, out []core.Decision) error {
 	if err := core.ValidateCheck(key, policies, 0, true); err != nil {
 		return err
+	}
+	if len(out) < len(policies) {
+		return fmt.Errorf("resilient: peek: out has %d elements for %d policies", len(out), len(policies))
 	}
 	out = out[:len(policies)]
 	probe, cause := b.admit(opPeek)

@@ -484,3 +484,42 @@ func TestNilPrimaryPanics(t *testing.T) {
 	}()
 	resilient.New(nil)
 }
+
+// panicky is a primary that panics on every call.
+type panicky struct{}
+
+func (panicky) Check(context.Context, string, []core.Policy, int, time.Time, []core.Decision) error {
+	panic("bug in the primary")
+}
+func (panicky) Peek(context.Context, string, []core.Policy, time.Time, []core.Decision) error {
+	panic("bug in the primary")
+}
+func (panicky) Reset(context.Context, string, []core.Policy) error { panic("bug in the primary") }
+
+// TestPrimaryPanic: a panic in the primary, which runs on the wrapper's own
+// goroutine, becomes a failure instead of ending the process.
+func TestPrimaryPanic(t *testing.T) {
+	b := resilient.New(panicky{}, resilient.WithFailClosed())
+	d, err := b.CheckOne(context.Background(), "k", perSecond, 1, t0)
+	if err != nil || d.Allowed {
+		t.Fatalf("panicking primary, failing closed: %+v, %v", d, err)
+	}
+	err = b.Reset(context.Background(), "k", []core.Policy{perSecond})
+	var pe *resilient.PanicError
+	if !errors.As(err, &pe) || pe.Value != "bug in the primary" || !errors.Is(err, resilient.ErrUnavailable) {
+		t.Fatalf("reset on a panicking primary: %v", err)
+	}
+}
+
+// TestShortOut: an out slice shorter than the policies is an error, not a
+// panic.
+func TestShortOut(t *testing.T) {
+	b := resilient.New(newMem(t))
+	ps := []core.Policy{perSecond, perMinute}
+	if err := b.Check(context.Background(), "k", ps, 1, t0, make([]core.Decision, 1)); err == nil {
+		t.Fatal("check with a short out succeeded")
+	}
+	if err := b.Peek(context.Background(), "k", ps, t0, nil); err == nil {
+		t.Fatal("peek with a short out succeeded")
+	}
+}
