@@ -2,17 +2,15 @@ package redisstore_test
 
 import (
 	"context"
-	"net"
-	"os"
-	"os/exec"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/backendtest"
 	"github.com/ratelimit-go/ratelimit/core/redisstore"
+	"github.com/ratelimit-go/ratelimit/internal/redisproc"
 	"github.com/ratelimit-go/ratelimit/internal/redistest"
 )
 
@@ -53,63 +51,23 @@ func TestTTLRedis(t *testing.T) {
 // TestRestartRedis restarts a Redis of its own: the script cache is empty
 // afterwards, and the same Store and client recover through EVAL.
 func TestRestartRedis(t *testing.T) {
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("redis-server is not installed and CI=true")
-		}
-		t.Skip("redis-server is not installed; install it (Debian: apt-get install redis-server) to run this test")
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	_ = l.Close()
-	dir := t.TempDir()
-	start := func() *exec.Cmd {
-		cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir)
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		return cmd
-	}
-	stop := func(cmd *exec.Cmd) {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	}
-	srv := start()
-	defer func() { stop(srv) }()
-
-	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(port), MaxRetries: -1})
+	srv := redisproc.Start(t)
+	c := srv.Client()
 	defer c.Close()
 	ctx := context.Background()
-	waitUp := func() {
-		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		for c.Ping(ctx).Err() != nil {
-			if time.Now().After(deadline) {
-				t.Fatal("redis-server did not come up within 10s")
-			}
-			time.Sleep(20 * time.Millisecond) // waiting for a process, not for a rate-limit window
-		}
-	}
-	waitUp()
-
 	s := newStore(t, c)
 	p := core.Policy{Limit: 1, Window: time.Minute, Algorithm: core.GCRA}
 	if d, err := s.CheckOne(ctx, "r", p, 1, t0); err != nil || !d.Allowed {
 		t.Fatalf("before restart: %+v %v", d, err)
 	}
-	stop(srv)
-	srv = start()
-	waitUp()
+	srv.Restart()
 	if ok, err := c.ScriptExists(ctx, redisstore.ScriptSHA()).Result(); err != nil || ok[0] {
 		t.Fatalf("script cached right after a restart? %v %v", ok, err)
 	}
-	// Connections from before the restart are dead; go-redis finds out on
-	// first use. A failed call is an error, never an admission.
+	// The pool's connections from before the restart are dead and go-redis
+	// finds out on first use: a failed call is an error, never an admission.
 	var d core.Decision
+	var err error
 	for i := 0; i < 20; i++ {
 		if d, err = s.CheckOne(ctx, "r", p, 1, t0); err == nil {
 			break
@@ -124,4 +82,15 @@ func TestRestartRedis(t *testing.T) {
 	if d, err := s.CheckOne(ctx, "r", p, 1, t0); err != nil || d.Allowed {
 		t.Fatalf("second check after restart: %+v %v; want a denial", d, err)
 	}
+}
+
+// TestConformanceSentinel runs the suite through a Sentinel client
+// (redis.NewFailoverClient) over a master and a Sentinel of its own.
+func TestConformanceSentinel(t *testing.T) {
+	g := redisproc.StartSentinel(t, 0, 1, 5*time.Second)
+	c := redis.NewFailoverClient(&redis.FailoverOptions{MasterName: g.MasterName, SentinelAddrs: g.SentinelAddrs(), MaxRetries: -1})
+	t.Cleanup(func() { _ = c.Close() })
+	backendtest.Run(t, func(t *testing.T) core.Backend {
+		return newStore(t, c, redisstore.WithPrefix(redistest.Prefix(t)), redisstore.WithTTLMargin(realMargin))
+	})
 }
