@@ -29,8 +29,10 @@
 //
 // # Failures and the circuit breaker
 //
-// A failure is a primary error, a call that exceeds the budget, or a call
-// refused because too many abandoned calls are still running. The caller's
+// A failure is a primary error (Redis refusing, OOM, a failover's EOF), a
+// call that exceeds the budget, a panic in the primary (recovered as a
+// PanicError), or a call refused because too many abandoned calls are still
+// running. The caller's
 // own errors are not failures: the core's typed validation errors
 // (core.ErrInvalidPolicy, core.ErrInvalidCost, ...) are returned unchanged,
 // as is the caller's context error when its context ends first; neither
