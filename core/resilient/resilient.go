@@ -51,15 +51,17 @@ var (
 // New returns a Backend over primary, configured by opts. Without options it
 // gives the primary a 50 ms budget per call, opens its breaker after 5
 // consecutive failures, probes once a second, and returns an error matching
-// ErrUnavailable for checks the primary cannot answer. It panics if primary
-// is nil, a programming error.
+// ErrUnavailable for checks the primary cannot answer. Nil options are
+// ignored. It panics if primary is nil, a programming error.
 func New(primary core.Backend, opts ...Option) *Backend {
 	if primary == nil {
 		panic("resilient: New called with a nil primary Backend")
 	}
 	cfg := defaults()
 	for _, o := range opts {
-		o(&cfg)
+		if o != nil {
+			o(&cfg)
+		}
 	}
 	b := &Backend{
 		primary:      primary,
