@@ -76,15 +76,21 @@ func appendPolicyID(dst []byte, p core.Policy) []byte {
 	return base64.RawURLEncoding.AppendEncode(dst, sum[:9])
 }
 
-// redisKeys returns the Redis key of every policy for key: the prefix and
-// the hash tag built from key, which all of them share so that they live in
-// one slot, then each policy's id. The caller has validated the policies.
-func redisKeys(prefix, key string, policies []core.Policy, cache *policyCache) []string {
+// keyHead returns what the Redis keys of key under every policy start with:
+// the prefix and the hash tag built from key, which all of them share so
+// that they live in one slot. A policy's key is the head and its id.
+func keyHead(prefix, key string) []byte {
 	head := make([]byte, 0, maxRedisKeyLen(len(prefix)))
 	head = append(head, prefix...)
 	head = append(head, '{')
 	head = appendTag(head, key)
-	head = append(head, '}', ':')
+	return append(head, '}', ':')
+}
+
+// redisKeys returns the Redis key of every policy for key. The caller has
+// validated the policies.
+func redisKeys(prefix, key string, policies []core.Policy, cache *policyCache) []string {
+	head := keyHead(prefix, key)
 	keys := make([]string, len(policies))
 	for i, p := range policies {
 		keys[i] = string(append(head, cache.get(p).id...))

@@ -45,7 +45,8 @@ const (
 	replyPerKey   = 5 // allowed, remaining, retry after, reset after, delay
 )
 
-// algorithmCode is the index of the algorithm in the script's table.
+// algorithmCode is the number the script dispatches on (decide in
+// lua/90_check.lua).
 func algorithmCode(a core.Algorithm) int64 {
 	switch a {
 	case core.FixedWindow:

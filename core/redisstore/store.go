@@ -112,10 +112,13 @@ func (s *Store) run(ctx context.Context, op, key string, policies []core.Policy,
 	us := now.UnixMicro()
 	args := make([]any, 0, headArgs+argsPerPolicy*len(policies))
 	args = append(args, us, cost, s.margin)
-	for _, p := range policies {
-		args = appendPolicyArgs(args, s.policies.get(p), us)
+	keys := make([]string, len(policies))
+	head := keyHead(s.prefix, key)
+	for i, p := range policies {
+		pi := s.policies.get(p)
+		args = appendPolicyArgs(args, pi, us)
+		keys[i] = string(append(head, pi.id...))
 	}
-	keys := redisKeys(s.prefix, key, policies, &s.policies)
 
 	ctx, cancel := s.budget(ctx)
 	defer cancel()
