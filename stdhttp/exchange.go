@@ -11,15 +11,15 @@ import (
 // them: it implements keyfuncs.Request, keyfuncs.HeaderValuesRequest and
 // ratelimit.Response. Exchanges are pooled: neither the middleware core
 // nor key functions keep a Request after the call. The header values it
-// sets share one small array allocated per response (the header map keeps
+// sets share one headerBlock allocated per response (the header map keeps
 // referring to it after the exchange is recycled), so the allow path
-// allocates one array instead of one slice per header field.
+// allocates one block instead of one slice per header field and one string
+// per built value.
 type exchange struct {
 	r       *http.Request
 	w       http.ResponseWriter
 	pattern string // the route pattern resolved before the mux ran, if any
 	hdr     *headerBlock
-	n       int
 }
 
 var exchanges = sync.Pool{New: func() any { return new(exchange) }}
