@@ -103,3 +103,38 @@ func testConcurrentExact(t *testing.T, newClient func(t *testing.T) redis.Univer
 		}
 	}
 }
+
+// TestConcurrentManyKeysCluster: one client, so concurrent checks share
+// pipelines that span several keys and therefore several cluster nodes;
+// every key still admits exactly its limit.
+func TestConcurrentManyKeysCluster(t *testing.T) {
+	c := redistest.Cluster(t)
+	s := newStore(t, c, redisstore.WithPrefix(redistest.Prefix(t)))
+	keys := []string{"a", "b", "c", "d", "e", "f", "g", "h"} // spread over the three masters
+	p := core.Policy{Limit: raceLimit, Window: time.Minute, Algorithm: core.GCRA}
+	admitted := make([]atomic.Int64, len(keys))
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for g := 0; g < 2*raceLimit*len(keys); g++ {
+		wg.Add(1)
+		go func(k int) {
+			defer wg.Done()
+			<-start
+			d, err := s.CheckOne(context.Background(), keys[k], p, 1, t0)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if d.Allowed {
+				admitted[k].Add(1)
+			}
+		}(g % len(keys))
+	}
+	close(start)
+	wg.Wait()
+	for i := range keys {
+		if n := admitted[i].Load(); n != raceLimit {
+			t.Errorf("key %q: admitted %d of %d, want %d", keys[i], n, 2*raceLimit, raceLimit)
+		}
+	}
+}
