@@ -26,6 +26,12 @@ type Decision struct {
 	Delay time.Duration
 	// Policy is the policy this decision is for.
 	Policy Policy
+
+	// The padding makes a Decision 112 bytes, a whole number of 16-byte
+	// moves: the compiler copies a Decision by value several times per check,
+	// and at 104 bytes its overlapping moves defeat store forwarding (measured
+	// at 7 ns per Allow on the memory store).
+	_ int64
 }
 
 // Result is the outcome of a multi-policy check (Limiter.Check).

@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"sync"
+	"time"
 )
 
 // Limiter checks keys against policies. It reads its Clock once per check and
@@ -57,7 +58,10 @@ func (l *Limiter) Clock() Clock { return l.clock }
 
 // Allow checks one unit for key under p. It is AllowN with cost 1.
 func (l *Limiter) Allow(ctx context.Context, key string, p Policy) (Decision, error) {
-	return l.AllowN(ctx, key, p, 1)
+	if l.single != nil { // the fast path, called directly: one copy of the Decision less
+		return l.single.CheckOne(ctx, key, p, 1, l.clock.Now())
+	}
+	return l.checkPooled(ctx, key, p, 1, l.clock.Now())
 }
 
 // AllowN checks cost units for key under p and consumes them if admitted.
@@ -68,6 +72,12 @@ func (l *Limiter) AllowN(ctx context.Context, key string, p Policy, cost int) (D
 	if l.single != nil {
 		return l.single.CheckOne(ctx, key, p, cost, now)
 	}
+	return l.checkPooled(ctx, key, p, cost, now)
+}
+
+// checkPooled runs a single-policy check through Backend.Check with pooled
+// one-element slices, for backends without a SingleChecker fast path.
+func (l *Limiter) checkPooled(ctx context.Context, key string, p Policy, cost int, now time.Time) (Decision, error) {
 	s := l.scratch.Get().(*scratch)
 	s.p[0] = p
 	err := l.backend.Check(ctx, key, s.p[:], cost, now, s.d[:])

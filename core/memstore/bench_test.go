@@ -57,9 +57,13 @@ func BenchmarkAllow(b *testing.B) {
 			admitted := 0
 			b.ReportAllocs()
 			b.ResetTimer()
+			k := 0 // wraps over keys without a division in the loop
 			for i := 0; i < b.N; i++ {
 				tick(clock, i)
-				d, err := lim.Allow(ctx, keys[i%len(keys)], p)
+				d, err := lim.Allow(ctx, keys[k], p)
+				if k++; k == len(keys) {
+					k = 0
+				}
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -78,12 +82,15 @@ func BenchmarkAllow(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {
-				i := 0
+				i, k := 0, 0
 				for pb.Next() {
 					tick(clock, i)
-					if _, err := lim.Allow(ctx, keys[i%len(keys)], p); err != nil {
+					if _, err := lim.Allow(ctx, keys[k], p); err != nil {
 						b.Error(err)
 						return
+					}
+					if k++; k == len(keys) {
+						k = 0
 					}
 					i++
 				}
