@@ -2,7 +2,11 @@
 // primary backend (in practice core/redisstore) is slow, down, full or
 // failing over. Backend wraps the primary and is itself a core.Backend:
 //
-//	store := resilient.New(redisstore.New(client),
+//	opts := &redis.Options{Addr: "127.0.0.1:6379"}
+//	resilient.RedisOptions(resilient.DefaultBudget).Apply(opts)
+//	primary, err := redisstore.New(redis.NewClient(opts))
+//	if err != nil { ... }
+//	store := resilient.New(primary,
 //		resilient.WithFallback(memstore.New()),
 //		resilient.WithDenyCache(0))
 //	limiter := core.NewLimiter(store)
