@@ -37,6 +37,7 @@ type PolicyError struct {
 	Err    error  // ErrInvalidPolicy or ErrUnknownAlgorithm
 }
 
+// Error describes the problem; it is safe to log.
 func (e *PolicyError) Error() string {
 	name := ""
 	if e.Policy != "" {
@@ -61,6 +62,7 @@ type CostError struct {
 	Err      error  // ErrInvalidCost or ErrCostExceedsCapacity
 }
 
+// Error describes the problem; it is safe to log.
 func (e *CostError) Error() string {
 	if e.Err == ErrInvalidCost {
 		return fmt.Sprintf("%v: cost %d: must be at least 1", e.Err, e.Cost)
@@ -80,6 +82,7 @@ type KeyError struct {
 	Reason string
 }
 
+// Error describes the problem; it is safe to log.
 func (e *KeyError) Error() string { return fmt.Sprintf("%v: %s", ErrInvalidKey, e.Reason) }
 
 // Unwrap returns ErrInvalidKey.
@@ -95,6 +98,7 @@ type ParseError struct {
 	Err    error  // ErrInvalidPolicy or ErrUnknownAlgorithm
 }
 
+// Error describes the problem; it is safe to log.
 func (e *ParseError) Error() string {
 	return fmt.Sprintf("%v %q: at offset %d (%q): %s", ErrInvalidPolicy, e.Input, e.Offset, e.Part, e.Reason)
 }

@@ -32,12 +32,12 @@ type Request interface {
 // cannot be derived and the request should be refused.
 type KeyFunc func(r Request) (string, error)
 
-// ErrSkip, returned by a KeyFunc, tells the middleware not to rate-limit the
-// request at all.
+// ErrSkip is returned by a KeyFunc to tell the middleware not to rate-limit
+// the request at all.
 var ErrSkip = errors.New("keyfuncs: skip rate limiting for this request")
 
-// MissingKeyError, returned by a KeyFunc, tells the middleware to refuse the
-// request with Status (400 or 401 typically) because its key is missing or
+// MissingKeyError is returned by a KeyFunc to tell the middleware to refuse
+// the request with Status (400 or 401 typically) because its key is missing or
 // malformed. Source names what was missing ("header X-API-Key"); it is safe
 // to show to clients.
 type MissingKeyError struct {
@@ -45,6 +45,7 @@ type MissingKeyError struct {
 	Status int
 }
 
+// Error describes the problem; it is safe to log.
 func (e *MissingKeyError) Error() string { return "keyfuncs: missing rate-limit key: " + e.Source }
 
 // HeaderValuesRequest is an optional interface a Request may also implement

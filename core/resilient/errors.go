@@ -41,6 +41,7 @@ type UnavailableError struct {
 	Fallback error
 }
 
+// Error describes the problem; it is safe to log.
 func (e *UnavailableError) Error() string {
 	if e.Fallback != nil {
 		return fmt.Sprintf("%v: %s: %v; fallback: %v", ErrUnavailable, e.Op, e.Cause, e.Fallback)
@@ -78,6 +79,7 @@ type PanicError struct {
 	Value any // the value passed to panic
 }
 
+// Error describes the problem; it is safe to log.
 func (e *PanicError) Error() string {
 	return fmt.Sprintf("resilient: primary backend panicked: %v", e.Value)
 }
