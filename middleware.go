@@ -84,7 +84,7 @@ func build(s settings) (*Middleware, error) {
 		return nil, fmt.Errorf("%w: unknown failure mode %d", ErrInvalidConfig, s.failure)
 	}
 	if s.limiter == nil {
-		s.limiter = defaultLimiter()
+		s.limiter, s.owned = defaultLimiter()
 	}
 	if s.denied == nil {
 		s.denied = DefaultDeniedHandler
