@@ -13,11 +13,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/labstack/echo/v4"
 
@@ -28,37 +24,11 @@ import (
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "echo:", err)
-		os.Exit(1)
-	}
-}
+func main() { exampleenv.Main("echo", exampleenv.HTTP(newApp)) }
 
-// run parses args, opens the store, and serves until ctx is done. It
-// reports the listen address on logw.
+// run is main with its inputs and outputs as parameters, for tests.
 func run(ctx context.Context, args []string, logw io.Writer) error {
-	flags, err := exampleenv.ParseFlags("echo", args, logw)
-	if err != nil {
-		return err
-	}
-	limiter, closeStore, err := exampleenv.OpenLimiter(ctx, flags.RedisURL)
-	if err != nil {
-		return err
-	}
-	defer closeStore()
-	h, err := newApp(limiter)
-	if err != nil {
-		return err
-	}
-	ln, err := net.Listen("tcp", flags.Addr)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(logw, "listening on http://%s\n", ln.Addr())
-	return exampleenv.ServeHTTP(ctx, ln, h)
+	return exampleenv.Run(ctx, "echo", args, logw, exampleenv.HTTP(newApp))
 }
 
 // newApp builds the Echo server and its rate limits on limiter.

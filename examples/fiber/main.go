@@ -14,9 +14,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -28,49 +25,35 @@ import (
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "fiber:", err)
-		os.Exit(1)
-	}
+func main() { exampleenv.Main("fiber", build) }
+
+// run is main with its inputs and outputs as parameters, for tests.
+func run(ctx context.Context, args []string, logw io.Writer) error {
+	return exampleenv.Run(ctx, "fiber", args, logw, build)
 }
 
-// run parses args, opens the store, and serves until ctx is done. It
-// reports the listen address on logw.
-func run(ctx context.Context, args []string, logw io.Writer) error {
-	flags, err := exampleenv.ParseFlags("fiber", args, logw)
-	if err != nil {
-		return err
-	}
-	limiter, closeStore, err := exampleenv.OpenLimiter(ctx, flags.RedisURL)
-	if err != nil {
-		return err
-	}
-	defer closeStore()
+// build builds the app on limiter and serves it with Fiber's own server,
+// shutting it down (5 s for requests in flight) when ctx is done.
+func build(limiter *core.Limiter) (exampleenv.Server, error) {
 	app, err := newApp(limiter)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	ln, err := net.Listen("tcp", flags.Addr)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(logw, "listening on http://%s\n", ln.Addr())
-	served := make(chan error, 1)
-	go func() { served <- app.Listener(ln) }()
-	select {
-	case err := <-served:
-		return err
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := app.ShutdownWithContext(sctx); err != nil {
-		return err
-	}
-	return <-served
+	return func(ctx context.Context, ln net.Listener) error {
+		served := make(chan error, 1)
+		go func() { served <- app.Listener(ln) }()
+		select {
+		case err := <-served:
+			return err
+		case <-ctx.Done():
+		}
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := app.ShutdownWithContext(sctx); err != nil {
+			return err
+		}
+		return <-served
+	}, nil
 }
 
 // newApp builds the Fiber app and its rate limits on limiter.

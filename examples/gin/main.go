@@ -11,13 +11,8 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/gin-gonic/gin"
 
@@ -28,37 +23,11 @@ import (
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "gin:", err)
-		os.Exit(1)
-	}
-}
+func main() { exampleenv.Main("gin", exampleenv.HTTP(newApp)) }
 
-// run parses args, opens the store, and serves until ctx is done. It
-// reports the listen address on logw.
+// run is main with its inputs and outputs as parameters, for tests.
 func run(ctx context.Context, args []string, logw io.Writer) error {
-	flags, err := exampleenv.ParseFlags("gin", args, logw)
-	if err != nil {
-		return err
-	}
-	limiter, closeStore, err := exampleenv.OpenLimiter(ctx, flags.RedisURL)
-	if err != nil {
-		return err
-	}
-	defer closeStore()
-	h, err := newApp(limiter)
-	if err != nil {
-		return err
-	}
-	ln, err := net.Listen("tcp", flags.Addr)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(logw, "listening on http://%s\n", ln.Addr())
-	return exampleenv.ServeHTTP(ctx, ln, h)
+	return exampleenv.Run(ctx, "gin", args, logw, exampleenv.HTTP(newApp))
 }
 
 // newApp builds the Gin engine and its rate limits on limiter.

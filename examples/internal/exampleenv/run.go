@@ -1,0 +1,69 @@
+package exampleenv
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/ratelimit-go/ratelimit/core"
+)
+
+// Server serves an example's app on ln until ctx is done, then shuts it
+// down and returns nil, or returns the error that stopped it.
+type Server func(ctx context.Context, ln net.Listener) error
+
+// Build builds an example's app on a limiter.
+type Build func(limiter *core.Limiter) (Server, error)
+
+// HTTP turns a builder of an http.Handler into a Build that serves it with
+// ServeHTTP.
+func HTTP(newApp func(*core.Limiter) (http.Handler, error)) Build {
+	return func(limiter *core.Limiter) (Server, error) {
+		h, err := newApp(limiter)
+		if err != nil {
+			return nil, err
+		}
+		return func(ctx context.Context, ln net.Listener) error { return ServeHTTP(ctx, ln, h) }, nil
+	}
+}
+
+// Run parses args (see ParseFlags), opens the store, builds the app,
+// listens, reports the address on logw, and serves until ctx is done.
+func Run(ctx context.Context, name string, args []string, logw io.Writer, build Build) error {
+	flags, err := ParseFlags(name, args, logw)
+	if err != nil {
+		return err
+	}
+	limiter, closeStore, err := OpenLimiter(ctx, flags.RedisURL)
+	if err != nil {
+		return err
+	}
+	defer closeStore()
+	serve, err := build(limiter)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", flags.Addr)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(logw, "listening on http://%s\n", ln.Addr())
+	return serve(ctx, ln)
+}
+
+// Main is an example's main function: Run with the command line, until
+// SIGINT or SIGTERM; it exits with status 1 on error.
+func Main(name string, build Build) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := Run(ctx, name, os.Args[1:], os.Stderr, build); err != nil {
+		fmt.Fprintln(os.Stderr, name+":", err)
+		stop()
+		os.Exit(1)
+	}
+}
