@@ -63,6 +63,13 @@ func (m *Middleware) With(opts ...Option) (*Middleware, error) {
 // (stdhttp.Route). It runs in addition to any middleware that wraps the
 // whole router; the headers of the check that runs last are the ones the
 // client sees.
+//
+// The two are separate checks: a request that the router-wide middleware
+// admits has consumed its unit there even when the per-route check then
+// denies it. Where that matters (a login limit that must not eat into the
+// general quota of clients it refuses), put the route's policies together
+// with the global ones in the route table instead, WithRoute(method,
+// pattern, global..., stricter...): one atomic check, all or nothing.
 func (m *Middleware) Route(policies ...core.Policy) (*Middleware, error) {
 	return m.With(func(s *settings) { s.routes = nil }, WithPolicy(policies...))
 }
