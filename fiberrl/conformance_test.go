@@ -7,6 +7,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ratelimit-go/ratelimit/fiberrl"
+	"github.com/ratelimit-go/ratelimit/internal/fibertest"
 	"github.com/ratelimit-go/ratelimit/internal/httpsuite"
 )
 
@@ -16,7 +17,7 @@ type adapter struct{}
 func (adapter) Name() string { return "fiber" }
 
 func (adapter) Handler(t testing.TB, s httpsuite.Setup) http.Handler {
-	return serveHTTP(newApp(s))
+	return fibertest.Handler(newApp(s))
 }
 
 // newApp builds the suite's app: Setup.Global with App.Use, the per-route

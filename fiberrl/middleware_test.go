@@ -17,6 +17,7 @@ import (
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/fiberrl"
+	"github.com/ratelimit-go/ratelimit/internal/fibertest"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
 
@@ -279,7 +280,7 @@ func TestRemoteAddrFormat(t *testing.T) {
 	app := newFiber()
 	app.Use(mw)
 	app.Get("/", noContent)
-	h := serveHTTP(app)
+	h := fibertest.Handler(app)
 	for _, c := range []struct{ remote, want string }{
 		{"192.0.2.1:1234", "192.0.2.1:1234"},
 		{"[2001:db8:1:2::7]:443", "[2001:db8:1:2::7]:443"},
@@ -321,7 +322,7 @@ func TestConcurrentResolution(t *testing.T) {
 	app.Use(fiberrl.Middleware(check))
 	app.Get("/a/:id", noContent)
 	app.Get("/b", noContent)
-	h := serveHTTP(app)
+	h := fibertest.Handler(app)
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Add(1)

@@ -6,6 +6,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/ratelimit-go/ratelimit/examples/internal/exampletest"
+	"github.com/ratelimit-go/ratelimit/internal/fibertest"
 )
 
 func TestApp(t *testing.T) {
@@ -14,7 +15,7 @@ func TestApp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	exampletest.Check(t, exampletest.Fiber(app), clock)
+	exampletest.Check(t, fibertest.Handler(app), clock)
 }
 
 func TestRun(t *testing.T) { exampletest.Serve(t, run) }

@@ -1,4 +1,7 @@
-package fiberrl_test
+// Package fibertest exposes a Fiber app as an http.Handler, so that tests
+// written for net/http (the shared HTTP conformance suite, the examples'
+// behaviour checks) can drive Fiber apps too.
+package fibertest
 
 import (
 	"net"
@@ -8,13 +11,12 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// serveHTTP exposes a Fiber app as an http.Handler for the conformance
-// suite, which speaks net/http. Unlike a server it does not parse bytes
-// off a socket: the request's method, URI, header lines (each line kept,
-// in order, values verbatim) and peer address are handed to fasthttp as
-// they are, and the response's status, header fields and body are copied
-// back.
-func serveHTTP(app *fiber.App) http.Handler {
+// Handler exposes app as an http.Handler. Unlike a server it does not parse
+// bytes off a socket: the request's method, URI, header lines (each line
+// kept, in order, values verbatim) and peer address are handed to the app's
+// fasthttp handler as they are, and the response's status, header fields and
+// body are copied back.
+func Handler(app *fiber.App) http.Handler {
 	h := app.Handler()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req fasthttp.Request
