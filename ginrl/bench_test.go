@@ -2,7 +2,6 @@ package ginrl_test
 
 import (
 	"net/http"
-	"net/http/httptest"
 	"testing"
 
 	"github.com/gin-gonic/gin"
@@ -11,20 +10,9 @@ import (
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/ginrl"
+	"github.com/ratelimit-go/ratelimit/internal/httpsuite"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
-
-// discardWriter is a ResponseWriter that, like net/http's server, keeps
-// headers in a fresh map and does not copy them (httptest.ResponseRecorder
-// clones the map, which inflates the cost of every header set).
-type discardWriter struct {
-	h    http.Header
-	code int
-}
-
-func (d *discardWriter) Header() http.Header         { return d.h }
-func (d *discardWriter) Write(p []byte) (int, error) { return len(p), nil }
-func (d *discardWriter) WriteHeader(code int)        { d.code = code }
 
 // engine serves GET / with 204, behind mws.
 func engine(mws ...gin.HandlerFunc) *gin.Engine {
@@ -48,48 +36,23 @@ func allowAll(b *testing.B, kf keyfuncs.KeyFunc) gin.HandlerFunc {
 	return mw
 }
 
-func bench(b *testing.B, h http.Handler) {
-	req := httptest.NewRequest("GET", "/", nil)
-	b.ReportAllocs()
-	for b.Loop() {
-		w := &discardWriter{h: make(http.Header)}
-		h.ServeHTTP(w, req)
-		if w.code != http.StatusNoContent {
-			b.Fatalf("status %d", w.code)
-		}
-	}
-}
-
-func benchParallel(b *testing.B, h http.Handler) {
-	b.ReportAllocs()
-	b.RunParallel(func(pb *testing.PB) {
-		req := httptest.NewRequest("GET", "/", nil)
-		for pb.Next() {
-			w := &discardWriter{h: make(http.Header)}
-			h.ServeHTTP(w, req)
-			if w.code != http.StatusNoContent {
-				b.Errorf("status %d", w.code)
-				return
-			}
-		}
-	})
-}
-
 // BenchmarkBare is the baseline: the engine and its handler alone.
-func BenchmarkBare(b *testing.B) { bench(b, engine()) }
+func BenchmarkBare(b *testing.B) { httpsuite.Bench(b, engine()) }
 
 // BenchmarkAllow is the allow path with the memory store and the default
 // headers, keyed by a constant; subtract BenchmarkBare for what the
 // middleware adds.
-func BenchmarkAllow(b *testing.B) { bench(b, engine(allowAll(b, keyfuncs.Constant("client")))) }
+func BenchmarkAllow(b *testing.B) {
+	httpsuite.Bench(b, engine(allowAll(b, keyfuncs.Constant("client"))))
+}
 
 // BenchmarkAllowRemoteIP is BenchmarkAllow keyed by the peer address.
-func BenchmarkAllowRemoteIP(b *testing.B) { bench(b, engine(allowAll(b, keyfuncs.RemoteIP))) }
+func BenchmarkAllowRemoteIP(b *testing.B) { httpsuite.Bench(b, engine(allowAll(b, keyfuncs.RemoteIP))) }
 
 // BenchmarkBareParallel is BenchmarkBare on every P.
-func BenchmarkBareParallel(b *testing.B) { benchParallel(b, engine()) }
+func BenchmarkBareParallel(b *testing.B) { httpsuite.BenchParallel(b, engine()) }
 
 // BenchmarkAllowParallel is BenchmarkAllow on every P, all on one key.
 func BenchmarkAllowParallel(b *testing.B) {
-	benchParallel(b, engine(allowAll(b, keyfuncs.Constant("client"))))
+	httpsuite.BenchParallel(b, engine(allowAll(b, keyfuncs.Constant("client"))))
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
+	"github.com/ratelimit-go/ratelimit/internal/httpsuite"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 	"github.com/ratelimit-go/ratelimit/stdhttp"
 )
@@ -59,33 +60,8 @@ func BenchmarkAllowRemoteIP(b *testing.B) {
 	benchServe(b, mw(benchHandler))
 }
 
-// discardWriter is a ResponseWriter that, like net/http's server, keeps
-// headers in a fresh map and does not copy them on WriteHeader (the
-// recorder clones the map, which inflates the cost of every header set).
-type discardWriter struct {
-	h    http.Header
-	code int
-}
-
-func (d *discardWriter) Header() http.Header         { return d.h }
-func (d *discardWriter) Write(p []byte) (int, error) { return len(p), nil }
-func (d *discardWriter) WriteHeader(code int)        { d.code = code }
-
-func benchDiscard(b *testing.B, h http.Handler) {
-	req := httptest.NewRequest("GET", "/", nil)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		w := &discardWriter{h: make(http.Header)}
-		h.ServeHTTP(w, req)
-		if w.code != http.StatusNoContent {
-			b.Fatalf("status %d", w.code)
-		}
-	}
-}
-
 // BenchmarkBareDiscard is BenchmarkBare without the recorder's header copy.
-func BenchmarkBareDiscard(b *testing.B) { benchDiscard(b, benchHandler) }
+func BenchmarkBareDiscard(b *testing.B) { httpsuite.Bench(b, benchHandler) }
 
 // BenchmarkAllowDiscard is BenchmarkAllow without the recorder's header
 // copy: closer to what a real server pays.
@@ -98,5 +74,5 @@ func BenchmarkAllowDiscard(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	benchDiscard(b, mw(benchHandler))
+	httpsuite.Bench(b, mw(benchHandler))
 }
