@@ -1,0 +1,58 @@
+package core_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/ratelimit-go/ratelimit/core"
+)
+
+// nopBackend admits everything without keeping state: what remains of an
+// Allow over it is the Limiter's own cost.
+type nopBackend struct{}
+
+func (nopBackend) Check(context.Context, string, []core.Policy, int, time.Time, []core.Decision) error {
+	return nil
+}
+func (nopBackend) Peek(context.Context, string, []core.Policy, time.Time, []core.Decision) error {
+	return nil
+}
+func (nopBackend) Reset(context.Context, string, []core.Policy) error { return nil }
+func (nopBackend) CheckOne(_ context.Context, _ string, p core.Policy, _ int, _ time.Time) (core.Decision, error) {
+	return core.Decision{Allowed: true, Limit: p.Limit, Remaining: p.Limit, Policy: p}, nil
+}
+
+// BenchmarkLimiterOverhead is Allow over a backend that does nothing, on a
+// manual clock: the clock read, the interface call and the Decision
+// returned by value, which every backend's figure includes.
+func BenchmarkLimiterOverhead(b *testing.B) {
+	lim := core.NewLimiter(nopBackend{}, core.WithClock(core.NewManualClock(time.Unix(1_700_000_000, 0))))
+	p := core.MustParsePolicy("100/1m;name=api")
+	ctx := context.Background()
+	b.ReportAllocs()
+	n := 0
+	for b.Loop() {
+		d, err := lim.Allow(ctx, "key", p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n += d.Remaining
+	}
+	if n == 0 {
+		b.Fatal("no decision admitted")
+	}
+}
+
+// BenchmarkSystemClock is one reading of the default clock, which a
+// Limiter on the system clock pays per check.
+func BenchmarkSystemClock(b *testing.B) {
+	var c core.Clock = core.SystemClock{}
+	var sum int64
+	for b.Loop() {
+		sum += c.Now().UnixMicro()
+	}
+	if sum == 0 {
+		b.Fatal("clock read zero")
+	}
+}
