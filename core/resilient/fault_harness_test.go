@@ -18,11 +18,6 @@ import (
 // faultBudget is the latency budget of the fault tests, the default.
 const faultBudget = resilient.DefaultBudget
 
-// latencyMargin is what a check may take beyond the budget: timer slack and
-// scheduling. The target is a worst check of 60 ms for a 50 ms budget; the
-// worst measured, under the race detector, is 52 ms.
-const latencyMargin = 10 * time.Millisecond
-
 // recoveryBound is the longest the primary may take to serve checks again
 // once Redis is back.
 const recoveryBound = 5 * time.Second
