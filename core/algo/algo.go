@@ -7,26 +7,56 @@ import (
 )
 
 // Outcome is an algorithm's answer, in units and microseconds. See
-// core.Decision for the meaning of each field.
+// core.Decision for the meaning of each quantity.
+//
+// A check waits either because it was denied (RetryAfter) or because the
+// leaky bucket admitted it behind others (Delay), never both, so one field,
+// Wait, holds whichever applies; RetryAfter and Delay read it back. Four
+// fields keep an Outcome in registers: with a fifth the compiler builds it
+// in memory and copies it, which cost a memory-store check about a third of
+// its time.
 type Outcome struct {
-	Allowed    bool
-	Remaining  int64
-	RetryAfter int64
+	Allowed   bool
+	Remaining int64
+	// Wait is RetryAfter when the check was denied and Delay when it was
+	// admitted.
+	Wait       int64
 	ResetAfter int64
-	Delay      int64
+}
+
+// RetryAfter is how long until the same check succeeds: Wait when denied,
+// zero when admitted.
+func (o Outcome) RetryAfter() int64 {
+	if o.Allowed {
+		return 0
+	}
+	return o.Wait
+}
+
+// Delay is how long to hold an admitted check: Wait when admitted, zero
+// when denied.
+func (o Outcome) Delay() int64 {
+	if o.Allowed {
+		return o.Wait
+	}
+	return 0
 }
 
 // Decision converts the outcome into a core.Decision for policy p.
 func (o Outcome) Decision(p core.Policy) core.Decision {
-	return core.Decision{
+	d := core.Decision{
 		Allowed:    o.Allowed,
 		Limit:      p.Limit,
 		Remaining:  int(o.Remaining),
-		RetryAfter: time.Duration(o.RetryAfter) * time.Microsecond,
 		ResetAfter: time.Duration(o.ResetAfter) * time.Microsecond,
-		Delay:      time.Duration(o.Delay) * time.Microsecond,
 		Policy:     p,
 	}
+	if o.Allowed {
+		d.Delay = time.Duration(o.Wait) * time.Microsecond
+	} else {
+		d.RetryAfter = time.Duration(o.Wait) * time.Microsecond
+	}
+	return d
 }
 
 // WindowStart returns floor(now/window)*window, also for negative now.
@@ -69,7 +99,7 @@ func FixedWindow(p *core.Params, st FixedWindowState, cost, now int64) (Outcome,
 		}
 		return o, FixedWindowState{Start: start, Count: n}
 	}
-	return Outcome{Remaining: p.Limit - n, RetryAfter: end - now, ResetAfter: end - now}, st
+	return Outcome{Remaining: p.Limit - n, Wait: end - now, ResetAfter: end - now}, st
 }
 
 // SlidingWindowState holds the counts of the window starting at Start and of
@@ -149,12 +179,12 @@ func SlidingWindow(p *core.Params, st SlidingWindowState, cost, now int64) (Outc
 	}
 	o := Outcome{Remaining: floorNonNeg(float64(limit) - est), ResetAfter: swReset(start, w, prev, curr, now)}
 	if e := swFirstFit(prev, curr, w, elapsed+1, w-1, cost, limit); e < w {
-		o.RetryAfter = start + e - now
+		o.Wait = start + e - now
 	} else {
 		// Next window: the current count becomes the previous one. At its
 		// end the estimate is 0, so a fit always exists by then.
 		e := swFirstFit(curr, 0, w, 0, w, cost, limit)
-		o.RetryAfter = start + w + e - now
+		o.Wait = start + w + e - now
 	}
 	return o, st
 }
@@ -190,7 +220,7 @@ func TokenBucket(p *core.Params, st TokenBucketState, cost, now int64) (Outcome,
 	}
 	return Outcome{
 		Remaining:  (p.Tolerance - used) / p.Interval,
-		RetryAfter: last + used + need - p.Tolerance - now,
+		Wait:       last + used + need - p.Tolerance - now,
 		ResetAfter: resetAt(last, used, now),
 	}, st
 }
@@ -218,7 +248,7 @@ func GCRA(p *core.Params, tat, cost, now int64) (Outcome, int64) {
 	}
 	return Outcome{
 		Remaining:  max(p.Tolerance-(base-now), 0) / p.Interval,
-		RetryAfter: allowAt - now,
+		Wait:       allowAt - now,
 		ResetAfter: base - now,
 	}, tat
 }
@@ -247,12 +277,12 @@ func LeakyBucket(p *core.Params, st LeakyBucketState, cost, now int64) (Outcome,
 			Allowed:    true,
 			Remaining:  (p.Tolerance - level) / p.Interval,
 			ResetAfter: resetAt(last, level, now),
-			Delay:      last + backlog - now,
+			Wait:       last + backlog - now,
 		}, LeakyBucketState{Level: level, Last: last}
 	}
 	return Outcome{
 		Remaining:  (p.Tolerance - backlog) / p.Interval,
-		RetryAfter: last + backlog + need - p.Tolerance - now,
+		Wait:       last + backlog + need - p.Tolerance - now,
 		ResetAfter: resetAt(last, backlog, now),
 	}, st
 }

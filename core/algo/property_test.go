@@ -42,18 +42,18 @@ func checkOutcome(t *testing.T, what string, p *core.Params, cost int64, o Outco
 	switch {
 	case o.Remaining < 0 || o.Remaining > p.Capacity:
 		t.Fatalf("%s: Remaining %d outside [0, %d]", what, o.Remaining, p.Capacity)
-	case o.Allowed && o.RetryAfter != 0:
-		t.Fatalf("%s: admitted with RetryAfter %d", what, o.RetryAfter)
-	case !o.Allowed && o.RetryAfter <= 0:
-		t.Fatalf("%s: denied with RetryAfter %d", what, o.RetryAfter)
-	case !o.Allowed && o.Delay != 0:
-		t.Fatalf("%s: denied with Delay %d", what, o.Delay)
-	case o.Delay < 0 || o.ResetAfter < 0:
-		t.Fatalf("%s: negative Delay %d or ResetAfter %d", what, o.Delay, o.ResetAfter)
+	case o.Allowed && o.RetryAfter() != 0:
+		t.Fatalf("%s: admitted with RetryAfter %d", what, o.RetryAfter())
+	case !o.Allowed && o.RetryAfter() <= 0:
+		t.Fatalf("%s: denied with RetryAfter %d", what, o.RetryAfter())
+	case !o.Allowed && o.Delay() != 0:
+		t.Fatalf("%s: denied with Delay %d", what, o.Delay())
+	case o.Delay() < 0 || o.ResetAfter < 0:
+		t.Fatalf("%s: negative Delay %d or ResetAfter %d", what, o.Delay(), o.ResetAfter)
 	case o.Allowed && cost > 0 && o.ResetAfter == 0:
 		t.Fatalf("%s: admitted cost %d with a zero ResetAfter", what, cost)
-	case p.Algorithm != core.LeakyBucket && o.Delay != 0:
-		t.Fatalf("%s: Delay %d from an algorithm that does not shape", what, o.Delay)
+	case p.Algorithm != core.LeakyBucket && o.Delay() != 0:
+		t.Fatalf("%s: Delay %d from an algorithm that does not shape", what, o.Delay())
 	}
 }
 
@@ -78,11 +78,11 @@ func TestRetryAfterIsExact(t *testing.T) {
 					checkOutcome(t, what, p, s.cost, o)
 					if !o.Allowed {
 						denied++
-						if !m.decide(s.cost, now+o.RetryAfter).Allowed {
-							t.Fatalf("%s: denied with RetryAfter %d, still denied then", what, o.RetryAfter)
+						if !m.decide(s.cost, now+o.RetryAfter()).Allowed {
+							t.Fatalf("%s: denied with RetryAfter %d, still denied then", what, o.RetryAfter())
 						}
-						if m.decide(s.cost, now+o.RetryAfter-1).Allowed {
-							t.Fatalf("%s: RetryAfter %d is not minimal: admitted 1µs earlier", what, o.RetryAfter)
+						if m.decide(s.cost, now+o.RetryAfter()-1).Allowed {
+							t.Fatalf("%s: RetryAfter %d is not minimal: admitted 1µs earlier", what, o.RetryAfter())
 						}
 					}
 					if c := m.commit(s.cost, now); c != o {

@@ -91,7 +91,7 @@ func (r *Reference) decide(ctx context.Context, key string, policies []core.Poli
 			stand, _ := r.eval(&params[i], stateKey{key, p}, 0, us)
 			one, _ := r.eval(&params[i], stateKey{key, p}, 1, us)
 			d := stand.Decision(p)
-			d.Allowed, d.RetryAfter, d.Delay = one.Allowed, time.Duration(one.RetryAfter)*time.Microsecond, 0
+			d.Allowed, d.RetryAfter, d.Delay = one.Allowed, time.Duration(one.RetryAfter())*time.Microsecond, 0
 			out[i] = d
 		}
 		return nil

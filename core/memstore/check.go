@@ -28,7 +28,7 @@ const (
 // invalid policy, a cost below 1 or above the policy's capacity), and a new
 // key in a full store yields ErrStoreFull; in every such case nothing
 // changes. A done ctx yields its error before anything is looked at.
-func (s *Store) CheckOne(ctx context.Context, key string, p core.Policy, cost int, now time.Time) (core.Decision, error) {
+func (s *Store) CheckOne(ctx context.Context, key string, p core.Policy, cost int, now time.Time) (d core.Decision, err error) {
 	if ctx != nil {
 		if err := ctx.Err(); err != nil {
 			return core.Decision{}, err
@@ -53,7 +53,17 @@ func (s *Store) CheckOne(ctx context.Context, key string, p core.Policy, cost in
 	if err != nil {
 		return core.Decision{}, err
 	}
-	return o.Decision(p), nil
+	// Field by field into the result: building a Decision elsewhere and
+	// copying it costs more than the rest of the bookkeeping.
+	d.Allowed, d.Limit, d.Remaining = o.Allowed, p.Limit, int(o.Remaining)
+	d.ResetAfter = time.Duration(o.ResetAfter) * time.Microsecond
+	if o.Allowed {
+		d.Delay = time.Duration(o.Wait) * time.Microsecond
+	} else {
+		d.RetryAfter = time.Duration(o.Wait) * time.Microsecond
+	}
+	d.Policy = p
+	return d, nil
 }
 
 // Check decides one check of cost units for key against every policy at now,
@@ -130,7 +140,7 @@ func (s *Store) Peek(ctx context.Context, key string, policies []core.Policy, no
 		one, _, _ := s.apply(sh, pi, key, h, 1, n, evaluate)
 		d := stand.Decision(pi.policy)
 		d.Allowed = one.Allowed
-		d.RetryAfter = time.Duration(one.RetryAfter) * time.Microsecond
+		d.RetryAfter = time.Duration(one.RetryAfter()) * time.Microsecond
 		d.Delay = 0
 		out[i] = d
 	}
