@@ -11,11 +11,21 @@ type Clock interface {
 	Now() time.Time
 }
 
-// SystemClock is the wall clock, time.Now. It is the Limiter's default.
+// SystemClock is the system's wall clock. It is the Limiter's default.
+//
+// The limiter needs only wall time, to the microsecond: every backend
+// computes in Unix microseconds, and instances sharing a Redis must agree
+// on it. time.Now also reads the monotonic clock, which doubles its cost
+// (45 ns against 22 ns on the 2-core linux/amd64 machine of the project's
+// benchmarks), so on linux/amd64 Now reads gettimeofday through the vDSO
+// instead; elsewhere it is time.Now. Either way, durations between two
+// readings follow the wall clock, steps included: use time.Now to measure
+// elapsed time.
 type SystemClock struct{}
 
-// Now returns time.Now().
-func (SystemClock) Now() time.Time { return time.Now() }
+// Now returns the current wall-clock time, to the microsecond on
+// linux/amd64, without a monotonic reading there.
+func (SystemClock) Now() time.Time { return wallNow() }
 
 // ManualClock is a Clock that moves only when told to, for tests and
 // simulations. It is safe for concurrent use.

@@ -60,7 +60,7 @@ func defaults() config {
 		budget:       DefaultBudget,
 		threshold:    DefaultFailureThreshold,
 		cooldown:     DefaultCooldown,
-		clock:        core.SystemClock{},
+		clock:        monotonic{},
 		logEvery:     DefaultLogInterval,
 		maxAbandoned: DefaultMaxAbandoned,
 	}
@@ -126,7 +126,8 @@ func WithBreaker(threshold int, cooldown time.Duration) Option {
 }
 
 // WithClock sets the clock the breaker and the log rate limit read (default
-// core.SystemClock). The deny cache uses the instant each check is given, not
+// time.Now, whose monotonic reading keeps cooldowns exact across steps of
+// the wall clock). The deny cache uses the instant each check is given, not
 // this clock. Tests pass the same ManualClock as the Limiter's. A nil clock is
 // ignored.
 func WithClock(clk core.Clock) Option {
@@ -187,3 +188,9 @@ func WithDenyCache(entries int) Option {
 		c.denyCache = entries
 	}
 }
+
+// monotonic is the default clock: time.Now, with its monotonic reading, so
+// that the breaker's cooldowns and the log interval measure elapsed time.
+type monotonic struct{}
+
+func (monotonic) Now() time.Time { return time.Now() }
