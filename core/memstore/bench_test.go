@@ -2,8 +2,11 @@ package memstore_test
 
 import (
 	"context"
+	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -79,17 +82,30 @@ func BenchmarkAllow(b *testing.B) {
 			clock := core.NewManualClock(benchStart)
 			lim := core.NewLimiter(s, core.WithClock(clock))
 			ctx := context.Background()
+			// Each goroutine walks the keys in its own random order, as
+			// independent clients would: in one shared order the
+			// goroutines would meet on the same keys and shards at the
+			// same moments, run after run.
+			orders := make([][]string, runtime.GOMAXPROCS(0))
+			for g := range orders {
+				orders[g] = slices.Clone(keys)
+				rand.New(rand.NewPCG(uint64(g), 1)).Shuffle(len(keys), func(i, j int) {
+					orders[g][i], orders[g][j] = orders[g][j], orders[g][i]
+				})
+			}
+			var started atomic.Int64
 			b.ReportAllocs()
 			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {
+				mine := orders[int(started.Add(1)-1)%len(orders)]
 				i, k := 0, 0
 				for pb.Next() {
 					tick(clock, i)
-					if _, err := lim.Allow(ctx, keys[k], p); err != nil {
+					if _, err := lim.Allow(ctx, mine[k], p); err != nil {
 						b.Error(err)
 						return
 					}
-					if k++; k == len(keys) {
+					if k++; k == len(mine) {
 						k = 0
 					}
 					i++
