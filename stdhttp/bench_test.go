@@ -13,20 +13,55 @@ import (
 	"github.com/ratelimit-go/ratelimit/stdhttp"
 )
 
-// benchHandler writes a tiny body, as a real endpoint would.
+// benchHandler answers 204 and sets no header field at all: the least a
+// handler can do, against which a middleware's header fields cost the most
+// (their map entries are the response's first; see floor_test.go).
 var benchHandler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
 
-func benchServe(b *testing.B, h http.Handler) {
+// jsonBody and jsonHandler are an endpoint as most are: a Content-Type
+// field and a small body.
+var (
+	jsonBody    = []byte(`{"ok":true}`)
+	jsonHandler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(jsonBody)
+	})
+)
+
+// benchServe serves GET / with h into a fresh httptest recorder per
+// iteration and fails unless every response has status want (204 when not
+// given).
+func benchServe(b *testing.B, h http.Handler, want ...int) {
+	status := http.StatusNoContent
+	if len(want) > 0 {
+		status = want[0]
+	}
 	req := httptest.NewRequest("GET", "/", nil)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
-		if rec.Code != http.StatusNoContent {
-			b.Fatalf("status %d", rec.Code)
+		if rec.Code != status {
+			b.Fatalf("status %d, want %d", rec.Code, status)
 		}
 	}
+}
+
+// allowAll is the middleware of the allow-path benchmarks: the memory
+// store, the default headers, and a policy far above b.N so that every
+// request is admitted.
+func allowAll(b *testing.B, kf keyfuncs.KeyFunc) func(http.Handler) http.Handler {
+	mw, err := stdhttp.New(
+		ratelimit.WithLimiter(core.NewLimiter(memstore.New(memstore.WithSweepInterval(0)))),
+		ratelimit.WithKeyFunc(kf),
+		ratelimit.WithPolicy(core.MustParsePolicy("1000000000/1h;name=api;algorithm=fixed_window")),
+	)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return mw
 }
 
 // BenchmarkBare is the baseline: the handler alone, with a recorder.
@@ -36,28 +71,12 @@ func BenchmarkBare(b *testing.B) { benchServe(b, benchHandler) }
 // and the default headers; subtract BenchmarkBare for what it adds. The
 // policy is far above b.N so that every request is admitted.
 func BenchmarkAllow(b *testing.B) {
-	mw, err := stdhttp.New(
-		ratelimit.WithLimiter(core.NewLimiter(memstore.New(memstore.WithSweepInterval(0)))),
-		ratelimit.WithKeyFunc(keyfuncs.Constant("client")),
-		ratelimit.WithPolicy(core.MustParsePolicy("1000000000/1h;name=api;algorithm=fixed_window")),
-	)
-	if err != nil {
-		b.Fatal(err)
-	}
-	benchServe(b, mw(benchHandler))
+	benchServe(b, allowAll(b, keyfuncs.Constant("client"))(benchHandler))
 }
 
 // BenchmarkAllowRemoteIP is BenchmarkAllow keyed by the peer address.
 func BenchmarkAllowRemoteIP(b *testing.B) {
-	mw, err := stdhttp.New(
-		ratelimit.WithLimiter(core.NewLimiter(memstore.New(memstore.WithSweepInterval(0)))),
-		ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
-		ratelimit.WithPolicy(core.MustParsePolicy("1000000000/1h;name=api;algorithm=fixed_window")),
-	)
-	if err != nil {
-		b.Fatal(err)
-	}
-	benchServe(b, mw(benchHandler))
+	benchServe(b, allowAll(b, keyfuncs.RemoteIP)(benchHandler))
 }
 
 // BenchmarkBareDiscard is BenchmarkBare without the recorder's header copy.
@@ -66,13 +85,17 @@ func BenchmarkBareDiscard(b *testing.B) { httpsuite.Bench(b, benchHandler) }
 // BenchmarkAllowDiscard is BenchmarkAllow without the recorder's header
 // copy: closer to what a real server pays.
 func BenchmarkAllowDiscard(b *testing.B) {
-	mw, err := stdhttp.New(
-		ratelimit.WithLimiter(core.NewLimiter(memstore.New(memstore.WithSweepInterval(0)))),
-		ratelimit.WithKeyFunc(keyfuncs.Constant("client")),
-		ratelimit.WithPolicy(core.MustParsePolicy("1000000000/1h;name=api;algorithm=fixed_window")),
-	)
-	if err != nil {
-		b.Fatal(err)
-	}
-	httpsuite.Bench(b, mw(benchHandler))
+	httpsuite.Bench(b, allowAll(b, keyfuncs.Constant("client"))(benchHandler))
+}
+
+// BenchmarkJSONBare is the baseline for an endpoint that sets
+// Content-Type and writes a small JSON body, with the recorder.
+func BenchmarkJSONBare(b *testing.B) { benchServe(b, jsonHandler, http.StatusOK) }
+
+// BenchmarkJSONAllow is BenchmarkAllow in front of that endpoint: the
+// handler's own header field already gave the map its storage, so the
+// difference is what the limiter and its two fields add to a typical
+// response.
+func BenchmarkJSONAllow(b *testing.B) {
+	benchServe(b, allowAll(b, keyfuncs.Constant("client"))(jsonHandler), http.StatusOK)
 }
