@@ -43,20 +43,24 @@ func (o Outcome) Delay() int64 {
 }
 
 // Decision converts the outcome into a core.Decision for policy p.
-func (o Outcome) Decision(p core.Policy) core.Decision {
-	d := core.Decision{
-		Allowed:    o.Allowed,
-		Limit:      p.Limit,
-		Remaining:  int(o.Remaining),
-		ResetAfter: time.Duration(o.ResetAfter) * time.Microsecond,
-		Policy:     p,
-	}
-	if o.Allowed {
-		d.Delay = time.Duration(o.Wait) * time.Microsecond
-	} else {
-		d.RetryAfter = time.Duration(o.Wait) * time.Microsecond
-	}
+func (o Outcome) Decision(p core.Policy) (d core.Decision) {
+	o.Fill(&d, &p)
 	return d
+}
+
+// Fill writes the outcome into every field of d as the decision for p. Hot
+// paths fill a Decision where it lives: building one elsewhere and copying
+// it costs more than the rest of a memory-store check's bookkeeping.
+func (o Outcome) Fill(d *core.Decision, p *core.Policy) {
+	d.Allowed, d.Limit, d.Remaining = o.Allowed, p.Limit, int(o.Remaining)
+	wait := time.Duration(o.Wait) * time.Microsecond
+	if o.Allowed {
+		d.RetryAfter, d.Delay = 0, wait
+	} else {
+		d.RetryAfter, d.Delay = wait, 0
+	}
+	d.ResetAfter = time.Duration(o.ResetAfter) * time.Microsecond
+	d.Policy = *p
 }
 
 // WindowStart returns floor(now/window)*window, also for negative now.

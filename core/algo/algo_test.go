@@ -335,6 +335,24 @@ func TestOutcomeDecision(t *testing.T) {
 	}
 }
 
+// Fill overwrites every field, so a reused Decision keeps nothing of the
+// previous one.
+func TestOutcomeFillOverwrites(t *testing.T) {
+	a := core.Policy{Name: "a", Limit: 7, Window: time.Second}
+	b := core.Policy{Name: "b", Limit: 9, Window: time.Minute, Algorithm: core.LeakyBucket}
+	d := Outcome{Allowed: true, Remaining: 3, Wait: 4, ResetAfter: 5}.Decision(b)
+	denied := Outcome{Remaining: 1, Wait: 2, ResetAfter: 6}
+	denied.Fill(&d, &a)
+	if want := denied.Decision(a); d != want {
+		t.Fatalf("Fill over a used Decision = %+v, want %+v", d, want)
+	}
+	admitted := Outcome{Allowed: true, Remaining: 3, Wait: 4, ResetAfter: 5}
+	admitted.Fill(&d, &b)
+	if want := admitted.Decision(b); d != want || d.RetryAfter != 0 {
+		t.Fatalf("Fill over a denial = %+v, want %+v", d, want)
+	}
+}
+
 // TestOutcomeInRegisters pins the size that lets the compiler keep an
 // Outcome in registers (at most four fields and 32 bytes).
 func TestOutcomeInRegisters(t *testing.T) {

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/ratelimit-go/ratelimit/core"
-	"github.com/ratelimit-go/ratelimit/core/algo"
 )
 
 // mode says what apply may write.
@@ -54,22 +53,8 @@ func (s *Store) CheckOne(ctx context.Context, key string, p core.Policy, cost in
 	if err != nil {
 		return core.Decision{}, err
 	}
-	fill(&d, o, &p)
+	o.Fill(&d, &p)
 	return d, nil
-}
-
-// fill writes o as the decision for p into d, which must be zero, field by
-// field: building a Decision elsewhere and copying it costs more than the
-// rest of a check's bookkeeping.
-func fill(d *core.Decision, o algo.Outcome, p *core.Policy) {
-	d.Allowed, d.Limit, d.Remaining = o.Allowed, p.Limit, int(o.Remaining)
-	d.ResetAfter = time.Duration(o.ResetAfter) * time.Microsecond
-	if o.Allowed {
-		d.Delay = time.Duration(o.Wait) * time.Microsecond
-	} else {
-		d.RetryAfter = time.Duration(o.Wait) * time.Microsecond
-	}
-	d.Policy = *p
 }
 
 // Check decides one check of cost units for key against every policy at now,
@@ -97,8 +82,7 @@ func (s *Store) Check(ctx context.Context, key string, policies []core.Policy, c
 	allowed, fresh := true, int64(0)
 	for i, pi := range pis {
 		o, isNew, _ := s.apply(sh, pi, key, h, c, n, evaluate)
-		out[i] = core.Decision{}
-		fill(&out[i], o, &pi.policy)
+		o.Fill(&out[i], &pi.policy)
 		allowed = allowed && o.Allowed
 		if isNew && firstIndex(pis, i) == i {
 			fresh++
@@ -108,8 +92,7 @@ func (s *Store) Check(ctx context.Context, key string, policies []core.Policy, c
 		for i, pi := range pis {
 			if out[i].Allowed { // had room: report the state as it stands
 				o, _, _ := s.apply(sh, pi, key, h, 0, n, evaluate)
-				out[i] = core.Decision{}
-				fill(&out[i], o, &pi.policy)
+				o.Fill(&out[i], &pi.policy)
 				out[i].Delay = 0
 			}
 		}
