@@ -206,12 +206,10 @@ func (m *Middleware) Handle(ctx context.Context, req keyfuncs.Request, res Respo
 	defer m.scratch.Put(sc)
 	var result core.Result
 	if len(set.policies) == 1 {
-		if cap(sc.d) == 0 {
-			sc.d = make([]core.Decision, 1)
-		}
-		sc.d = sc.d[:1]
-		sc.d[0], err = m.limiter.AllowN(ctx, key, set.policies[0], cost)
-		result = core.Result{Allowed: sc.d[0].Allowed, Decisions: sc.d, Binding: 0}
+		var d core.Decision
+		d, err = m.limiter.AllowN(ctx, key, set.policies[0], cost)
+		sc.d = append(sc.d[:0], d)
+		result = core.Result{Allowed: d.Allowed, Decisions: sc.d, Binding: 0}
 	} else {
 		result, err = m.limiter.Check(ctx, key, set.policies, cost, sc.d[:0])
 		if cap(result.Decisions) > cap(sc.d) {
