@@ -57,9 +57,10 @@ func (l *Limiter) Backend() Backend { return l.backend }
 func (l *Limiter) Clock() Clock { return l.clock }
 
 // Allow checks one unit for key under p. It is AllowN with cost 1.
-func (l *Limiter) Allow(ctx context.Context, key string, p Policy) (Decision, error) {
+func (l *Limiter) Allow(ctx context.Context, key string, p Policy) (d Decision, err error) {
 	if l.single != nil { // the fast path, called directly: one copy of the Decision less
-		return l.single.CheckOne(ctx, key, p, 1, l.clock.Now())
+		d, err = l.single.CheckOne(ctx, key, p, 1, l.clock.Now())
+		return d, err
 	}
 	return l.checkPooled(ctx, key, p, 1, l.clock.Now())
 }
