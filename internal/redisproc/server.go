@@ -136,8 +136,7 @@ func freePort() (int, error) {
 func (s *Server) launch() error {
 	cmd := exec.Command(s.bin, s.args...)
 	cmd.Dir = s.Dir
-	// The kernel kills the server if the test binary dies first.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = procAttr()
 	if err := cmd.Start(); err != nil {
 		return err
 	}
@@ -216,20 +215,20 @@ func (s *Server) signal(sig syscall.Signal) {
 		s.t.Fatalf("redisproc: signal %v to %s: %v", sig, s.Addr, err)
 	}
 	switch sig {
-	case syscall.SIGSTOP:
+	case sigStop:
 		s.paused = true
-	case syscall.SIGCONT:
+	case sigCont:
 		s.paused = false
 	}
 }
 
 // Pause stops the process with SIGSTOP: the port stays open and
 // connections hang, as with a server stuck in a long command or a frozen VM.
-func (s *Server) Pause() { s.signal(syscall.SIGSTOP) }
+func (s *Server) Pause() { s.signal(sigStop) }
 
 // Resume continues a paused process with SIGCONT; it then serves what was
 // queued while it was paused.
-func (s *Server) Resume() { s.signal(syscall.SIGCONT) }
+func (s *Server) Resume() { s.signal(sigCont) }
 
 // Kill kills the process with SIGKILL and waits for it to exit: no
 // shutdown, as with a crash.
@@ -250,7 +249,7 @@ func (s *Server) halt(sig syscall.Signal) {
 	}
 	_ = cmd.Process.Signal(sig)
 	if paused && sig != syscall.SIGKILL {
-		_ = cmd.Process.Signal(syscall.SIGCONT)
+		_ = cmd.Process.Signal(sigCont)
 	}
 	select {
 	case <-exited:
