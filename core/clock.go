@@ -16,7 +16,7 @@ type Clock interface {
 // The limiter needs only wall time, to the microsecond: every backend
 // computes in Unix microseconds, and instances sharing a Redis must agree
 // on it. time.Now also reads the monotonic clock, which doubles its cost
-// (45 ns against 22 ns on the 2-core linux/amd64 machine of the project's
+// (44 ns against 25 ns on the 2-core linux/amd64 machine of the project's
 // benchmarks), so on linux/amd64 Now reads gettimeofday through the vDSO
 // instead; elsewhere it is time.Now. Either way, durations between two
 // readings follow the wall clock, steps included: use time.Now to measure
