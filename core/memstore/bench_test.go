@@ -185,12 +185,37 @@ func BenchmarkCheckOne(b *testing.B) {
 	b.ReportMetric(float64(admitted)/float64(b.N), "admitted/op")
 }
 
+// serialChecks runs check once per iteration over keys in turn, advancing
+// clock as BenchmarkAllow does unless it is nil, and reports the share of
+// checks admitted.
+func serialChecks(b *testing.B, keys []string, clock *core.ManualClock, check func(key string) (allowed bool, err error)) {
+	admitted := 0
+	b.ReportAllocs()
+	b.ResetTimer()
+	k := 0
+	for i := 0; i < b.N; i++ {
+		if clock != nil {
+			tick(clock, i)
+		}
+		allowed, err := check(keys[k])
+		if k++; k == len(keys) {
+			k = 0
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		if allowed {
+			admitted++
+		}
+	}
+	b.ReportMetric(float64(admitted)/float64(b.N), "admitted/op")
+}
+
 // BenchmarkCheckTwoPolicies measures a multi-policy check through the
 // Limiter ("1,000 per second and 1,000,000 per hour" per key, GCRA and
 // fixed window): one lock, both policies evaluated, then both committed.
 // 1,000 keys, serially.
 func BenchmarkCheckTwoPolicies(b *testing.B) {
-	keys := benchKeys(1000)
 	s := memstore.New(memstore.WithSweepInterval(0))
 	defer s.Close()
 	clock := core.NewManualClock(benchStart)
@@ -201,24 +226,10 @@ func BenchmarkCheckTwoPolicies(b *testing.B) {
 	}
 	out := make([]core.Decision, len(policies))
 	ctx := context.Background()
-	admitted := 0
-	b.ReportAllocs()
-	b.ResetTimer()
-	k := 0
-	for i := 0; i < b.N; i++ {
-		tick(clock, i)
-		res, err := lim.Check(ctx, keys[k], policies, 1, out)
-		if k++; k == len(keys) {
-			k = 0
-		}
-		if err != nil {
-			b.Fatal(err)
-		}
-		if res.Allowed {
-			admitted++
-		}
-	}
-	b.ReportMetric(float64(admitted)/float64(b.N), "admitted/op")
+	serialChecks(b, benchKeys(1000), clock, func(key string) (bool, error) {
+		res, err := lim.Check(ctx, key, policies, 1, out)
+		return res.Allowed, err
+	})
 }
 
 // BenchmarkAllowSystemClock is BenchmarkAllow's serial GCRA row with the
@@ -226,27 +237,13 @@ func BenchmarkCheckTwoPolicies(b *testing.B) {
 // limiters that read the time themselves are measured. With 1,000 keys
 // checked this fast, most checks are denied.
 func BenchmarkAllowSystemClock(b *testing.B) {
-	keys := benchKeys(1000)
 	s := memstore.New(memstore.WithSweepInterval(0))
 	defer s.Close()
 	lim := core.NewLimiter(s)
 	p := benchPolicy(core.GCRA)
 	ctx := context.Background()
-	admitted := 0
-	b.ReportAllocs()
-	b.ResetTimer()
-	k := 0
-	for i := 0; i < b.N; i++ {
-		d, err := lim.Allow(ctx, keys[k], p)
-		if k++; k == len(keys) {
-			k = 0
-		}
-		if err != nil {
-			b.Fatal(err)
-		}
-		if d.Allowed {
-			admitted++
-		}
-	}
-	b.ReportMetric(float64(admitted)/float64(b.N), "admitted/op")
+	serialChecks(b, benchKeys(1000), nil, func(key string) (bool, error) {
+		d, err := lim.Allow(ctx, key, p)
+		return d.Allowed, err
+	})
 }
