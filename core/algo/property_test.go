@@ -42,18 +42,17 @@ func checkOutcome(t *testing.T, what string, p *core.Params, cost int64, o Outco
 	switch {
 	case o.Remaining < 0 || o.Remaining > p.Capacity:
 		t.Fatalf("%s: Remaining %d outside [0, %d]", what, o.Remaining, p.Capacity)
-	case o.Allowed && o.RetryAfter() != 0:
-		t.Fatalf("%s: admitted with RetryAfter %d", what, o.RetryAfter())
-	case !o.Allowed && o.RetryAfter() <= 0:
-		t.Fatalf("%s: denied with RetryAfter %d", what, o.RetryAfter())
-	case !o.Allowed && o.Delay() != 0:
-		t.Fatalf("%s: denied with Delay %d", what, o.Delay())
-	case o.Delay() < 0 || o.ResetAfter < 0:
-		t.Fatalf("%s: negative Delay %d or ResetAfter %d", what, o.Delay(), o.ResetAfter)
+	// RetryAfter and Delay read Wait by Allowed, so "admitted with a
+	// RetryAfter" and "denied with a Delay" cannot happen; what Wait holds
+	// must still make sense for each.
+	case !o.Allowed && o.Wait <= 0:
+		t.Fatalf("%s: denied with RetryAfter %d", what, o.Wait)
+	case o.Allowed && o.Wait < 0 || o.ResetAfter < 0:
+		t.Fatalf("%s: negative Delay %d or ResetAfter %d", what, o.Wait, o.ResetAfter)
 	case o.Allowed && cost > 0 && o.ResetAfter == 0:
 		t.Fatalf("%s: admitted cost %d with a zero ResetAfter", what, cost)
-	case p.Algorithm != core.LeakyBucket && o.Delay() != 0:
-		t.Fatalf("%s: Delay %d from an algorithm that does not shape", what, o.Delay())
+	case o.Allowed && p.Algorithm != core.LeakyBucket && o.Wait != 0:
+		t.Fatalf("%s: Delay %d from an algorithm that does not shape", what, o.Wait)
 	}
 }
 
