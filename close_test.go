@@ -2,21 +2,60 @@ package ratelimit_test
 
 import (
 	"context"
+	"net/http"
+	"runtime"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
+	"github.com/ratelimit-go/ratelimit/core/resilient"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
+	"github.com/ratelimit-go/ratelimit/stdhttp"
 )
 
-// TestCloseStopsTheDefaultStore: a Middleware built without WithLimiter owns
-// its memory store; Close stops that store's sweeper (no goroutine is left),
-// derived Middlewares share it, and Close is idempotent.
-func TestCloseStopsTheDefaultStore(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+// TestConstructorsStartNoGoroutine builds every form the README shows 100
+// times, never closing anything, and requires that no goroutine is left: a
+// default Middleware's memory store reclaims on the request path instead of
+// in a sweeper nobody could stop. The adapters' modules repeat this for
+// ginrl.New, echorl.New and fiberrl.New.
+func TestConstructorsStartNoGoroutine(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	before := runtime.NumGoroutine()
+	opts := []ratelimit.Option{
+		ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
+		ratelimit.WithPolicy(core.MustParsePolicy("100/1m;name=api")),
+	}
+	ctx := context.Background()
+	var keep []any
+	for range 100 {
+		m, err := ratelimit.New(opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mw, err := stdhttp.New(opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := mw(http.NewServeMux())
+		fallback := resilient.New(memstore.New(), resilient.WithFallback(memstore.New()))
+		if _, err := core.NewLimiter(fallback).Allow(ctx, "k", core.MustParsePolicy("1/s")); err != nil {
+			t.Fatal(err)
+		}
+		keep = append(keep, m, h, fallback)
+	}
+	if n := runtime.NumGoroutine() - before; n > 0 {
+		t.Fatalf("300 constructions left %d goroutines running", n)
+	}
+	runtime.KeepAlive(keep)
+}
+
+// TestCloseIsHarmless: Close of a default Middleware (and of one derived
+// from it with With) is idempotent, and the store still answers afterwards.
+func TestCloseIsHarmless(t *testing.T) {
 	m, err := ratelimit.New(
 		ratelimit.WithKeyFunc(keyfuncs.Constant("k")),
 		ratelimit.WithPolicy(core.MustParsePolicy("10/1m;name=api")),
@@ -31,23 +70,21 @@ func TestCloseStopsTheDefaultStore(t *testing.T) {
 	if derived.Limiter() != m.Limiter() {
 		t.Fatal("a derived Middleware should share the default limiter")
 	}
-	if err := derived.Close(); err != nil {
-		t.Fatal(err)
+	for _, c := range []*ratelimit.Middleware{derived, m, m} {
+		if err := c.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := m.Close(); err != nil {
-		t.Fatal(err)
-	}
-	// The store still answers after Close.
 	if _, err := m.Limiter().Allow(context.Background(), "k", core.MustParsePolicy("10/1m;name=api")); err != nil {
 		t.Fatal(err)
 	}
 }
 
 // TestCloseLeavesAGivenLimiter: Close never closes a limiter passed with
-// WithLimiter; its owner does.
+// WithLimiter; its owner does (here: stops the opt-in sweeper).
 func TestCloseLeavesAGivenLimiter(t *testing.T) {
 	existing := goleak.IgnoreCurrent() // only goroutines started below count
-	store := memstore.New()
+	store := memstore.New(memstore.WithSweepInterval(time.Hour))
 	m, err := ratelimit.New(
 		ratelimit.WithLimiter(core.NewLimiter(store)),
 		ratelimit.WithKeyFunc(keyfuncs.Constant("k")),

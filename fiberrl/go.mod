@@ -10,6 +10,7 @@ require (
 	github.com/gofiber/fiber/v2 v2.52.15
 	github.com/ratelimit-go/ratelimit/internal/fibertest v0.0.0-00010101000000-000000000000
 	github.com/valyala/fasthttp v1.51.0
+	go.uber.org/goleak v1.3.0
 )
 
 require (

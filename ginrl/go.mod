@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/gin-gonic/gin v1.12.0
 	github.com/ratelimit-go/ratelimit v0.0.0-00010101000000-000000000000
+	go.uber.org/goleak v1.3.0
 )
 
 require github.com/stretchr/testify v1.12.1 // indirect

@@ -110,7 +110,8 @@ func (s *Store) apply(sh *shard, pi *policyInfo, key string, h uint64, cost, now
 }
 
 // store writes st to slot i of t, or inserts it when the key has no state
-// (i < 0), reserving room for it first in mode commit.
+// (i < 0), reserving room for it first in mode commit. An insertion also
+// reclaims a few expired states of t (table.step), which leave the count.
 func store[S state](s *Store, sh *shard, t *table[S], m mode, key string, h uint64, i int, st S) error {
 	if i >= 0 {
 		t.slots[i].st = st
@@ -121,7 +122,9 @@ func store[S state](s *Store, sh *shard, t *table[S], m mode, key string, h uint
 			return err
 		}
 	}
-	t.insert(key, h, st)
+	if removed := t.insert(key, h, st, sh.now); removed > 0 {
+		s.keys.Add(-int64(removed))
+	}
 	return nil
 }
 

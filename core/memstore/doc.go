@@ -14,17 +14,23 @@
 // (core.Limiter reads its Clock once per check), and reclaims state by the
 // instant of its most recent check: a state is dropped once that instant has
 // reached the state's expiry, the moment from which its absence means the
-// same as its presence. The sweeper's view of that instant is refreshed
-// whenever a check moves it back, or forward by a millisecond, so reclaiming
+// same as its presence. A sweep's view of that instant is refreshed
+// whenever a check moves it back, or forward by a millisecond, so a sweep
 // may lag by up to a millisecond and never runs ahead of the checks. When a
 // clock is set back, state waits for the clock to catch up rather than being
 // dropped early (which would refund quota). Tests driven by a
 // core.ManualClock are therefore deterministic.
 //
 // State that has expired (whose absence means the same as its presence) is
-// reclaimed by a background sweeper that visits a bounded number of entries
-// per lock hold, and tables that have become mostly empty are rebuilt
-// smaller so their memory returns to the runtime. Close stops the sweeper.
+// reclaimed on the request path, with no goroutine of its own: every check
+// that stores a new key also visits a few slots of that policy's table (four)
+// under the shard lock it already holds, deleting the expired states it finds,
+// and a table that has become mostly empty is rebuilt smaller when that walk
+// wraps around, so its memory returns to the runtime. The walk covers a whole
+// table between two of its growths, so a table grows only for live state.
+// Store.Sweep reclaims everything at once; WithSweepInterval adds an opt-in
+// background sweeper, which Close stops. A Store built without it starts no
+// goroutine and needs no Close.
 //
 // An optional cap on the number of states (WithMaxKeys) protects memory from
 // key floods: when it is reached, a new key first reclaims the expired state

@@ -8,9 +8,6 @@ const (
 	DefaultShards = 64
 	// MaxShards bounds WithShards.
 	MaxShards = 1 << 16
-	// DefaultSweepInterval is the pause between two sweeps of the whole
-	// store when WithSweepInterval is not given.
-	DefaultSweepInterval = 30 * time.Second
 )
 
 // config holds the options of a Store.
@@ -52,11 +49,11 @@ func WithMaxKeys(n int) Option {
 	return func(c *config) { c.maxKeys = max(n, 0) }
 }
 
-// WithSweepInterval sets the pause between two sweeps of the background
-// sweeper, which reclaims expired state and shrinks tables that became mostly
-// empty. The default is DefaultSweepInterval (30s). d <= 0 disables the
-// background sweeper: expired states then stay until Store.Sweep is called,
-// their key is Reset, or a new key reclaims them when the store is full.
+// WithSweepInterval starts a background sweeper that calls Store.Sweep every
+// d; Store.Close stops it. It is off by default, and d <= 0 leaves it off:
+// checks reclaim expired state incrementally on their own (see the package
+// documentation), so the sweeper only matters for a store that stops
+// receiving new keys and should still return the memory of expired ones.
 func WithSweepInterval(d time.Duration) Option {
 	return func(c *config) { c.sweepInterval = d }
 }

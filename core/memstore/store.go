@@ -61,12 +61,11 @@ type shard struct {
 	_ [128 - 8 - 8 - 24]byte
 }
 
-// New returns a Store configured by opts, with its background sweeper
-// running unless WithSweepInterval disabled it. Call Close when the Store is
-// no longer needed: until then the sweeper goroutine keeps it alive. A nil
-// Option is ignored.
+// New returns a Store configured by opts. It starts no goroutine unless
+// WithSweepInterval asks for a background sweeper, which Close stops; a
+// Store without one needs no Close. A nil Option is ignored.
 func New(opts ...Option) *Store {
-	c := config{shards: DefaultShards, sweepInterval: DefaultSweepInterval}
+	c := config{shards: DefaultShards}
 	for _, o := range opts {
 		if o != nil {
 			o(&c)
@@ -89,9 +88,9 @@ func New(opts ...Option) *Store {
 	return s
 }
 
-// Close stops the background sweeper and waits for it to return. It is
-// idempotent and always returns nil. The Store stays usable after Close;
-// only the background reclaiming stops (Sweep still works).
+// Close stops the background sweeper of WithSweepInterval, if any, and waits
+// for it to return. It is idempotent and always returns nil. The Store stays
+// usable after Close, reclaiming expired state incrementally as before.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() { close(s.stop) })
 	<-s.done

@@ -84,8 +84,10 @@ type table[S state] struct {
 	tags  []uint8 // 0: empty; otherwise tagOf the entry's hash
 	slots []slot[S]
 	n     int // entries held
-	seed  maphash.Seed
-	p     *core.Params
+	// cursor is the next slot the incremental reclaim visits (step).
+	cursor int
+	seed   maphash.Seed
+	p      *core.Params
 }
 
 // slot is one entry: a key (cloned on insert, since callers may pass a slice
@@ -133,13 +135,54 @@ func (t *table[S]) find(key string, h uint64) int {
 }
 
 // insert stores st under key, which must be absent, growing the table when
-// needed.
-func (t *table[S]) insert(key string, h uint64, st S) {
+// needed. Before that it takes one step of the incremental reclaim (step)
+// at now, the shard's time, and it returns how many expired states that step
+// deleted.
+func (t *table[S]) insert(key string, h uint64, st S, now int64) (removed int) {
+	removed = t.step(now)
 	if (t.n+1)*5 > len(t.slots)*4 {
 		t.resize(len(t.slots) + len(t.slots)/2)
 	}
 	t.place(strings.Clone(key), h, st)
 	t.n++
+	return removed
+}
+
+// reclaimStep is the number of slots every insertion visits to reclaim
+// expired states: a bounded, constant amount of work on the request path,
+// under the lock the check already holds.
+//
+// It is enough to keep a table from growing on expired states alone: a
+// table grows when 4/5 full and is at least about half full after growing,
+// so between two growths a quarter or more of its capacity is inserted, and
+// the cursor walks reclaimStep times that, every slot of the table at least
+// once. A table therefore grows only when the states live at the cursor's
+// last pass need the room.
+const reclaimStep = 4
+
+// step visits reclaimStep slots from the cursor: it deletes the states
+// expired at now, compacts the live ones (a sliding log drops entries that
+// have left its window), and when the cursor wraps around rebuilds the table
+// smaller if it became mostly empty, so that the memory of expired keys
+// returns to the runtime. Deletion shifts a later entry into the slot, so a
+// slot that lost its entry is visited again.
+func (t *table[S]) step(now int64) (removed int) {
+	for range reclaimStep {
+		i := t.cursor
+		if t.tags[i] != 0 {
+			if t.slots[i].st.expiresAt(t.p) <= now {
+				t.deleteAt(i)
+				removed++
+				continue
+			}
+			t.slots[i].st.compact(t.p, now)
+		}
+		if t.cursor++; t.cursor == len(t.slots) {
+			t.cursor = 0
+			t.shrink()
+		}
+	}
+	return removed
 }
 
 // place puts an entry in the first empty slot from its home.
@@ -159,6 +202,7 @@ func (t *table[S]) place(key string, h uint64, st S) {
 func (t *table[S]) resize(c int) {
 	old, oldTags := t.slots, t.tags
 	t.tags, t.slots = make([]uint8, c), make([]slot[S], c)
+	t.cursor = 0
 	for i := range old {
 		if oldTags[i] != 0 {
 			t.place(old[i].key, maphash.String(t.seed, old[i].key), old[i].st)

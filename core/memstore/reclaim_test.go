@@ -1,0 +1,65 @@
+package memstore_test
+
+import (
+	"context"
+	"runtime"
+	"strconv"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/memstore"
+)
+
+// TestNewStartsNoGoroutine: the default store reclaims on the request path
+// and needs no Close; only the opt-in sweeper starts a goroutine, and Close
+// stops it.
+func TestNewStartsNoGoroutine(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	before := runtime.NumGoroutine()
+	stores := make([]*memstore.Store, 100)
+	for i := range stores {
+		stores[i] = memstore.New()
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		t.Fatalf("100 stores left %d goroutines running, want none", n-before)
+	}
+	s := memstore.New(memstore.WithSweepInterval(time.Hour))
+	if runtime.NumGoroutine() != before+1 {
+		t.Fatalf("the opt-in sweeper did not start")
+	}
+	s.Close()
+	runtime.KeepAlive(stores)
+}
+
+// TestIncrementalReclaimBoundsMemory floods every algorithm with distinct
+// keys over a long stretch of (manual) time, with no sweeper and no cap: the
+// states held stay bounded by those still live plus what the incremental
+// walk has not reached yet, instead of growing with every key ever seen.
+func TestIncrementalReclaimBoundsMemory(t *testing.T) {
+	ctx := context.Background()
+	for _, a := range core.Algorithms() {
+		t.Run(string(a), func(t *testing.T) {
+			s := memstore.New()
+			p := core.Policy{Name: "p", Limit: 10, Window: time.Second, Algorithm: a}
+			// 200,000 keys, one check each, 1 ms apart: about 1,000 live at
+			// any moment under a 1 s window (2,000 for the sliding window,
+			// whose state lasts two windows).
+			now := t0
+			maxLen := 0
+			for i := range 200_000 {
+				if _, err := s.CheckOne(ctx, "k"+strconv.Itoa(i), p, 1, now); err != nil {
+					t.Fatal(err)
+				}
+				now = now.Add(time.Millisecond)
+				maxLen = max(maxLen, s.Len())
+			}
+			if maxLen > 5_000 {
+				t.Fatalf("held up to %d states for about 2,000 live ones", maxLen)
+			}
+			t.Logf("%s: at most %d states held, %d at the end", a, maxLen, s.Len())
+		})
+	}
+}

@@ -1,0 +1,32 @@
+package echorl_test
+
+import (
+	"runtime"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/echorl"
+	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/keyfuncs"
+)
+
+// TestNewStartsNoGoroutine: 100 calls of New, never closed, leave no
+// goroutine behind (the default memory store has no sweeper).
+func TestNewStartsNoGoroutine(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	before := runtime.NumGoroutine()
+	var keep []any
+	for range 100 {
+		h, err := echorl.New(ratelimit.WithKeyFunc(keyfuncs.RemoteIP), ratelimit.WithPolicy(core.MustParsePolicy("100/1m;name=api")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		keep = append(keep, h)
+	}
+	if n := runtime.NumGoroutine() - before; n > 0 {
+		t.Fatalf("100 calls of New left %d goroutines running", n)
+	}
+	runtime.KeepAlive(keep)
+}
