@@ -23,7 +23,7 @@ import (
 // in a sweeper nobody could stop. The adapters' modules repeat this for
 // ginrl.New, echorl.New and fiberrl.New.
 func TestConstructorsStartNoGoroutine(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	before := runtime.NumGoroutine()
 	opts := []ratelimit.Option{
 		ratelimit.WithKeyFunc(keyfuncs.RemoteIP),

@@ -19,3 +19,35 @@ var ErrNoKeyFunc = fmt.Errorf("%w: no key function; use WithKeyFunc", ErrInvalid
 // cost function returns a negative cost, a programming error that is
 // handled like a limiter failure.
 var ErrNegativeCost = errors.New("ratelimit: cost function returned a negative cost")
+
+// ErrNoPolicy reports a Middleware that could never limit a request: no
+// global policy (WithPolicy), no route table entry (WithRoute) and no plan
+// (WithPlans). It matches ErrInvalidConfig. To let every request through on
+// purpose, do not install the middleware.
+var ErrNoPolicy = fmt.Errorf("%w: no policy at all: give WithPolicy, WithRoute or WithPlans", ErrInvalidConfig)
+
+// RouteError reports a route table entry (WithRoute) that can never match a
+// request: a method that is not an upper-case HTTP token, a pattern that does
+// not start with "/" or holds white space (such as "GET /search", whose
+// method belongs in the method argument), or, reported by an adapter when it
+// wraps a handler, a pattern its framework never produces ("/users/{id}" on
+// Gin, "/users/:id" on net/http). It matches ErrInvalidConfig.
+type RouteError struct {
+	Method  string // as given
+	Pattern string // as given
+	Reason  string // what is wrong, and what to write instead
+}
+
+// Error names the entry and the problem; it is safe to log.
+func (e *RouteError) Error() string {
+	return fmt.Sprintf("ratelimit: WithRoute(%q, %q): %s", e.Method, e.Pattern, e.Reason)
+}
+
+// Unwrap returns ErrInvalidConfig.
+func (e *RouteError) Unwrap() error { return ErrInvalidConfig }
+
+// ErrUnknownPlan is reported to observers (Event.Err) and to the error
+// handler when a PlanFunc names a plan WithPlans does not have, or returns
+// "" while there is no global policy. The failure mode then answers the
+// request.
+var ErrUnknownPlan = errors.New("ratelimit: the plan function named no configured plan")

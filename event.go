@@ -52,6 +52,10 @@ type Event struct {
 	Request keyfuncs.Request
 	// Key is the rate-limit key, "" when no key was derived.
 	Key string
+	// Plan is the plan the PlanFunc of WithPlans chose, "" when none did
+	// (no WithPlans, a route table entry applied, or the request has no
+	// plan).
+	Plan string
 	// Cost is the request's cost, 0 when no check was made.
 	Cost int
 	// Result holds the decisions of the check, for OutcomeAllowed and

@@ -20,6 +20,7 @@ type Middleware struct {
 	limiter *core.Limiter
 	global  *policySet // nil: no global policy
 	routes  map[routeKey]*policySet
+	plans   map[string]*policySet // nil: no WithPlans
 	scratch sync.Pool // *scratch
 }
 
@@ -90,6 +91,9 @@ func build(s settings) (*Middleware, error) {
 	if s.failure > FailClosed {
 		return nil, fmt.Errorf("%w: unknown failure mode %d", ErrInvalidConfig, s.failure)
 	}
+	if len(s.policies) == 0 && len(s.routes) == 0 && len(s.plans) == 0 {
+		return nil, ErrNoPolicy
+	}
 	if s.limiter == nil {
 		s.limiter, s.owned = defaultLimiter()
 	}
@@ -110,8 +114,8 @@ func build(s settings) (*Middleware, error) {
 		m.routes = make(map[routeKey]*policySet, len(s.routes))
 		for _, r := range s.routes {
 			k := routeKey{r.method, r.pattern}
-			if r.pattern == "" {
-				return nil, fmt.Errorf("%w: WithRoute(%q, %q): empty route pattern", ErrInvalidConfig, r.method, r.pattern)
+			if err := validateRoute(r.method, r.pattern); err != nil {
+				return nil, err
 			}
 			if _, dup := m.routes[k]; dup {
 				return nil, fmt.Errorf("%w: WithRoute(%q, %q) given twice", ErrInvalidConfig, r.method, r.pattern)
@@ -121,6 +125,22 @@ func build(s settings) (*Middleware, error) {
 				return nil, fmt.Errorf("route %q %q: %w", r.method, r.pattern, err)
 			}
 			m.routes[k] = ps
+		}
+	}
+	if len(s.plans) > 0 {
+		m.plans = make(map[string]*policySet, len(s.plans))
+		for name, ps := range s.plans {
+			if name == "" {
+				return nil, fmt.Errorf("%w: WithPlans: a plan with an empty name (\"\" means no plan: the global policies)", ErrInvalidConfig)
+			}
+			if len(ps) == 0 {
+				return nil, fmt.Errorf("%w: WithPlans: plan %q has no policy (to let a plan through unchecked, return keyfuncs.ErrSkip from the PlanFunc)", ErrInvalidConfig, name)
+			}
+			set, err := newPolicySet(s.mode, withAlgorithm(ps, s.algorithm))
+			if err != nil {
+				return nil, fmt.Errorf("plan %q: %w", name, err)
+			}
+			m.plans[name] = set
 		}
 	}
 	m.scratch.New = func() any { return &scratch{d: make([]core.Decision, 0, 4), buf: make([]byte, 0, 128)} }
@@ -145,14 +165,28 @@ func (m *Middleware) Policies(method, pattern string) []core.Policy {
 	return nil
 }
 
+// routeSet returns the route table entry for a request: the one with its
+// exact method, else, for HEAD, the GET one (routers serve HEAD with the GET
+// handler, so HEAD must not escape the GET route's policies), else the one
+// for every method; nil when the table has none.
+func (m *Middleware) routeSet(method, pattern string) *policySet {
+	if m.routes == nil || pattern == "" {
+		return nil
+	}
+	if s, ok := m.routes[routeKey{method, pattern}]; ok {
+		return s
+	}
+	if method == http.MethodHead {
+		if s, ok := m.routes[routeKey{http.MethodGet, pattern}]; ok {
+			return s
+		}
+	}
+	return m.routes[routeKey{"", pattern}]
+}
+
 func (m *Middleware) policySet(method, pattern string) *policySet {
-	if m.routes != nil && pattern != "" {
-		if s, ok := m.routes[routeKey{method, pattern}]; ok {
-			return s
-		}
-		if s, ok := m.routes[routeKey{"", pattern}]; ok {
-			return s
-		}
+	if s := m.routeSet(method, pattern); s != nil {
+		return s
 	}
 	return m.global
 }
@@ -171,21 +205,24 @@ func (m *Middleware) Handle(ctx context.Context, req keyfuncs.Request, res Respo
 	}
 	key, err := m.s.keyFunc(req)
 	if err != nil {
-		if errors.Is(err, keyfuncs.ErrSkip) {
-			m.observe(ctx, Event{Outcome: OutcomeSkipped, Request: req})
-			return Continue
-		}
-		var mk *keyfuncs.MissingKeyError
-		if errors.As(err, &mk) {
-			status := mk.Status
-			if status < 400 || status > 499 {
-				status = http.StatusBadRequest
-			}
-			return m.refuse(ctx, req, res, Event{Outcome: OutcomeRefused, Err: err}, status)
-		}
-		return m.failed(ctx, req, res, Event{Err: err})
+		return m.callerError(ctx, req, res, Event{}, err)
 	}
-	set := m.policySet(req.Method(), req.Route())
+	set, plan := m.routeSet(req.Method(), req.Route()), ""
+	if set == nil && m.plans != nil {
+		if plan, err = m.s.choose(req); err != nil {
+			return m.callerError(ctx, req, res, Event{Key: key}, err)
+		}
+		if plan != "" {
+			if set = m.plans[plan]; set == nil {
+				return m.failed(ctx, req, res, Event{Key: key, Plan: plan, Err: ErrUnknownPlan})
+			}
+		} else if m.global == nil {
+			return m.failed(ctx, req, res, Event{Key: key, Err: ErrUnknownPlan})
+		}
+	}
+	if set == nil {
+		set = m.global
+	}
 	if set == nil {
 		m.observe(ctx, Event{Outcome: OutcomeSkipped, Request: req, Key: key})
 		return Continue
@@ -232,7 +269,7 @@ func (m *Middleware) Handle(ctx context.Context, req keyfuncs.Request, res Respo
 	sc.buf = set.writeHeaders(res, result.Decisions, result.Binding, sc.buf)
 	if result.Allowed {
 		if m.s.observers != nil {
-			m.observe(ctx, Event{Outcome: OutcomeAllowed, Request: req, Key: key, Cost: cost, Result: result})
+			m.observe(ctx, Event{Outcome: OutcomeAllowed, Request: req, Key: key, Plan: plan, Cost: cost, Result: result})
 		}
 		if m.s.shaper != nil {
 			var delay = result.Decisions[0].Delay
@@ -253,8 +290,30 @@ func (m *Middleware) Handle(ctx context.Context, req keyfuncs.Request, res Respo
 	if !tr.wrote { // a handler that wrote nothing must not turn a denial into a 200
 		werr = errors.Join(werr, DefaultDeniedHandler(req, res, result))
 	}
-	m.observe(ctx, Event{Outcome: OutcomeDenied, Request: req, Key: key, Cost: cost, Result: result, Err: werr})
+	m.observe(ctx, Event{Outcome: OutcomeDenied, Request: req, Key: key, Plan: plan, Cost: cost, Result: result, Err: werr})
 	return Handled
+}
+
+// callerError handles an error of the key function or the plan function:
+// keyfuncs.ErrSkip lets the request through, a *keyfuncs.MissingKeyError
+// refuses it with its status, anything else goes to the failure mode.
+func (m *Middleware) callerError(ctx context.Context, req keyfuncs.Request, res Response, ev Event, err error) Verdict {
+	ev.Err = err
+	if errors.Is(err, keyfuncs.ErrSkip) {
+		ev.Outcome, ev.Request, ev.Err = OutcomeSkipped, req, nil
+		m.observe(ctx, ev)
+		return Continue
+	}
+	var mk *keyfuncs.MissingKeyError
+	if errors.As(err, &mk) {
+		status := mk.Status
+		if status < 400 || status > 499 {
+			status = http.StatusBadRequest
+		}
+		ev.Outcome = OutcomeRefused
+		return m.refuse(ctx, req, res, ev, status)
+	}
+	return m.failed(ctx, req, res, ev)
 }
 
 // refuse answers a request with an unusable key or cost.

@@ -59,6 +59,8 @@ type settings struct {
 	observers []Observer
 	shaper    func(context.Context, time.Duration) error
 	algorithm core.Algorithm
+	plans     map[string][]core.Policy
+	choose    PlanFunc
 	errs      []error
 }
 
@@ -68,6 +70,7 @@ func (s *settings) clone() settings {
 	c.routes = append([]route(nil), s.routes...)
 	c.skips = append([]func(keyfuncs.Request) bool(nil), s.skips...)
 	c.observers = append([]Observer(nil), s.observers...)
+	c.plans = clonePlans(s.plans)
 	c.errs = append([]error(nil), s.errs...)
 	return c
 }
@@ -111,6 +114,52 @@ func WithRoute(method, pattern string, policies ...core.Policy) Option {
 	return func(s *settings) {
 		s.routes = append(s.routes, route{method: method, pattern: pattern, policies: append([]core.Policy(nil), policies...)})
 	}
+}
+
+// PlanFunc names the plan of a request for WithPlans: typically it reads the
+// authenticated caller (keyfuncs.Request.Context, or the framework's own
+// request through the adapter's accessor) and returns its tier ("free",
+// "pro"). It returns "" for a request that has no plan, which is then
+// checked against the global policies; keyfuncs.ErrSkip to let the request
+// through unchecked; a *keyfuncs.MissingKeyError to refuse it (401 for an
+// unauthenticated caller); any other error, or the name of no plan, is
+// handled by the failure mode and reported to observers, never as an
+// unlimited pass nobody hears of. It must be safe for concurrent use.
+type PlanFunc func(r keyfuncs.Request) (string, error)
+
+// WithPlans sets per-caller policies: choose names the plan of each request
+// and plans maps every plan name to the policies its requests are checked
+// against, together and atomically, like WithPolicy's. Every plan is
+// validated when the Middleware is built and its header fields are rendered
+// then, so choosing a plan per request costs one map lookup and allocates
+// nothing; the headers name the policies of the plan that applied.
+//
+// Precedence: a route table entry (WithRoute) for the request wins, since it
+// names the request exactly; otherwise the plan's policies apply; a request
+// whose plan is "" gets the global policies (WithPolicy), and, when there
+// are none, is handled by the failure mode. A plan's policies replace the
+// global ones: list a global policy in a plan too to keep counting it.
+//
+// Plans with no policy and an empty plan name are construction errors.
+func WithPlans(choose PlanFunc, plans map[string][]core.Policy) Option {
+	return func(s *settings) {
+		if choose == nil || len(plans) == 0 {
+			s.errs = append(s.errs, fmt.Errorf("%w: WithPlans needs a PlanFunc and at least one plan", ErrInvalidConfig))
+			return
+		}
+		s.choose, s.plans = choose, clonePlans(plans)
+	}
+}
+
+func clonePlans(plans map[string][]core.Policy) map[string][]core.Policy {
+	if plans == nil {
+		return nil
+	}
+	c := make(map[string][]core.Policy, len(plans))
+	for name, ps := range plans {
+		c[name] = append([]core.Policy(nil), ps...)
+	}
+	return c
 }
 
 // WithAlgorithm sets the algorithm of every policy (global and per

@@ -1,6 +1,7 @@
 package echorl_test
 
 import (
+	"context"
 	"net/http"
 	"testing"
 
@@ -17,6 +18,16 @@ func (adapter) Name() string { return "echo" }
 
 func (adapter) Handler(t testing.TB, s httpsuite.Setup) http.Handler {
 	e := echo.New()
+	if s.Identify {
+		e.Use(func(next echo.HandlerFunc) echo.HandlerFunc {
+			return func(c echo.Context) error {
+				if u := c.Request().Header.Get(httpsuite.UserHeader); u != "" {
+					c.SetRequest(c.Request().WithContext(context.WithValue(c.Request().Context(), httpsuite.UserKey, u)))
+				}
+				return next(c)
+			}
+		})
+	}
 	if s.Global != nil {
 		e.Use(echorl.Middleware(s.Global))
 	}
@@ -27,6 +38,9 @@ func (adapter) Handler(t testing.TB, s httpsuite.Setup) http.Handler {
 			mws = append(mws, echorl.Route(s.RouteBase, s.RoutePolicies...))
 		}
 		e.Add(rt.Method, rt.Path, ok, mws...)
+		if rt.Method == http.MethodGet { // Echo serves HEAD only where it is registered
+			e.Add(http.MethodHead, rt.Path, ok, mws...)
+		}
 	}
 	return e
 }

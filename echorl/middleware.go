@@ -1,39 +1,81 @@
 package echorl
 
 import (
+	"strings"
+
 	"github.com/labstack/echo/v4"
 
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/keyfuncs"
 	"github.com/ratelimit-go/ratelimit/stdhttp"
 )
 
 // New builds a ratelimit.Middleware from opts (ratelimit.WithKeyFunc is
 // required; a ratelimit.Config converts with its Options method) and
-// returns it as Echo middleware. See Middleware.
+// returns it as Echo middleware. See Middleware. Besides the errors of
+// ratelimit.New, it returns a *ratelimit.RouteError for a route pattern Echo
+// never reports (a wildcard written "{id}" instead of ":id").
 func New(opts ...ratelimit.Option) (echo.MiddlewareFunc, error) {
 	m, err := ratelimit.New(opts...)
 	if err != nil {
 		return nil, err
 	}
+	if err := CheckPatterns(m); err != nil {
+		return nil, err
+	}
 	return Middleware(m), nil
+}
+
+// CheckPatterns returns a *ratelimit.RouteError for the first route table
+// pattern of m that Echo can never report as Context.Path: one with a
+// net/http-style wildcard ("/users/{id}", which Echo writes "/users/:id").
+func CheckPatterns(m *ratelimit.Middleware) error {
+	return m.CheckPatterns(func(p string) string {
+		if strings.ContainsAny(p, "{}") {
+			return "Echo writes route parameters as :name and *, not {name}"
+		}
+		return ""
+	})
 }
 
 // Middleware returns Echo middleware running m: for every request it
 // checks the rate limit and sets the header fields, then either calls the
 // next handler or answers itself (429, 4xx, or 503 when failing closed)
 // and returns nil. Install it with Echo.Use, Group.Use or on a route, not
-// with Echo.Pre (see the package documentation). The returned middleware
-// is safe for concurrent use.
+// with Echo.Pre (see the package documentation). Key functions reach the
+// echo.Context through Context, and values stored with Context.Set through
+// the request view's Context. It panics with the error of CheckPatterns
+// when a route pattern can never match on Echo. The returned middleware is
+// safe for concurrent use.
 func Middleware(m *ratelimit.Middleware) echo.MiddlewareFunc {
+	if err := CheckPatterns(m); err != nil {
+		panic(err)
+	}
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			if stdhttp.Check(m, c.Response(), c.Request(), c.Path()) == ratelimit.Handled {
+			if stdhttp.CheckNative(m, c.Response(), c.Request(), c.Path(), c, lookup) == ratelimit.Handled {
 				return nil
 			}
 			return next(c)
 		}
 	}
+}
+
+// lookup finds a value stored with echo.Context.Set.
+func lookup(native, key any) any {
+	if k, ok := key.(string); ok {
+		return native.(echo.Context).Get(k)
+	}
+	return nil
+}
+
+// Context returns the echo.Context of a request the Echo adapter handed to
+// a key function, skip rule, cost function or plan function, or nil for a
+// request from another adapter. Like r it is valid only during that call.
+func Context(r keyfuncs.Request) echo.Context {
+	c, _ := stdhttp.Native(r).(echo.Context)
+	return c
 }
 
 // Route returns middleware for a single route, checking policies instead

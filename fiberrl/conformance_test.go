@@ -24,6 +24,14 @@ func (adapter) Handler(t testing.TB, s httpsuite.Setup) http.Handler {
 // middleware in POST /login's handler list.
 func newApp(s httpsuite.Setup) *fiber.App {
 	app := fiber.New(fiber.Config{DisableStartupMessage: true})
+	if s.Identify {
+		app.Use(func(c *fiber.Ctx) error {
+			if u := c.Get(httpsuite.UserHeader); u != "" {
+				c.Locals(httpsuite.UserKey, u)
+			}
+			return c.Next()
+		})
+	}
 	if s.Global != nil {
 		app.Use(fiberrl.Middleware(s.Global))
 	}
@@ -33,7 +41,11 @@ func newApp(s httpsuite.Setup) *fiber.App {
 		if rt.Method == http.MethodPost && rt.Path == "/login" && len(s.RoutePolicies) > 0 {
 			handlers = []fiber.Handler{fiberrl.Route(s.RouteBase, s.RoutePolicies...), ok}
 		}
-		app.Add(rt.Method, rt.Path, handlers...)
+		if rt.Method == http.MethodGet {
+			app.Get(rt.Path, handlers...) // also registers HEAD, as users' apps do
+		} else {
+			app.Add(rt.Method, rt.Path, handlers...)
+		}
 	}
 	return app
 }

@@ -1,9 +1,11 @@
 package fiberrl
 
 import (
+	"context"
 	"net"
 	"net/netip"
 	"sync"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -89,6 +91,33 @@ func (e *exchange) RemoteAddr() string {
 	}
 	var buf [64]byte
 	return string(netip.AddrPortFrom(ip.Unmap().WithZone(ta.Zone), uint16(ta.Port)).AppendTo(buf[:0]))
+}
+
+// Context returns the request's user context (Ctx.UserContext) with the
+// values stored by Ctx.Locals in front of its own.
+func (e *exchange) Context() context.Context { return (*exchangeContext)(e) }
+
+// exchangeContext is an exchange seen as the context of its request.
+type exchangeContext exchange
+
+func (c *exchangeContext) Deadline() (time.Time, bool) { return c.c.UserContext().Deadline() }
+func (c *exchangeContext) Done() <-chan struct{}       { return c.c.UserContext().Done() }
+func (c *exchangeContext) Err() error                  { return c.c.UserContext().Err() }
+func (c *exchangeContext) Value(key any) any {
+	if v := c.c.Locals(key); v != nil {
+		return v
+	}
+	return c.c.UserContext().Value(key)
+}
+
+// Ctx returns the *fiber.Ctx of a request the Fiber adapter handed to a key
+// function, skip rule, cost function or plan function, or nil for a request
+// from another adapter. Like r it is valid only during that call.
+func Ctx(r keyfuncs.Request) *fiber.Ctx {
+	if e, ok := r.(*exchange); ok {
+		return e.c
+	}
+	return nil
 }
 
 // SetHeader sets a response header. fasthttp copies name and value.

@@ -1,6 +1,8 @@
 package fiberrl
 
 import (
+	"strings"
+
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ratelimit-go/ratelimit"
@@ -10,12 +12,31 @@ import (
 // New builds a ratelimit.Middleware from opts (ratelimit.WithKeyFunc is
 // required; a ratelimit.Config converts with its Options method) and
 // returns it as a Fiber handler. See Middleware.
+//
+// Besides the errors of ratelimit.New, it returns a *ratelimit.RouteError for
+// a route pattern Fiber never reports (a wildcard written "{id}" instead of
+// ":id").
 func New(opts ...ratelimit.Option) (fiber.Handler, error) {
 	m, err := ratelimit.New(opts...)
 	if err != nil {
 		return nil, err
 	}
+	if err := CheckPatterns(m); err != nil {
+		return nil, err
+	}
 	return Middleware(m), nil
+}
+
+// CheckPatterns returns a *ratelimit.RouteError for the first route table
+// pattern of m that Fiber can never report as a route's path: one with a
+// net/http-style wildcard ("/users/{id}", which Fiber writes "/users/:id").
+func CheckPatterns(m *ratelimit.Middleware) error {
+	return m.CheckPatterns(func(p string) string {
+		if strings.ContainsAny(p, "{}") {
+			return "Fiber writes route parameters as :name, * and +, not {name}"
+		}
+		return ""
+	})
 }
 
 // Middleware returns a Fiber handler running m, to install with App.Use
@@ -25,8 +46,14 @@ func New(opts ...ratelimit.Option) (fiber.Handler, error) {
 // by Ctx.UserContext. When m has a route table, the middleware finds the
 // pattern of the route Fiber will choose for the request (see the package
 // documentation); otherwise the request view reports no pattern. The
-// returned handler is safe for concurrent use.
+// returned handler is safe for concurrent use. Key functions reach the
+// *fiber.Ctx through Ctx, and values stored with Ctx.Locals through the
+// request view's Context. It panics with the error of CheckPatterns when a
+// route pattern can never match on Fiber.
 func Middleware(m *ratelimit.Middleware) fiber.Handler {
+	if err := CheckPatterns(m); err != nil {
+		panic(err)
+	}
 	var routes *resolver
 	if m.HasRoutes() {
 		routes = new(resolver)

@@ -19,6 +19,13 @@ func (adapter) Name() string { return "gin" }
 
 func (adapter) Handler(t testing.TB, s httpsuite.Setup) http.Handler {
 	r := gin.New()
+	if s.Identify {
+		r.Use(func(c *gin.Context) {
+			if u := c.GetHeader(httpsuite.UserHeader); u != "" {
+				c.Set(httpsuite.UserKey, u)
+			}
+		})
+	}
 	if s.Global != nil {
 		r.Use(ginrl.Middleware(s.Global))
 	}
@@ -29,6 +36,9 @@ func (adapter) Handler(t testing.TB, s httpsuite.Setup) http.Handler {
 			handlers = []gin.HandlerFunc{ginrl.Route(s.RouteBase, s.RoutePolicies...), ok}
 		}
 		r.Handle(rt.Method, rt.Path, handlers...)
+		if rt.Method == http.MethodGet { // Gin serves HEAD only where it is registered
+			r.Handle(http.MethodHead, rt.Path, handlers...)
+		}
 	}
 	return r
 }

@@ -1,34 +1,76 @@
 package ginrl
 
 import (
+	"strings"
+
 	"github.com/gin-gonic/gin"
 
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/keyfuncs"
 	"github.com/ratelimit-go/ratelimit/stdhttp"
 )
 
 // New builds a ratelimit.Middleware from opts (ratelimit.WithKeyFunc is
 // required; a ratelimit.Config converts with its Options method) and
-// returns it as Gin middleware. See Middleware.
+// returns it as Gin middleware. See Middleware. Besides the errors of
+// ratelimit.New, it returns a *ratelimit.RouteError for a route pattern Gin
+// never reports (a wildcard written "{id}" instead of ":id").
 func New(opts ...ratelimit.Option) (gin.HandlerFunc, error) {
 	m, err := ratelimit.New(opts...)
 	if err != nil {
 		return nil, err
 	}
+	if err := CheckPatterns(m); err != nil {
+		return nil, err
+	}
 	return Middleware(m), nil
+}
+
+// CheckPatterns returns a *ratelimit.RouteError for the first route table
+// pattern of m that Gin can never report as Context.FullPath: one with a
+// net/http-style wildcard ("/users/{id}", which Gin writes "/users/:id").
+func CheckPatterns(m *ratelimit.Middleware) error {
+	return m.CheckPatterns(func(p string) string {
+		if strings.ContainsAny(p, "{}") {
+			return "Gin writes route parameters as :name and *name, not {name}"
+		}
+		return ""
+	})
 }
 
 // Middleware returns Gin middleware running m: for every request it checks
 // the rate limit and sets the header fields, then either lets the chain
 // continue or answers itself (429, 4xx, or 503 when failing closed) and
-// aborts the chain. The returned handler is safe for concurrent use.
+// aborts the chain. Key functions reach the *gin.Context through Context,
+// and values stored with Context.Set through the request view's Context.
+// It panics with the error of CheckPatterns when a route pattern can never
+// match on Gin: routes are set up at start-up, and a limit that silently
+// limits nothing is worse than a failed start. The returned handler is safe
+// for concurrent use.
 func Middleware(m *ratelimit.Middleware) gin.HandlerFunc {
+	if err := CheckPatterns(m); err != nil {
+		panic(err)
+	}
 	return func(c *gin.Context) {
-		if stdhttp.Check(m, c.Writer, c.Request, c.FullPath()) == ratelimit.Handled {
+		if stdhttp.CheckNative(m, c.Writer, c.Request, c.FullPath(), c, lookup) == ratelimit.Handled {
 			c.Abort()
 		}
 	}
+}
+
+// lookup finds a value stored with gin.Context.Set.
+func lookup(native, key any) any {
+	v, _ := native.(*gin.Context).Get(key)
+	return v
+}
+
+// Context returns the *gin.Context of a request the Gin adapter handed to a
+// key function, skip rule, cost function or plan function, or nil for a
+// request from another adapter. Like r it is valid only during that call.
+func Context(r keyfuncs.Request) *gin.Context {
+	c, _ := stdhttp.Native(r).(*gin.Context)
+	return c
 }
 
 // Route returns middleware for a single route, checking policies instead

@@ -36,7 +36,7 @@ func TestNewRequiresAKeyFunction(t *testing.T) {
 }
 
 func TestRoutePanicsWithTheTypedError(t *testing.T) {
-	m, err := ratelimit.New(ratelimit.WithLimiter(limiter()), ratelimit.WithKeyFunc(keyfuncs.RemoteIP))
+	m, err := ratelimit.New(ratelimit.WithLimiter(limiter()), ratelimit.WithKeyFunc(keyfuncs.RemoteIP), ratelimit.WithPolicy(core.MustParsePolicy("100/1m")))
 	if err != nil {
 		t.Fatal(err)
 	}

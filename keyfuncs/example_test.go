@@ -1,6 +1,7 @@
 package keyfuncs_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -67,7 +68,7 @@ func ExampleHeader() {
 	_, err := required(keyfuncstest.New("192.0.2.9:1"))
 	fmt.Println(err)
 	// Output:
-	// team-42
+	// #3R1Zns8okNXvuyJLKiAn_KIh1orJr9jBT44D3pIWhZ0
 	// ~192.0.2.9
 	// #kGx560_d_99rh2j5VJda-CFQGGl5ZiHOmK-97ZlV6Y0
 	// keyfuncs: missing rate-limit key: header X-API-Key
@@ -97,4 +98,27 @@ func ExampleConstant() {
 	key, _ := global(keyfuncstest.New("192.0.2.9:1"))
 	fmt.Println(key)
 	// Output: global
+}
+
+// userKey is the context key under which an authentication middleware
+// stores the caller's user ID.
+type userKey struct{}
+
+// Keys from the authenticated caller: a value that authentication middleware
+// put in the request's context (or, on Gin, Echo and Fiber, stored with
+// Context.Set or Ctx.Locals). A request that arrives without one is refused
+// with 401.
+func ExampleContextValue() {
+	byUser := keyfuncs.ContextValue(userKey{})
+	r := keyfuncstest.New("192.0.2.9:1")
+	r.Ctx = context.WithValue(context.Background(), userKey{}, "user-42")
+	key, _ := byUser(r)
+	fmt.Println(key)
+
+	_, err := byUser(keyfuncstest.New("192.0.2.9:1"))
+	var missing *keyfuncs.MissingKeyError
+	fmt.Println(errors.As(err, &missing), missing.Status)
+	// Output:
+	// user-42
+	// true 401
 }

@@ -24,6 +24,7 @@ type headerKey struct {
 	status      int    // refuse with this status when missing, if fallback and skip are unset
 	fallback    KeyFunc
 	skip        bool
+	verbatim    bool // use safe values as they are instead of hashing all
 	maxVerbatim int
 }
 
@@ -62,9 +63,23 @@ func SkipIfMissing() HeaderOption {
 	return HeaderOption{func(h *headerKey) { h.skip, h.fallback = true, nil }}
 }
 
+// Verbatim makes Header use a value as the key as it is when it is safe to
+// (see Header) instead of hashing every value. Use it only for values that
+// are not secret, such as a tenant name: a verbatim key is stored in the
+// backend (Redis key names) and reported to observers (Event.Key) as it is.
+func Verbatim() HeaderOption {
+	return HeaderOption{func(h *headerKey) { h.verbatim = true }}
+}
+
+// Hashed makes ContextValue hash every value, as Header does by default.
+func Hashed() HeaderOption {
+	return HeaderOption{func(h *headerKey) { h.verbatim = false }}
+}
+
 // MaxVerbatim sets the length, at least 1 and at most MaxHeaderValue, above
-// which a header value is hashed instead of used verbatim. The default is
-// DefaultMaxVerbatim; values outside the range are clamped to it.
+// which a value used verbatim (Verbatim, ContextValue) is hashed instead.
+// The default is DefaultMaxVerbatim; values outside the range are clamped
+// to it.
 func MaxVerbatim(n int) HeaderOption {
 	return HeaderOption{func(h *headerKey) { h.maxVerbatim = max(1, min(n, MaxHeaderValue)) }}
 }
@@ -72,13 +87,18 @@ func MaxVerbatim(n int) HeaderOption {
 // Header returns a KeyFunc that keys requests by the first value of the named
 // header, e.g. an API key or a tenant ID.
 //
-// The key is the value itself when it is at most the verbatim length long
-// (MaxVerbatim, default 128 bytes), consists only of printable ASCII without
-// spaces, and starts with a letter or a digit. Any other value, including one
-// with control bytes, CR, LF, spaces or non-ASCII bytes, is replaced by "#"
-// followed by the unpadded base64url SHA-256 of the value (44 bytes in all),
-// so a key never carries bytes that could break a header or a log line, and
-// its length is bounded. The three forms (verbatim, hashed "#...", fallback
+// By default the key is "#" followed by the unpadded base64url SHA-256 of
+// the value (44 bytes in all): header values used as keys are usually
+// secrets (API keys, tokens), and a hashed key keeps them out of the
+// backend (Redis key names that anyone with redis-cli --scan can read) and
+// out of observers and logs (Event.Key). The hash is unkeyed, so every
+// instance derives the same key and shares one quota; it hides high-entropy
+// secrets, not guessable values. Verbatim opts out: the key is then the
+// value itself when it is at most the verbatim length long (MaxVerbatim,
+// default 128 bytes), consists only of printable ASCII without spaces, and
+// starts with a letter or a digit, and the hashed form otherwise, so that a
+// key never carries bytes that could break a header or a log line and its
+// length is bounded. The three forms (verbatim, hashed "#...", fallback
 // "~...") never collide. A value longer than MaxHeaderValue is refused with a
 // *MissingKeyError, status 400, whatever the missing-header policy.
 //
@@ -110,10 +130,17 @@ func (h *headerKey) key(r Request) (string, error) {
 	case len(v) > MaxHeaderValue:
 		return "", &MissingKeyError{Source: h.source, Status: 400}
 	case v != "":
-		if verbatim(v, h.maxVerbatim) {
+		if h.verbatim && verbatim(v, h.maxVerbatim) {
 			return v, nil
 		}
 		return hashKey(v), nil
+	}
+	return h.missing(r)
+}
+
+// missing applies the missing-value policy.
+func (h *headerKey) missing(r Request) (string, error) {
+	switch {
 	case h.skip:
 		return "", ErrSkip
 	case h.fallback != nil:

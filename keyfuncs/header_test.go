@@ -17,8 +17,21 @@ func hashed(v string) string {
 	return "#" + base64.RawURLEncoding.EncodeToString(sum[:])
 }
 
-func TestHeaderValues(t *testing.T) {
+// TestHeaderHashesByDefault: a header value (an API key, a token) never
+// becomes a key verbatim unless Verbatim says so, so that it reaches neither
+// the store's key names nor observers.
+func TestHeaderHashesByDefault(t *testing.T) {
 	kf := keyfuncs.Header("X-API-Key")
+	for _, v := range []string{"sk_live_4eC39HqLyjWDarjtT1zdp7dc", "a", "team-42"} {
+		got, err := kf(keyfuncstest.New("192.0.2.1:1", "X-API-Key", v))
+		if err != nil || got != hashed(v) || (len(v) > 8 && strings.Contains(got, v)) {
+			t.Fatalf("key(%q) = %q, %v; want %q", v, got, err, hashed(v))
+		}
+	}
+}
+
+func TestHeaderValues(t *testing.T) {
+	kf := keyfuncs.Header("X-API-Key", keyfuncs.Verbatim())
 	long := strings.Repeat("k", keyfuncs.DefaultMaxVerbatim)
 	for _, tc := range []struct {
 		name, value, want string
@@ -58,14 +71,14 @@ func TestHeaderValues(t *testing.T) {
 }
 
 func TestHeaderMaxVerbatim(t *testing.T) {
-	kf := keyfuncs.Header("X-API-Key", keyfuncs.MaxVerbatim(4))
+	kf := keyfuncs.Header("X-API-Key", keyfuncs.Verbatim(), keyfuncs.MaxVerbatim(4))
 	for value, want := range map[string]string{"abcd": "abcd", "abcde": hashed("abcde")} {
 		got, err := kf(keyfuncstest.New("192.0.2.1:1", "X-API-Key", value))
 		if err != nil || got != want {
 			t.Errorf("key(%q) = %q, %v; want %q", value, got, err, want)
 		}
 	}
-	clamped := keyfuncs.Header("X-API-Key", keyfuncs.MaxVerbatim(0))
+	clamped := keyfuncs.Header("X-API-Key", keyfuncs.Verbatim(), keyfuncs.MaxVerbatim(0))
 	if got, _ := clamped(keyfuncstest.New("", "X-API-Key", "ab")); got != hashed("ab") {
 		t.Errorf("MaxVerbatim(0) clamps to 1: key = %q", got)
 	}
@@ -110,7 +123,7 @@ func TestHeaderMissing(t *testing.T) {
 		{name: "nil fallback keeps refusing", kf: keyfuncs.Header("X-API-Key", keyfuncs.FallbackIfMissing(nil)), req: keyfuncstest.New("192.0.2.1:1"), wantStatus: 400},
 		{name: "zero option ignored", kf: keyfuncs.Header("X-API-Key", keyfuncs.HeaderOption{}), req: keyfuncstest.New("192.0.2.1:1"), wantStatus: 400},
 		{name: "last option wins", kf: keyfuncs.Header("X-API-Key", keyfuncs.SkipIfMissing(), keyfuncs.RefuseIfMissing(401)), req: keyfuncstest.New("192.0.2.1:1"), wantStatus: 401},
-		{name: "present value not affected by fallback", kf: keyfuncs.Header("X-API-Key", keyfuncs.FallbackIfMissing(keyfuncs.RemoteIP)), req: keyfuncstest.New("192.0.2.1:1", "X-API-Key", "192.0.2.1"), want: "192.0.2.1"},
+		{name: "present value not affected by fallback", kf: keyfuncs.Header("X-API-Key", keyfuncs.FallbackIfMissing(keyfuncs.RemoteIP)), req: keyfuncstest.New("192.0.2.1:1", "X-API-Key", "192.0.2.1"), want: hashed("192.0.2.1")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := tc.kf(tc.req)

@@ -7,7 +7,10 @@
 // gives the same key on all four frameworks.
 package keyfuncs
 
-import "errors"
+import (
+	"context"
+	"errors"
+)
 
 // Request is the view of an HTTP request that key functions read. Adapters
 // implement it over their framework's request; implementations must not
@@ -25,6 +28,12 @@ type Request interface {
 	Header(name string) string
 	// RemoteAddr returns the address of the direct peer, "ip:port" or "ip".
 	RemoteAddr() string
+	// Context returns the request's context, where authentication
+	// middleware leaves the caller's identity. Its Value also finds what
+	// the framework keeps per request: Gin's Context.Set, Echo's
+	// Context.Set and Fiber's Ctx.Locals, before the request context's own
+	// values. Valid only during the call that received the Request.
+	Context() context.Context
 }
 
 // KeyFunc derives the rate-limit key of a request. It returns ErrSkip to let

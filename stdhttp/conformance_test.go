@@ -1,6 +1,7 @@
 package stdhttp_test
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"testing"
@@ -26,10 +27,20 @@ func (adapter) Handler(t testing.TB, s httpsuite.Setup) http.Handler {
 		}
 		mux.Handle(r.Method+" "+r.Path, h)
 	}
-	if s.Global == nil {
-		return mux
+	var h http.Handler = mux
+	if s.Global != nil {
+		h = stdhttp.Middleware(s.Global)(mux)
 	}
-	return stdhttp.Middleware(s.Global)(mux)
+	if s.Identify {
+		next := h
+		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if u := r.Header.Get(httpsuite.UserHeader); u != "" {
+				r = r.WithContext(context.WithValue(r.Context(), httpsuite.UserKey, u))
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+	return h
 }
 
 func TestConformance(t *testing.T) { httpsuite.Run(t, adapter{}) }

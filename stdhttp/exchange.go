@@ -1,10 +1,14 @@
 package stdhttp
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 	"unsafe"
+
+	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
 
 // exchange is one request and its response as the middleware core sees
@@ -20,6 +24,53 @@ type exchange struct {
 	w       http.ResponseWriter
 	pattern string // the route pattern resolved before the mux ran, if any
 	hdr     *headerBlock
+	native  any                       // the framework's request value (CheckNative), if any
+	lookup  func(native, key any) any // the framework's per-request values, if any
+}
+
+// Context returns the request's context or, when a framework adapter gave
+// its own per-request values (CheckNative), a context whose Value looks
+// there first.
+func (e *exchange) Context() context.Context {
+	if e.lookup == nil {
+		return e.r.Context()
+	}
+	return (*exchangeContext)(e)
+}
+
+// exchangeContext is an exchange seen as the context of its request, with
+// the framework's values in front of the request context's.
+type exchangeContext exchange
+
+func (c *exchangeContext) Deadline() (time.Time, bool) { return c.r.Context().Deadline() }
+func (c *exchangeContext) Done() <-chan struct{}       { return c.r.Context().Done() }
+func (c *exchangeContext) Err() error                  { return c.r.Context().Err() }
+func (c *exchangeContext) Value(key any) any {
+	if v := c.lookup(c.native, key); v != nil {
+		return v
+	}
+	return c.r.Context().Value(key)
+}
+
+// Request returns the *http.Request behind r when r is a request the
+// stdhttp adapter (or Gin or Echo through it) handed to a key function, a
+// skip rule, a cost function or a plan function; nil otherwise. Like r it is
+// valid only during that call.
+func Request(r keyfuncs.Request) *http.Request {
+	if e, ok := r.(*exchange); ok {
+		return e.r
+	}
+	return nil
+}
+
+// Native returns the framework's own request value that an adapter passed
+// to CheckNative (a *gin.Context, an echo.Context) for r, or nil. Adapters
+// wrap it in a typed accessor (ginrl.Context, echorl.Context).
+func Native(r keyfuncs.Request) any {
+	if e, ok := r.(*exchange); ok {
+		return e.native
+	}
+	return nil
 }
 
 var exchanges = sync.Pool{New: func() any { return new(exchange) }}

@@ -1,36 +1,142 @@
 package stdhttp
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/core"
 )
 
+// ErrRoutesUnresolvable reports a Middleware with a route table
+// (ratelimit.WithRoute) wrapped around a handler that is not a
+// *http.ServeMux, with neither WithMux nor InsideMux: the route pattern of a
+// request is then unknown when the check runs, and the route table would
+// silently limit nothing. It matches ratelimit.ErrInvalidConfig.
+var ErrRoutesUnresolvable = fmt.Errorf("%w: stdhttp: the route table needs the ServeMux: wrap the mux itself, or say which with stdhttp.WithMux(mux), or stdhttp.InsideMux() when the middleware runs inside it", ratelimit.ErrInvalidConfig)
+
+// WrapOption tells Wrap and Middleware where route patterns come from.
+type WrapOption func(*wrapConfig)
+
+type wrapConfig struct {
+	mux    *http.ServeMux
+	inside bool
+}
+
+// WithMux names the ServeMux that routes the requests, for a middleware
+// wrapped around something other than the mux itself (a logging or
+// recovery handler in front of it): the route pattern of every request is
+// resolved from mux before the check, as when the mux is wrapped directly.
+func WithMux(mux *http.ServeMux) WrapOption {
+	return func(c *wrapConfig) { c.mux, c.inside = mux, false }
+}
+
+// InsideMux says the middleware runs inside the ServeMux, registered on its
+// routes (mux.Handle(pattern, stdhttp.Middleware(m, stdhttp.InsideMux())(h))),
+// where http.Request.Pattern is already set when it runs.
+func InsideMux() WrapOption {
+	return func(c *wrapConfig) { c.mux, c.inside = nil, true }
+}
+
 // New builds a ratelimit.Middleware from opts (ratelimit.WithKeyFunc is
-// required) and returns it as net/http middleware. See Middleware.
+// required) and returns it as net/http middleware, which panics when it
+// wraps a handler its route table cannot be resolved for (see Middleware).
+// Besides the errors of ratelimit.New it returns the *ratelimit.RouteError of
+// CheckPatterns.
 func New(opts ...ratelimit.Option) (func(http.Handler) http.Handler, error) {
 	m, err := ratelimit.New(opts...)
 	if err != nil {
 		return nil, err
 	}
+	if err := CheckPatterns(m); err != nil {
+		return nil, err
+	}
 	return Middleware(m), nil
+}
+
+// CheckPatterns returns a *ratelimit.RouteError for the first route table
+// entry of m that a ServeMux can never report as the pattern of a request:
+// a pattern ServeMux rejects, or one with a Gin-style parameter ("/users/:id",
+// which ServeMux writes "/users/{id}").
+func CheckPatterns(m *ratelimit.Middleware) error {
+	return m.CheckPatterns(func(p string) string {
+		for _, seg := range strings.Split(p, "/") {
+			if strings.HasPrefix(seg, ":") || strings.HasPrefix(seg, "*") {
+				return "net/http's ServeMux writes wildcards as {name} and {name...}, not :name or *name"
+			}
+		}
+		return serveMuxRejects(p)
+	})
+}
+
+// serveMuxRejects returns why http.ServeMux refuses the pattern, "" if it
+// accepts it.
+func serveMuxRejects(pattern string) (reason string) {
+	defer func() {
+		if r := recover(); r != nil {
+			reason = fmt.Sprintf("http.ServeMux rejects it: %v", r)
+		}
+	}()
+	http.NewServeMux().Handle(pattern, http.NotFoundHandler())
+	return ""
 }
 
 // Middleware returns net/http middleware running m: for every request it
 // checks the rate limit, sets the header fields, and either calls next or
-// answers itself (429, 4xx, or 503 when failing closed). When next is a
-// *http.ServeMux and m has a route table, the route pattern is resolved
-// from the mux before the check (see the package documentation). The
-// returned handler is safe for concurrent use.
-func Middleware(m *ratelimit.Middleware) func(http.Handler) http.Handler {
+// answers itself (429, 4xx, or 503 when failing closed). The returned
+// handler is safe for concurrent use.
+//
+// When m has a route table, the route pattern of a request must be known
+// before the check: wrap the *http.ServeMux itself (its pattern is resolved
+// from the mux first; see the package documentation), or name the mux with
+// WithMux when wrapping a handler in front of it, or declare InsideMux when
+// the middleware is registered on the mux's routes. Wrapping anything else
+// panics with ErrRoutesUnresolvable, like ServeMux.Handle given a bad
+// pattern: handlers are wired at start-up, and a route table that silently
+// limits nothing is worse than a failed start. Wrap returns the error
+// instead. Middleware also panics with the error of CheckPatterns.
+func Middleware(m *ratelimit.Middleware, opts ...WrapOption) func(http.Handler) http.Handler {
+	if err := CheckPatterns(m); err != nil {
+		panic(err)
+	}
 	return func(next http.Handler) http.Handler {
-		h := &handler{m: m, next: next}
-		if mux, ok := next.(*http.ServeMux); ok && m.HasRoutes() {
-			h.mux = mux
+		h, err := Wrap(m, next, opts...)
+		if err != nil {
+			panic(err)
 		}
 		return h
 	}
+}
+
+// Wrap is Middleware(m, opts...)(next), returning ErrRoutesUnresolvable or
+// the error of CheckPatterns instead of panicking.
+func Wrap(m *ratelimit.Middleware, next http.Handler, opts ...WrapOption) (http.Handler, error) {
+	if m == nil || next == nil {
+		return nil, fmt.Errorf("%w: stdhttp.Wrap needs a Middleware and a handler", ratelimit.ErrInvalidConfig)
+	}
+	if err := CheckPatterns(m); err != nil {
+		return nil, err
+	}
+	var c wrapConfig
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	h := &handler{m: m, next: next, mux: c.mux}
+	if m.HasRoutes() && h.mux == nil && !c.inside {
+		mux, ok := next.(*http.ServeMux)
+		if !ok {
+			return nil, errors.Join(ErrRoutesUnresolvable, fmt.Errorf("stdhttp: wrapping a %T", next))
+		}
+		h.mux = mux
+	}
+	if !m.HasRoutes() {
+		h.mux = nil
+	}
+	return h, nil
 }
 
 // Route returns middleware for a single route, checking policies instead

@@ -1,8 +1,10 @@
 package stdhttp_test
 
 import (
+	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -80,7 +82,7 @@ func TestWrappingTheMuxResolvesRoutes(t *testing.T) {
 }
 
 func TestRouteMiddlewarePanicsOnInvalidPolicy(t *testing.T) {
-	m, err := ratelimit.New(ratelimit.WithLimiter(limiter()), ratelimit.WithKeyFunc(keyfuncs.RemoteIP))
+	m, err := ratelimit.New(ratelimit.WithLimiter(limiter()), ratelimit.WithKeyFunc(keyfuncs.RemoteIP), ratelimit.WithPolicy(core.MustParsePolicy("100/1m")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +95,8 @@ func TestRouteMiddlewarePanicsOnInvalidPolicy(t *testing.T) {
 }
 
 func TestRouteMiddleware(t *testing.T) {
-	m, err := ratelimit.New(ratelimit.WithLimiter(limiter()), ratelimit.WithKeyFunc(keyfuncs.RemoteIP))
+	// The base's own policy applies only where it is installed: nowhere here.
+	m, err := ratelimit.New(ratelimit.WithLimiter(limiter()), ratelimit.WithKeyFunc(keyfuncs.RemoteIP), ratelimit.WithPolicy(core.MustParsePolicy("100/1m")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,6 +130,56 @@ func TestCheckWithAFrameworkPattern(t *testing.T) {
 		}
 		if i == 1 && rec.Code != http.StatusTooManyRequests {
 			t.Fatalf("status %d", rec.Code)
+		}
+	}
+}
+
+// TestRouteTableNeedsTheMux: a route table in front of anything but a
+// ServeMux is refused unless the mux is named or the middleware runs inside
+// it; patterns ServeMux never reports are refused too.
+func TestRouteTableNeedsTheMux(t *testing.T) {
+	m, err := ratelimit.New(ratelimit.WithLimiter(limiter()), ratelimit.WithKeyFunc(keyfuncs.Constant("k")),
+		ratelimit.WithRoute("GET", "/search", core.MustParsePolicy("1/1m;name=search")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /search", ok)
+	logging := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { mux.ServeHTTP(w, r) })
+	if _, err := stdhttp.Wrap(m, logging); !errors.Is(err, stdhttp.ErrRoutesUnresolvable) || !errors.Is(err, ratelimit.ErrInvalidConfig) {
+		t.Fatalf("Wrap(non-mux) = %v, want ErrRoutesUnresolvable", err)
+	}
+	func() {
+		defer func() {
+			if r := recover(); r == nil || !errors.Is(r.(error), stdhttp.ErrRoutesUnresolvable) {
+				t.Errorf("Middleware(non-mux): recovered %v", r)
+			}
+		}()
+		stdhttp.Middleware(m)(logging)
+	}()
+	h, err := stdhttp.Wrap(m, logging, stdhttp.WithMux(mux))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := do(h, "GET", "/search").Code; c != 204 {
+		t.Fatalf("first: %d", c)
+	}
+	if c := do(h, "GET", "/search").Code; c != 429 {
+		t.Fatalf("WithMux: the route table did not apply: %d", c)
+	}
+	inner := http.NewServeMux()
+	inner.Handle("GET /search", stdhttp.Middleware(m, stdhttp.InsideMux())(http.HandlerFunc(ok)))
+	if c := do(inner, "GET", "/search").Code; c != 429 {
+		t.Fatalf("InsideMux: %d, want 429 (the same quota)", c)
+	}
+	for pattern, mention := range map[string]string{"/users/:id": "{name}", "/a/{b": "ServeMux rejects"} {
+		bad, err := ratelimit.New(ratelimit.WithKeyFunc(keyfuncs.Constant("k")), ratelimit.WithRoute("GET", pattern, core.MustParsePolicy("1/1m")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var re *ratelimit.RouteError
+		if err := stdhttp.CheckPatterns(bad); !errors.As(err, &re) || !strings.Contains(err.Error(), mention) {
+			t.Errorf("pattern %q: %v", pattern, err)
 		}
 	}
 }

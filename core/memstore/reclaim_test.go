@@ -17,7 +17,7 @@ import (
 // and needs no Close; only the opt-in sweeper starts a goroutine, and Close
 // stops it.
 func TestNewStartsNoGoroutine(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	before := runtime.NumGoroutine()
 	stores := make([]*memstore.Store, 100)
 	for i := range stores {

@@ -14,7 +14,9 @@ type Route struct {
 	Path   string // static: the same pattern on every framework
 }
 
-// Routes are the routes an Adapter registers. Each handler answers 200
+// Routes are the routes an Adapter registers. Adapters whose router does not
+// serve HEAD with a GET route's handler (Gin, Echo) also register HEAD for
+// every GET route, as their users do. Each handler answers 200
 // with the body OKBody and nothing else. POST /login is the route that
 // Setup.RoutePolicies attaches per-route middleware to.
 var Routes = []Route{
@@ -41,7 +43,22 @@ type Setup struct {
 	// RoutePolicies...)), which builds on RouteBase.Route.
 	RouteBase     *ratelimit.Middleware
 	RoutePolicies []core.Policy
+	// Identify, when set, installs before the rate limiter a stand-in for
+	// authentication middleware: it stores the value of the request header
+	// UserHeader, when present, in the framework's own per-request store
+	// under UserKey (Gin's Context.Set, Fiber's Ctx.Locals, the request
+	// context for net/http and Echo), where keyfuncs.ContextValue(UserKey)
+	// finds it.
+	Identify bool
 }
+
+// UserKey is the key under which Identify stores the caller's identity.
+var UserKey = userKey{}
+
+type userKey struct{}
+
+// UserHeader is the request header Identify reads the caller's identity from.
+const UserHeader = "X-Test-User"
 
 // Adapter builds apps of one framework for the suite.
 type Adapter interface {

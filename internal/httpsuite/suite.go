@@ -1,6 +1,7 @@
 package httpsuite
 
 import (
+	"errors"
 	"net/http"
 	"net/netip"
 	"strconv"
@@ -34,6 +35,9 @@ func Run(t *testing.T, a Adapter) {
 		{"SameKeys", testSameKeys},
 		{"SpoofedForwardedFor", testSpoofedForwardedFor},
 		{"UnsafeKeyBytes", testUnsafeKeyBytes},
+		{"HeadFollowsGetRoute", testHeadFollowsGet},
+		{"KeyFromIdentity", testKeyFromIdentity},
+		{"PlansPerCaller", testPlans},
 	}
 	for _, tc := range tests {
 		t.Run(a.Name()+"/"+tc.name, func(t *testing.T) { tc.fn(t, newEnv(t, a)) })
@@ -175,7 +179,8 @@ func testRouteTable(t *testing.T, e *env) {
 }
 
 func testPerRoute(t *testing.T, e *env) {
-	base := e.middleware()
+	// The base's own policy applies only where it is installed: nowhere here.
+	base := e.middleware(ratelimit.WithPolicy(core.MustParsePolicy("100/1m;name=base")))
 	h := e.a.Handler(t, Setup{RouteBase: base, RoutePolicies: []core.Policy{core.MustParsePolicy("2/1m;algorithm=fixed_window;name=login")}})
 	for i, want := range []int{200, 200, 429} {
 		res := e.do(h, request{method: "POST", path: "/login", key: "k"})
@@ -361,4 +366,87 @@ func testUnsafeKeyBytes(t *testing.T, e *env) {
 			}
 		}
 	}
+}
+
+// testHeadFollowsGet: routers serve HEAD with the GET handler (or, on Gin and
+// Echo, where the app registers it), so a GET route's policies govern HEAD
+// too; HEAD must not be a way around them.
+func testHeadFollowsGet(t *testing.T, e *env) {
+	login := core.MustParsePolicy("2/1m;algorithm=fixed_window;name=get-login")
+	global := core.MustParsePolicy("100/1m;algorithm=fixed_window;name=global")
+	h := e.a.Handler(t, Setup{Global: e.middleware(ratelimit.WithPolicy(global), ratelimit.WithRoute("GET", "/login", login))})
+	res := e.do(h, request{method: "HEAD", path: "/login", key: "k"})
+	if res.status != http.StatusOK {
+		t.Fatalf("first HEAD: status %d", res.status)
+	}
+	wantMembers(t, "RateLimit", parseList(t, res.header, "RateLimit"), member{"get-login", map[string]int64{"r": 1, "t": 57}})
+	e.do(h, request{method: "GET", path: "/login", key: "k"}).wantStatus(t, "GET after HEAD", http.StatusOK)
+	e.do(h, request{method: "GET", path: "/login", key: "k"}).wantStatus(t, "third request", http.StatusTooManyRequests)
+	res = e.do(h, request{method: "HEAD", path: "/login", key: "k"})
+	if res.status != http.StatusTooManyRequests {
+		t.Fatalf("HEAD after the GET route's quota is used up: status %d, want 429", res.status)
+	}
+	wantMembers(t, "RateLimit", parseList(t, res.header, "RateLimit"), member{"get-login", map[string]int64{"r": 0, "t": 57}})
+}
+
+// testKeyFromIdentity: a key function reads the caller's identity that
+// authentication middleware stored in the framework's own per-request store.
+func testKeyFromIdentity(t *testing.T, e *env) {
+	p := core.MustParsePolicy("1/1m;algorithm=fixed_window;name=per-user")
+	h := e.a.Handler(t, Setup{Identify: true, Global: e.middleware(ratelimit.WithPolicy(p),
+		ratelimit.WithKeyFunc(keyfuncs.ContextValue(UserKey)))})
+	as := func(user string) request {
+		return request{method: "GET", path: "/", header: http.Header{UserHeader: {user}}}
+	}
+	e.do(h, as("alice")).wantStatus(t, "alice's first", http.StatusOK)
+	if ev := e.lastEvent(); ev.Key != "alice" {
+		t.Fatalf("key %q, want alice", ev.Key)
+	}
+	e.do(h, as("alice")).wantStatus(t, "alice's second", http.StatusTooManyRequests)
+	e.do(h, as("bob")).wantStatus(t, "bob has his own quota", http.StatusOK)
+	e.do(h, request{method: "GET", path: "/"}).wantStatus(t, "no identity", http.StatusUnauthorized)
+}
+
+// testPlans: the caller's plan selects its policies; the headers name them;
+// an unknown plan goes to the failure mode, with an event, never an
+// unlimited pass.
+func testPlans(t *testing.T, e *env) {
+	free := core.MustParsePolicy("1/1h;algorithm=fixed_window;name=free")
+	pro := core.MustParsePolicy("3/1h;algorithm=fixed_window;name=pro")
+	plan := func(r keyfuncs.Request) (string, error) {
+		switch u, _ := r.Context().Value(UserKey).(string); u {
+		case "alice":
+			return "pro", nil
+		case "mallory":
+			return "gold", nil // no such plan
+		case "":
+			return "", nil
+		}
+		return "free", nil
+	}
+	m := e.middleware(ratelimit.WithKeyFunc(keyfuncs.ContextValue(UserKey, keyfuncs.FallbackIfMissing(keyfuncs.RemoteIP))),
+		ratelimit.WithPlans(plan, map[string][]core.Policy{"free": {free}, "pro": {pro}}),
+		ratelimit.WithFailureMode(ratelimit.FailClosed))
+	h := e.a.Handler(t, Setup{Identify: true, Global: m})
+	as := func(user string) request {
+		return request{method: "GET", path: "/", header: http.Header{UserHeader: {user}}}
+	}
+	for i, want := range []int{200, 200, 200, 429} {
+		res := e.do(h, as("alice"))
+		res.wantStatus(t, "alice (pro) "+strconv.Itoa(i+1), want)
+		wantMembers(t, "RateLimit-Policy", parseList(t, res.header, "RateLimit-Policy"), member{"pro", map[string]int64{"q": 3, "w": 3600}})
+	}
+	if ev := e.lastEvent(); ev.Plan != "pro" || ev.Outcome != ratelimit.OutcomeDenied {
+		t.Fatalf("event plan %q outcome %v", ev.Plan, ev.Outcome)
+	}
+	e.do(h, as("bob")).wantStatus(t, "bob (free)", http.StatusOK)
+	e.do(h, as("bob")).wantStatus(t, "bob (free) again", http.StatusTooManyRequests)
+	res := e.do(h, as("mallory"))
+	res.wantStatus(t, "unknown plan, failing closed", http.StatusServiceUnavailable)
+	wantNoInternalText(t, res)
+	if ev := e.lastEvent(); ev.Outcome != ratelimit.OutcomeFailedClosed || !errors.Is(ev.Err, ratelimit.ErrUnknownPlan) || ev.Plan != "gold" {
+		t.Fatalf("unknown plan: event %+v", ev)
+	}
+	// No identity, so no plan, and no global policy: the failure mode too.
+	e.do(h, request{method: "GET", path: "/"}).wantStatus(t, "no plan, no global policy", http.StatusServiceUnavailable)
 }

@@ -2,7 +2,10 @@
 // functions and of the adapters and middleware built on them.
 package keyfuncstest
 
-import "net/http"
+import (
+	"context"
+	"net/http"
+)
 
 // Request is a keyfuncs.Request (and keyfuncs.HeaderValuesRequest) built from
 // plain fields. The zero value is a request with empty fields and no headers.
@@ -14,6 +17,16 @@ type Request struct {
 	Pattern string      // returned by Route; "" means no route matched
 	Remote  string      // returned by RemoteAddr
 	Headers http.Header // read by Header and HeaderValues; may be nil
+	// Ctx is returned by Context; nil means context.Background().
+	Ctx context.Context
+}
+
+// Context returns r.Ctx, or context.Background() when it is nil.
+func (r *Request) Context() context.Context {
+	if r.Ctx == nil {
+		return context.Background()
+	}
+	return r.Ctx
 }
 
 // New returns a GET request for "/" from remote with the given headers, given

@@ -1,0 +1,71 @@
+package ratelimit_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/keyfuncs"
+)
+
+// TestMisconfigurationIsAnError: every configuration that would compile into
+// a limiter that silently limits nothing fails at New with a typed error
+// naming the option and the value.
+func TestMisconfigurationIsAnError(t *testing.T) {
+	p := core.MustParsePolicy("10/1m;name=p")
+	key := ratelimit.WithKeyFunc(keyfuncs.RemoteIP)
+	plan := func(keyfuncs.Request) (string, error) { return "free", nil }
+	for _, tc := range []struct {
+		name    string
+		opts    []ratelimit.Option
+		want    error
+		mention string
+	}{
+		{"no policy at all", []ratelimit.Option{key}, ratelimit.ErrNoPolicy, "no policy"},
+		{"lower-case method", []ratelimit.Option{key, ratelimit.WithRoute("get", "/search", p)}, nil, `"get"`},
+		{"method inside the pattern", []ratelimit.Option{key, ratelimit.WithRoute("GET", "GET /search", p)}, nil, `WithRoute("GET", "/search")`},
+		{"pattern without a slash", []ratelimit.Option{key, ratelimit.WithRoute("GET", "search", p)}, nil, `"/search"`},
+		{"empty pattern", []ratelimit.Option{key, ratelimit.WithRoute("GET", "", p)}, nil, "empty"},
+		{"method not a token", []ratelimit.Option{key, ratelimit.WithRoute("GE T", "/x", p)}, nil, "token"},
+		{"pattern with a space", []ratelimit.Option{key, ratelimit.WithRoute("", "/a b", p)}, nil, "white space"},
+		{"plans without a function", []ratelimit.Option{key, ratelimit.WithPlans(nil, map[string][]core.Policy{"free": {p}})}, nil, "PlanFunc"},
+		{"empty plan", []ratelimit.Option{key, ratelimit.WithPlans(plan, map[string][]core.Policy{"free": nil})}, nil, `"free" has no policy`},
+		{"plan with no name", []ratelimit.Option{key, ratelimit.WithPlans(plan, map[string][]core.Policy{"": {p}})}, nil, "empty name"},
+		{"invalid plan policy", []ratelimit.Option{key, ratelimit.WithPlans(plan, map[string][]core.Policy{"free": {{Limit: 0, Window: 1}}})}, core.ErrInvalidPolicy, `plan "free"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := ratelimit.New(tc.opts...)
+			if err == nil || m != nil {
+				t.Fatalf("New = %v, nil error: a limiter that limits nothing", m)
+			}
+			if !errors.Is(err, ratelimit.ErrInvalidConfig) && !errors.Is(err, core.ErrInvalidPolicy) {
+				t.Fatalf("error %v does not match ErrInvalidConfig", err)
+			}
+			if tc.want != nil && !errors.Is(err, tc.want) {
+				t.Fatalf("error %v, want %v", err, tc.want)
+			}
+			if !strings.Contains(err.Error(), tc.mention) {
+				t.Fatalf("error %q does not mention %q", err, tc.mention)
+			}
+			var re *ratelimit.RouteError
+			if strings.HasPrefix(tc.name, "pattern") || strings.Contains(tc.name, "method") {
+				if !errors.As(err, &re) {
+					t.Fatalf("error %T, want a *ratelimit.RouteError", err)
+				}
+			}
+		})
+	}
+	// The valid forms still build.
+	for _, opts := range [][]ratelimit.Option{
+		{key, ratelimit.WithPolicy(p)},
+		{key, ratelimit.WithRoute("GET", "/search", p)},
+		{key, ratelimit.WithRoute("", "/users/{id}", p), ratelimit.WithRoute("M-SEARCH", "/x", p)},
+		{key, ratelimit.WithPlans(plan, map[string][]core.Policy{"free": {p}})},
+	} {
+		if _, err := ratelimit.New(opts...); err != nil {
+			t.Errorf("valid configuration refused: %v", err)
+		}
+	}
+}
