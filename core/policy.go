@@ -189,3 +189,35 @@ func formatWindow(d time.Duration) string {
 	}
 	return d.String()
 }
+
+// Identity is what a backend finds a policy's state by. For a named policy
+// it is the name, the resolved algorithm and the window: raising or lowering
+// the Limit or the Burst of a named policy keeps every key's state, and the
+// new numbers apply to it at once, so a deploy that changes a limit neither
+// resets clients' counters nor, during a rolling deploy, makes old and new
+// instances count apart. Renaming the policy, or changing its algorithm or
+// window, starts afresh. For an unnamed policy (Name "") every field is part
+// of the identity, as there is nothing else to tell two policies apart.
+//
+// How the kept state reads under new numbers: the window algorithms keep
+// their counts of admitted units (a client that used 60 of 100 has used 60
+// of the new limit); the rate algorithms keep time, how far the client is
+// from a full bucket or an empty queue (a client 30 s from full stays 30 s
+// from full, and its Remaining is that time at the new rate). Remaining is
+// never negative: a lowered limit denies until enough has expired.
+type Identity struct {
+	Name      string
+	Algorithm Algorithm // resolved: never empty
+	Window    time.Duration
+	Limit     int // 0 for a named policy
+	Burst     int // 0 for a named policy
+}
+
+// Identity returns the identity of p; see Identity.
+func (p Policy) Identity() Identity {
+	id := Identity{Name: p.Name, Algorithm: p.Algorithm.Resolve(), Window: p.Window}
+	if p.Name == "" {
+		id.Limit, id.Burst = p.Limit, p.Burst
+	}
+	return id
+}

@@ -103,7 +103,7 @@ func FixedWindow(p *core.Params, st FixedWindowState, cost, now int64) (Outcome,
 		}
 		return o, FixedWindowState{Start: start, Count: n}
 	}
-	return Outcome{Remaining: p.Limit - n, Wait: end - now, ResetAfter: end - now}, st
+	return Outcome{Remaining: max(p.Limit-n, 0), Wait: end - now, ResetAfter: end - now}, st
 }
 
 // SlidingWindowState holds the counts of the window starting at Start and of
@@ -223,7 +223,7 @@ func TokenBucket(p *core.Params, st TokenBucketState, cost, now int64) (Outcome,
 			TokenBucketState{Used: used, Last: last}
 	}
 	return Outcome{
-		Remaining:  (p.Tolerance - used) / p.Interval,
+		Remaining:  max(p.Tolerance-used, 0) / p.Interval, // used exceeds a lowered capacity
 		Wait:       last + used + need - p.Tolerance - now,
 		ResetAfter: resetAt(last, used, now),
 	}, st
@@ -285,7 +285,7 @@ func LeakyBucket(p *core.Params, st LeakyBucketState, cost, now int64) (Outcome,
 		}, LeakyBucketState{Level: level, Last: last}
 	}
 	return Outcome{
-		Remaining:  (p.Tolerance - backlog) / p.Interval,
+		Remaining:  max(p.Tolerance-backlog, 0) / p.Interval, // the backlog exceeds a lowered capacity
 		Wait:       last + backlog + need - p.Tolerance - now,
 		ResetAfter: resetAt(last, backlog, now),
 	}, st

@@ -99,7 +99,7 @@ func SlidingLog(p *core.Params, l *Log, cost, now int64) (Outcome, int64) {
 	}
 	k := n + cost - p.Limit // entries that must leave the window first
 	o := Outcome{
-		Remaining:  p.Limit - n,
+		Remaining:  max(p.Limit-n, 0), // more entries than a lowered limit
 		Wait:       l.At(first+int(k)-1) + p.Window - now,
 		ResetAfter: l.Newest() + p.Window - now,
 	}

@@ -34,7 +34,7 @@ func newLedger() *ledger { return &ledger{entries: make(map[stateKey][]admission
 // did.
 func (l *ledger) reset(s Step) {
 	for _, p := range s.Policies {
-		delete(l.entries, stateKey{s.Key, p})
+		delete(l.entries, stateKey{s.Key, p.Identity()})
 	}
 }
 
@@ -46,7 +46,7 @@ func (l *ledger) admit(s Step, now time.Time) error {
 		if err != nil {
 			return err
 		}
-		k := stateKey{s.Key, p}
+		k := stateKey{s.Key, p.Identity()}
 		h := append(l.entries[k], admission{at: at, cost: int64(s.Cost)})
 		l.entries[k] = h
 		switch pr.Algorithm {

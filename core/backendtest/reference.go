@@ -22,11 +22,12 @@ type Reference struct {
 	states map[stateKey]any // algo.FixedWindowState, algo.SlidingWindowState, *algo.Log, algo.TokenBucketState, int64 (GCRA), algo.LeakyBucketState
 }
 
-// stateKey identifies one key's state under one policy: distinct Policy
-// values never share state.
+// stateKey identifies one key's state under one policy identity
+// (core.Identity): a named policy whose limit or burst changed finds the
+// same state.
 type stateKey struct {
 	key    string
-	policy core.Policy
+	policy core.Identity
 }
 
 var _ core.Backend = (*Reference)(nil)
@@ -58,7 +59,7 @@ func (r *Reference) Reset(ctx context.Context, key string, policies []core.Polic
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, p := range policies {
-		delete(r.states, stateKey{key, p}) // a no-op on a nil map
+		delete(r.states, stateKey{key, p.Identity()}) // a no-op on a nil map
 	}
 	return nil
 }
@@ -88,8 +89,8 @@ func (r *Reference) decide(ctx context.Context, key string, policies []core.Poli
 	}
 	if peek {
 		for i, p := range policies {
-			stand, _ := r.eval(&params[i], stateKey{key, p}, 0, us)
-			one, _ := r.eval(&params[i], stateKey{key, p}, 1, us)
+			stand, _ := r.eval(&params[i], stateKey{key, p.Identity()}, 0, us)
+			one, _ := r.eval(&params[i], stateKey{key, p.Identity()}, 1, us)
 			d := stand.Decision(p)
 			d.Allowed, d.RetryAfter, d.Delay = one.Allowed, time.Duration(one.RetryAfter())*time.Microsecond, 0
 			out[i] = d
@@ -99,20 +100,26 @@ func (r *Reference) decide(ctx context.Context, key string, policies []core.Poli
 	commits := make([]func(), len(policies))
 	allowed := true
 	for i, p := range policies {
-		o, commit := r.eval(&params[i], stateKey{key, p}, int64(cost), us)
+		o, commit := r.eval(&params[i], stateKey{key, p.Identity()}, int64(cost), us)
 		out[i], commits[i] = o.Decision(p), commit
 		allowed = allowed && o.Allowed
 	}
 	if allowed {
-		for _, c := range commits {
-			c()
+		// A state shared by several policies of the check (the same policy
+		// twice, or one identity) consumes once, with the first of them.
+		done := make(map[core.Identity]bool, len(policies))
+		for i, c := range commits {
+			if id := policies[i].Identity(); !done[id] {
+				done[id] = true
+				c()
+			}
 		}
 		return nil
 	}
 	// Denied: policies that had room report the state as it stands.
 	for i, p := range policies {
 		if out[i].Allowed {
-			stand, _ := r.eval(&params[i], stateKey{key, p}, 0, us)
+			stand, _ := r.eval(&params[i], stateKey{key, p.Identity()}, 0, us)
 			out[i] = stand.Decision(p)
 			out[i].Delay = 0
 		}

@@ -24,6 +24,7 @@ func Run(t *testing.T, newBackend Factory) {
 	t.Run("Isolation", func(t *testing.T) { runIsolation(t, newBackend) })
 	t.Run("Concurrency", func(t *testing.T) { runConcurrency(t, newBackend) })
 	t.Run("Properties", func(t *testing.T) { runProperties(t, newBackend) })
+	t.Run("PolicyChange", func(t *testing.T) { runPolicyChange(t, newBackend) })
 }
 
 // keyPrefix returns a fresh random prefix, so that subtests sharing one

@@ -207,10 +207,11 @@ func (s *Store) prepare(ctx context.Context, key string, policies []core.Policy,
 	return buf, nil
 }
 
-// firstIndex returns the index of the first occurrence of pis[i] in pis.
+// firstIndex returns the index of the first policy in pis that shares the
+// state of pis[i] (the same policy, or one of the same identity).
 func firstIndex(pis []*policyInfo, i int) int {
 	for j := 0; j < i; j++ {
-		if pis[j] == pis[i] {
+		if pis[j].id == pis[i].id {
 			return j
 		}
 	}

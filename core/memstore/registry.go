@@ -59,8 +59,9 @@ type registry struct {
 
 // regSnapshot is one immutable version of the registry.
 type regSnapshot struct {
-	byID  []*policyInfo               // index = policyInfo.id
+	all   []*policyInfo               // in order of registration
 	index map[core.Policy]*policyInfo // for many policies; nil while few
+	ids   map[core.Identity]int       // table index of every identity
 }
 
 // linearMax is the number of policies below which a lookup compares Policy
@@ -74,7 +75,7 @@ func (s *regSnapshot) find(p *core.Policy) *policyInfo {
 	if s.index != nil {
 		return s.index[*p]
 	}
-	for _, pi := range s.byID {
+	for _, pi := range s.all {
 		if pi.policy == *p {
 			return pi
 		}
@@ -108,16 +109,27 @@ func (r *registry) get(p *core.Policy) (*policyInfo, error) {
 	if pi := old.find(p); pi != nil {
 		return pi, nil
 	}
-	next := &regSnapshot{}
+	next := &regSnapshot{ids: make(map[core.Identity]int)}
 	if old != nil {
-		next.byID = make([]*policyInfo, len(old.byID), len(old.byID)+1)
-		copy(next.byID, old.byID)
+		next.all = make([]*policyInfo, len(old.all), len(old.all)+1)
+		copy(next.all, old.all)
+		for k, v := range old.ids {
+			next.ids[k] = v
+		}
 	}
-	pi := &policyInfo{policy: *p, params: params, kind: k, id: len(next.byID)}
-	next.byID = append(next.byID, pi)
-	if len(next.byID) > linearMax {
-		next.index = make(map[core.Policy]*policyInfo, len(next.byID))
-		for _, x := range next.byID {
+	// Policies of one identity (a named policy whose limit or burst
+	// changed) share one table index, and so their state.
+	ident := p.Identity()
+	id, seen := next.ids[ident]
+	if !seen {
+		id = len(next.ids)
+		next.ids[ident] = id
+	}
+	pi := &policyInfo{policy: *p, params: params, kind: k, id: id}
+	next.all = append(next.all, pi)
+	if len(next.all) > linearMax {
+		next.index = make(map[core.Policy]*policyInfo, len(next.all))
+		for _, x := range next.all {
 			next.index[x.policy] = x
 		}
 	}

@@ -59,19 +59,21 @@ func appendTag(dst []byte, key string) []byte {
 	return dst
 }
 
-// appendPolicyID appends a short, stable identity of every field of p, so
-// that distinct Policy values (Name included, and an empty Algorithm apart
-// from an explicit one) get distinct Redis keys.
+// appendPolicyID appends a short, stable digest of p's core.Identity, so that
+// a named policy keeps its Redis keys when its limit or burst changes, and
+// policies of distinct identities get distinct keys.
 func appendPolicyID(dst []byte, p core.Policy) []byte {
+	id := p.Identity()
 	var buf [4*binary.MaxVarintLen64 + 2*core.MaxNameLen + 64]byte
 	b := buf[:0]
-	b = binary.AppendUvarint(b, uint64(len(p.Name)))
-	b = append(b, p.Name...)
-	b = binary.AppendUvarint(b, uint64(len(p.Algorithm)))
-	b = append(b, p.Algorithm...)
-	b = binary.AppendVarint(b, int64(p.Limit))
-	b = binary.AppendVarint(b, int64(p.Window))
-	b = binary.AppendVarint(b, int64(p.Burst))
+	b = append(b, 'i', 1) // the identity form of the digest
+	b = binary.AppendUvarint(b, uint64(len(id.Name)))
+	b = append(b, id.Name...)
+	b = binary.AppendUvarint(b, uint64(len(id.Algorithm)))
+	b = append(b, id.Algorithm...)
+	b = binary.AppendVarint(b, int64(id.Limit))
+	b = binary.AppendVarint(b, int64(id.Window))
+	b = binary.AppendVarint(b, int64(id.Burst))
 	sum := sha256.Sum256(b)
 	return base64.RawURLEncoding.AppendEncode(dst, sum[:9])
 }

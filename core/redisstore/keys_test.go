@@ -111,20 +111,41 @@ func TestKeysDistinct(t *testing.T) {
 	}
 }
 
+// TestPolicyIDsFollowIdentity: a named policy keeps its key when its limit
+// or burst changes, or when its default algorithm is spelled out.
+func TestPolicyIDsFollowIdentity(t *testing.T) {
+	base := core.Policy{Name: "a", Limit: 10, Window: time.Second, Burst: 2, Algorithm: core.GCRA}
+	for _, v := range []core.Policy{
+		{Name: "a", Limit: 500, Window: time.Second, Burst: 2, Algorithm: core.GCRA},
+		{Name: "a", Limit: 10, Window: time.Second, Burst: 0, Algorithm: core.GCRA},
+		{Name: "a", Limit: 10, Window: time.Second, Burst: 2},
+	} {
+		if a, b := redisKeys("", "k", []core.Policy{base}, &policyCache{})[0], redisKeys("", "k", []core.Policy{v}, &policyCache{})[0]; a != b {
+			t.Errorf("%v and %v: keys %q and %q, want one", base, v, a, b)
+		}
+	}
+}
+
 func TestPolicyIDsDistinct(t *testing.T) {
 	base := core.Policy{Name: "a", Limit: 10, Window: time.Second, Burst: 2, Algorithm: core.GCRA}
-	variants := []core.Policy{base}
+	unnamed := core.Policy{Limit: 10, Window: time.Second, Burst: 2, Algorithm: core.GCRA}
+	variants := []core.Policy{base, unnamed}
 	for _, f := range []func(*core.Policy){
 		func(p *core.Policy) { p.Name = "b" },
-		func(p *core.Policy) { p.Name = "" },
-		func(p *core.Policy) { p.Limit = 11 },
 		func(p *core.Policy) { p.Window = time.Second + time.Microsecond },
-		func(p *core.Policy) { p.Burst = 0 },
-		func(p *core.Policy) { p.Algorithm = "" }, // the default, yet a distinct Policy value
 		func(p *core.Policy) { p.Algorithm = core.TokenBucket },
 		func(p *core.Policy) { p.Name, p.Algorithm = "agcra", "" }, // fields must not run into each other
 	} {
 		v := base
+		f(&v)
+		variants = append(variants, v)
+	}
+	// Unnamed policies: every number is part of the identity.
+	for _, f := range []func(*core.Policy){
+		func(p *core.Policy) { p.Limit = 11 },
+		func(p *core.Policy) { p.Burst = 0 },
+	} {
+		v := unnamed
 		f(&v)
 		variants = append(variants, v)
 	}

@@ -24,5 +24,5 @@ local function fixed_window(key, b, cost, now, write)
     end
     return 1, limit - n, 0, reset, 0
   end
-  return 0, limit - n, window_end - now, window_end - now, 0
+  return 0, max(limit - n, 0), window_end - now, window_end - now, 0
 end

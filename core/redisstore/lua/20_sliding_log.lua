@@ -56,5 +56,5 @@ local function sliding_log(key, b, cost, now, write)
   end
   local k = n + cost - limit -- entries that must leave the window first
   local frees_at = tonumber(redis.call('LINDEX', key, first + k - 1))
-  return 0, limit - n, frees_at + window - now, newest + window - now, 0
+  return 0, max(limit - n, 0), frees_at + window - now, newest + window - now, 0
 end

@@ -17,5 +17,5 @@ local function token_bucket(key, b, cost, now, write)
     end
     return 1, idiv(tolerance - used, interval), 0, reset, 0
   end
-  return 0, idiv(tolerance - used, interval), last + used + need - tolerance - now, reset_at(last, used, now), 0
+  return 0, idiv(max(tolerance - used, 0), interval), last + used + need - tolerance - now, reset_at(last, used, now), 0
 end

@@ -17,5 +17,5 @@ local function leaky_bucket(key, b, cost, now, write)
     end
     return 1, idiv(tolerance - level, interval), 0, reset, last + backlog - now
   end
-  return 0, idiv(tolerance - backlog, interval), last + backlog + need - tolerance - now, reset_at(last, backlog, now), 0
+  return 0, idiv(max(tolerance - backlog, 0), interval), last + backlog + need - tolerance - now, reset_at(last, backlog, now), 0
 end

@@ -1,0 +1,64 @@
+package backendtest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/ratelimit-go/ratelimit/core"
+)
+
+// runPolicyChange pins core.Identity on every backend: consuming under a
+// named policy and then checking under the same name with another limit or
+// burst finds the state kept (a deploy that raises a limit resets no
+// client), and the new numbers apply at once; a rename starts afresh.
+func runPolicyChange(t *testing.T, newBackend Factory) {
+	b := newBackend(t)
+	ctx := context.Background()
+	now := time.Date(2026, 5, 5, 10, 0, 30, 0, time.UTC)
+	check := func(t *testing.T, key string, p core.Policy, cost int) core.Decision {
+		t.Helper()
+		var out [1]core.Decision
+		if err := b.Check(ctx, key, []core.Policy{p}, cost, now, out[:]); err != nil {
+			t.Fatalf("check %v: %v", p, err)
+		}
+		return out[0]
+	}
+	for _, alg := range core.Algorithms() {
+		t.Run(string(alg), func(t *testing.T) {
+			key := keyPrefix(t) + "k"
+			old := core.Policy{Name: "api", Limit: 10, Window: time.Minute, Algorithm: alg}
+			if d := check(t, key, old, 6); !d.Allowed || d.Remaining != 4 {
+				t.Fatalf("6 of 10: %s", FormatDecision(d))
+			}
+			raised := old
+			raised.Limit = 20
+			d := check(t, key, raised, 1)
+			if !d.Allowed || d.Remaining >= 19 {
+				t.Fatalf("after raising the limit to 20 the state was lost: %s", FormatDecision(d))
+			}
+			if !alg.RateBased() && d.Remaining != 13 {
+				// Window algorithms keep their count: 7 of 20 used.
+				t.Fatalf("raised to 20 after 6 + 1 units: %s, want remaining 13", FormatDecision(d))
+			}
+			if alg.RateBased() && d.Remaining < 5 {
+				t.Fatalf("raised to 20: remaining %d, the new rate does not apply", d.Remaining)
+			}
+			lowered := old
+			lowered.Limit = 4
+			if !alg.RateBased() {
+				// 7 units used, more than the new limit: denied, nothing
+				// negative, nothing written.
+				d = check(t, key, lowered, 1)
+				if d.Allowed || d.Remaining != 0 || d.RetryAfter <= 0 {
+					t.Fatalf("lowered to 4 after 7 units: %s, want a denial with remaining 0", FormatDecision(d))
+				}
+			}
+			renamed := old
+			renamed.Name = "api-v2"
+			if d := check(t, key, renamed, 1); !d.Allowed || d.Remaining != 9 {
+				t.Fatalf("a renamed policy starts afresh: %s", FormatDecision(d))
+			}
+		})
+	}
+}
