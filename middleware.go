@@ -21,7 +21,7 @@ type Middleware struct {
 	global  *policySet // nil: no global policy
 	routes  map[routeKey]*policySet
 	plans   map[string]*policySet // nil: no WithPlans
-	scratch sync.Pool // *scratch
+	scratch sync.Pool             // *scratch
 }
 
 type routeKey struct{ method, pattern string }
