@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
@@ -106,7 +107,7 @@ func build(s settings) (*Middleware, error) {
 	m := &Middleware{s: s, limiter: s.limiter}
 	var err error
 	if len(s.policies) > 0 {
-		if m.global, err = newPolicySet(s.mode, withAlgorithm(s.policies, s.algorithm)); err != nil {
+		if m.global, err = newPolicySet(s.mode, withDefaults(s.policies, s.algorithm, s.maxDelay)); err != nil {
 			return nil, err
 		}
 	}
@@ -120,7 +121,7 @@ func build(s settings) (*Middleware, error) {
 			if _, dup := m.routes[k]; dup {
 				return nil, fmt.Errorf("%w: WithRoute(%q, %q) given twice", ErrInvalidConfig, r.method, r.pattern)
 			}
-			ps, err := newPolicySet(s.mode, withAlgorithm(r.policies, s.algorithm))
+			ps, err := newPolicySet(s.mode, withDefaults(r.policies, s.algorithm, s.maxDelay))
 			if err != nil {
 				return nil, fmt.Errorf("route %q %q: %w", r.method, r.pattern, err)
 			}
@@ -136,7 +137,7 @@ func build(s settings) (*Middleware, error) {
 			if len(ps) == 0 {
 				return nil, fmt.Errorf("%w: WithPlans: plan %q has no policy (to let a plan through unchecked, return keyfuncs.ErrSkip from the PlanFunc)", ErrInvalidConfig, name)
 			}
-			set, err := newPolicySet(s.mode, withAlgorithm(ps, s.algorithm))
+			set, err := newPolicySet(s.mode, withDefaults(ps, s.algorithm, s.maxDelay))
 			if err != nil {
 				return nil, fmt.Errorf("plan %q: %w", name, err)
 			}
@@ -349,16 +350,20 @@ func (m *Middleware) observe(ctx context.Context, ev Event) {
 	}
 }
 
-// withAlgorithm returns policies with a set on those that name no
-// algorithm, copying only when something changes.
-func withAlgorithm(policies []core.Policy, a core.Algorithm) []core.Policy {
-	if a == "" {
-		return policies
+// withDefaults returns a copy of policies with a set on those that name no
+// algorithm, and the ceiling maxDelay (DefaultMaxDelay when 0) on the
+// leaky-bucket ones that set no MaxDelay.
+func withDefaults(policies []core.Policy, a core.Algorithm, maxDelay time.Duration) []core.Policy {
+	if maxDelay == 0 {
+		maxDelay = DefaultMaxDelay
 	}
 	out := append([]core.Policy(nil), policies...)
 	for i := range out {
 		if out[i].Algorithm == "" {
 			out[i].Algorithm = a
+		}
+		if out[i].Algorithm.Resolve() == core.LeakyBucket && out[i].MaxDelay == 0 {
+			out[i].MaxDelay = maxDelay
 		}
 	}
 	return out

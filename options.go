@@ -59,6 +59,7 @@ type settings struct {
 	observers []Observer
 	shaper    func(context.Context, time.Duration) error
 	algorithm core.Algorithm
+	maxDelay  time.Duration
 	plans     map[string][]core.Policy
 	choose    PlanFunc
 	errs      []error
@@ -232,12 +233,36 @@ func WithObserver(o Observer) Option {
 
 // WithShaping sets how an admitted request is held when a decision asks
 // for a delay (core.Decision.Delay, set by the leaky bucket to space
-// admitted requests evenly). wait is called with the request's context
+// admitted requests evenly). The middleware does hold such requests, in the
+// request's goroutine, for at most the policy's MaxDelay (WithMaxDelay,
+// default 1s). wait is called with the request's context
 // and the longest delay of the check; an error (the client went away)
 // ends the request without a response. The default waits on a timer; nil
 // disables shaping: requests proceed at once.
 func WithShaping(wait func(ctx context.Context, d time.Duration) error) Option {
 	return func(s *settings) { s.shaper = wait }
+}
+
+// DefaultMaxDelay is the longest the middleware holds an admitted request
+// for a leaky-bucket policy that sets no core.Policy.MaxDelay of its own,
+// unless WithMaxDelay says otherwise.
+const DefaultMaxDelay = time.Second
+
+// WithMaxDelay sets the ceiling on how long the middleware holds an admitted
+// request (shaping, see WithShaping) for every leaky-bucket policy that sets
+// no core.Policy.MaxDelay of its own: a request that would have to wait
+// longer is denied with the exact Retry-After instead, and consumes nothing.
+// 0 means DefaultMaxDelay (1s); a negative d is a construction error. Without
+// a ceiling a leaky bucket may hold a request for up to its whole window (59 s
+// under 100/1m); to allow that, set MaxDelay on the policy itself.
+func WithMaxDelay(d time.Duration) Option {
+	return func(s *settings) {
+		if d < 0 {
+			s.errs = append(s.errs, fmt.Errorf("%w: WithMaxDelay(%v): must not be negative", ErrInvalidConfig, d))
+			return
+		}
+		s.maxDelay = d
+	}
 }
 
 // sleepCtx waits d or until ctx is done.

@@ -64,7 +64,7 @@ func ParsePolicy(s string) (Policy, error) {
 		}
 		val = strings.TrimSpace(val)
 		if !ok {
-			return fail(off, text, `want "key=value" with key burst, algorithm or name`)
+			return fail(off, text, `want "key=value" with key burst, algorithm, max_delay or name`)
 		}
 		if seen[key] {
 			return fail(off, text, key+" is given twice")
@@ -83,13 +83,19 @@ func ParsePolicy(s string) (Policy, error) {
 				return Policy{}, &ParseError{Input: s, Offset: off, Part: text, Reason: "unknown algorithm; want one of " + algorithmList(), Err: ErrUnknownAlgorithm}
 			}
 			p.Algorithm = a
+		case "max_delay":
+			d, reason := parsePeriod(val)
+			if reason != "" {
+				return fail(off, text, "max_delay: "+reason)
+			}
+			p.MaxDelay = d
 		case "name":
 			if val == "" {
 				return fail(off, text, "name must not be empty")
 			}
 			p.Name = val
 		default:
-			return fail(off, text, "unknown parameter; want burst, algorithm or name")
+			return fail(off, text, "unknown parameter; want burst, algorithm, max_delay or name")
 		}
 	}
 	if err := p.Validate(); err != nil {

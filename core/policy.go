@@ -27,6 +27,15 @@ type Policy struct {
 	// Algorithm selects how the policy is enforced; empty means
 	// DefaultAlgorithm.
 	Algorithm Algorithm
+	// MaxDelay, for LeakyBucket only, is the longest an admitted check may
+	// be asked to wait (Decision.Delay) for the units queued before it. A
+	// check that would wait longer is denied, with RetryAfter the first
+	// moment it would be admitted within MaxDelay, and writes nothing. 0
+	// means no ceiling but the queue's (Burst intervals, about one Window).
+	// Must be a whole number of microseconds; an error on other algorithms.
+	// The HTTP middleware gives leaky-bucket policies without one a
+	// conservative default (ratelimit.WithMaxDelay).
+	MaxDelay time.Duration
 }
 
 // Bounds on policies. They keep every quantity an algorithm computes exact in
@@ -65,6 +74,8 @@ type Params struct {
 	// Capacity is the largest cost a single check may carry: Limit for the
 	// window algorithms, Burst for the rate-based ones.
 	Capacity int64
+	// MaxDelay is Policy.MaxDelay in microseconds, 0 for none.
+	MaxDelay int64
 }
 
 // Validate reports whether the policy can be enforced. The error is a
@@ -102,6 +113,14 @@ func (p Policy) Params() (Params, error) {
 		return bad("burst", strconv.Itoa(p.Burst), "must not be negative (0 means the limit)")
 	case p.Burst > MaxLimit:
 		return bad("burst", strconv.Itoa(p.Burst), fmt.Sprintf("must be at most %d", MaxLimit))
+	case p.MaxDelay < 0:
+		return bad("max_delay", p.MaxDelay.String(), "must not be negative (0 means no ceiling)")
+	case p.MaxDelay > 0 && alg != LeakyBucket:
+		return bad("max_delay", p.MaxDelay.String(), "applies to leaky_bucket only, the algorithm that asks admitted checks to wait")
+	case p.MaxDelay > MaxWindow:
+		return bad("max_delay", p.MaxDelay.String(), "must be at most "+MaxWindow.String())
+	case p.MaxDelay%time.Microsecond != 0:
+		return bad("max_delay", p.MaxDelay.String(), "must be a whole number of microseconds")
 	}
 	if len(p.Name) > MaxNameLen {
 		return bad("name", strconv.Quote(p.Name[:16])+"...", fmt.Sprintf("is %d bytes; at most %d", len(p.Name), MaxNameLen))
@@ -112,7 +131,7 @@ func (p Policy) Params() (Params, error) {
 		}
 	}
 	w := int64(p.Window / time.Microsecond)
-	pr := Params{Algorithm: alg, Limit: int64(p.Limit), Burst: int64(p.Burst), Window: w, Capacity: int64(p.Limit)}
+	pr := Params{Algorithm: alg, Limit: int64(p.Limit), Burst: int64(p.Burst), Window: w, Capacity: int64(p.Limit), MaxDelay: int64(p.MaxDelay / time.Microsecond)}
 	if pr.Burst == 0 {
 		pr.Burst = pr.Limit
 	}
@@ -153,7 +172,8 @@ func (p Policy) CheckCost(cost int) error {
 }
 
 // String formats the policy in the grammar ParsePolicy reads, e.g.
-// "100/1m;burst=20;algorithm=token_bucket;name=api". Parsing the result gives
+// "100/1m;burst=20;algorithm=token_bucket;name=api" or
+// "10/1s;algorithm=leaky_bucket;max_delay=500ms". Parsing the result gives
 // back an equal Policy for any policy ParsePolicy can produce.
 func (p Policy) String() string {
 	var b strings.Builder
@@ -167,6 +187,10 @@ func (p Policy) String() string {
 	if p.Algorithm != "" {
 		b.WriteString(";algorithm=")
 		b.WriteString(string(p.Algorithm))
+	}
+	if p.MaxDelay != 0 {
+		b.WriteString(";max_delay=")
+		b.WriteString(formatWindow(p.MaxDelay))
 	}
 	if p.Name != "" {
 		b.WriteString(";name=")

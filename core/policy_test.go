@@ -247,3 +247,25 @@ func TestParseAlgorithm(t *testing.T) {
 		}
 	}
 }
+
+func TestMaxDelay(t *testing.T) {
+	p, err := core.ParsePolicy("10/1s;algorithm=leaky_bucket;max_delay=250ms")
+	if err != nil || p.MaxDelay != 250*time.Millisecond {
+		t.Fatalf("parse: %+v %v", p, err)
+	}
+	if again, err := core.ParsePolicy(p.String()); err != nil || again != p {
+		t.Fatalf("String %q parses to %+v %v", p.String(), again, err)
+	}
+	for _, s := range []string{"10/1s;max_delay=1s", "10/1s;algorithm=fixed_window;max_delay=1s", "10/1s;algorithm=leaky_bucket;max_delay=x"} {
+		if _, err := core.ParsePolicy(s); !errors.Is(err, core.ErrInvalidPolicy) || !strings.Contains(err.Error(), "max_delay") {
+			t.Errorf("%q: %v, want an invalid-policy error naming max_delay", s, err)
+		}
+	}
+	for _, d := range []time.Duration{-time.Second, time.Second + 1} {
+		p := core.Policy{Limit: 1, Window: time.Second, Algorithm: core.LeakyBucket, MaxDelay: d}
+		var pe *core.PolicyError
+		if err := p.Validate(); !errors.As(err, &pe) || pe.Field != "max_delay" {
+			t.Errorf("MaxDelay %v: %v", d, err)
+		}
+	}
+}

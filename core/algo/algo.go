@@ -265,28 +265,52 @@ type LeakyBucketState struct {
 }
 
 // LeakyBucket is the queue form: a check joins a queue of Burst units that
-// drains one unit every Interval, and is admitted when there is room. Delay is
-// the time the admitted request waits for the units queued before it, so
-// that admitted requests leave at a constant rate.
+// drains one unit every Interval, and is admitted when there is room and,
+// with a MaxDelay, when it would wait at most MaxDelay. Delay is the time the
+// admitted request waits for the units queued before it, so that admitted
+// requests leave at a constant rate. Remaining counts the unit checks that
+// would still be admitted now.
 func LeakyBucket(p *core.Params, st LeakyBucketState, cost, now int64) (Outcome, LeakyBucketState) {
 	last, backlog := now, int64(0)
 	if st.Level > 0 { // a zero Level is an empty queue whatever Last says, also before 1970
 		last = max(st.Last, now)
 		backlog = max(st.Level-(last-st.Last), 0)
 	}
+	// room is the backlog a unit check may find and still pass: the queue's
+	// capacity less one unit, and at most MaxDelay of waiting.
+	room := p.Tolerance - p.Interval
+	if p.MaxDelay > 0 {
+		room = min(room, p.MaxDelay-(last-now))
+	}
 	need := cost * p.Interval
-	if backlog+need <= p.Tolerance {
+	wait := last + backlog - now
+	if backlog+need <= p.Tolerance && (p.MaxDelay == 0 || wait <= p.MaxDelay) {
 		level := backlog + need
 		return Outcome{
 			Allowed:    true,
-			Remaining:  (p.Tolerance - level) / p.Interval,
+			Remaining:  leakyRemaining(room, level, p.Interval),
 			ResetAfter: resetAt(last, level, now),
-			Wait:       last + backlog - now,
+			Wait:       wait,
 		}, LeakyBucketState{Level: level, Last: last}
 	}
+	retry := wait + need - p.Tolerance // until the queue has room
+	if p.MaxDelay > 0 {
+		retry = max(retry, wait-p.MaxDelay) // until the wait is within MaxDelay
+	}
 	return Outcome{
-		Remaining:  max(p.Tolerance-backlog, 0) / p.Interval, // the backlog exceeds a lowered capacity
-		Wait:       last + backlog + need - p.Tolerance - now,
+		Remaining:  leakyRemaining(room, backlog, p.Interval),
+		Wait:       retry,
 		ResetAfter: resetAt(last, backlog, now),
 	}, st
+}
+
+// leakyRemaining is the number of unit checks admitted one after another
+// from a backlog of level, each needing the backlog it finds to be at most
+// room: floor((room-level)/interval)+1, and 0 when level already exceeds
+// room (also when a lowered capacity left it so).
+func leakyRemaining(room, level, interval int64) int64 {
+	if level > room {
+		return 0
+	}
+	return (room-level)/interval + 1
 }

@@ -39,8 +39,8 @@ func checkInvariants(s Step, o Outcome) []string {
 		if d.ResetAfter < 0 || d.RetryAfter < 0 || d.Delay < 0 {
 			fail("negative duration")
 		}
-		if d.ResetAfter == 0 && d.Remaining != p.Capacity() {
-			fail("ResetAfter 0 but Remaining %d is not the capacity %d", d.Remaining, p.Capacity())
+		if full := fullRemaining(p); d.ResetAfter == 0 && d.Remaining != full {
+			fail("ResetAfter 0 but Remaining %d is not the capacity %d", d.Remaining, full)
 		}
 		if d.Allowed && d.RetryAfter != 0 {
 			fail("admitted with RetryAfter %v", d.RetryAfter)
@@ -59,4 +59,15 @@ func checkInvariants(s Step, o Outcome) []string {
 		bad = append(bad, fmt.Sprintf("outcome Allowed=%v but per-policy decisions say %v", o.Allowed, all))
 	}
 	return bad
+}
+
+// fullRemaining is Remaining for a key with no state: the capacity, or for a
+// leaky bucket with a MaxDelay the unit checks that fit within it, one
+// interval apart: min(capacity, MaxDelay/interval + 1).
+func fullRemaining(p core.Policy) int {
+	pr, err := p.Params()
+	if err != nil || pr.MaxDelay == 0 {
+		return p.Capacity()
+	}
+	return int(min(pr.Capacity, pr.MaxDelay/pr.Interval+1))
 }

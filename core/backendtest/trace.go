@@ -170,6 +170,10 @@ func randomPolicy(rng *rand.Rand, alg core.Algorithm) core.Policy {
 	if rng.IntN(4) == 0 {
 		p.Name = "p" + string(rune('a'+rng.IntN(26)))
 	}
+	if alg == core.LeakyBucket && rng.IntN(2) == 0 {
+		// A ceiling on the hold, from a tenth of the window to a whole one.
+		p.MaxDelay = (p.Window * time.Duration(1+rng.IntN(10)) / 10).Truncate(time.Microsecond)
+	}
 	return p
 }
 

@@ -41,7 +41,7 @@ func scriptSource() string {
 // Argument layout of the script; see lua/90_check.lua.
 const (
 	headArgs      = 3 // now, cost, TTL margin
-	argsPerPolicy = 6 // algorithm code, limit, window, interval, tolerance, window start
+	argsPerPolicy = 7 // algorithm code, limit, window, interval, tolerance, window start, max delay
 	replyPerKey   = 5 // allowed, remaining, retry after, reset after, delay
 )
 
@@ -72,5 +72,5 @@ func appendPolicyArgs(args []any, pi *policyInfo, now int64) []any {
 	if !pi.rateBased {
 		start = algo.WindowStart(now, pi.window)
 	}
-	return append(append(args, pi.args[:]...), start)
+	return append(append(args, pi.args[:]...), start, pi.maxDelay)
 }

@@ -64,6 +64,9 @@ func decodeTrace(data []byte) []backendtest.Step {
 		if flags&0x80 != 0 {
 			p.Name = "p" + string(rune('a'+len(pool)))
 		}
+		if p.Algorithm == core.LeakyBucket && flags&0x40 != 0 {
+			p.MaxDelay = (p.Window / 3).Truncate(time.Microsecond)
+		}
 		if p.Validate() != nil {
 			// Faster than one unit per microsecond: slow it to the limit.
 			p.Window = time.Duration(p.Limit) * time.Microsecond * 1000

@@ -9,9 +9,10 @@
 -- travel to Redis as command arguments, which Redis formats as integers.
 --
 -- ARGV[1] is now in microseconds, ARGV[2] the cost (0 means peek), ARGV[3] a
--- margin in milliseconds added to every TTL. Policy i has six arguments from
--- ARGV[b] with b = 4 + 6 * (i - 1): algorithm code, limit, window, interval,
--- tolerance, window start (floor(now / window) * window), all computed in Go.
+-- margin in milliseconds added to every TTL. Policy i has seven arguments from
+-- ARGV[b] with b = 4 + 7 * (i - 1): algorithm code, limit, window, interval,
+-- tolerance, window start (floor(now / window) * window) and max delay (the
+-- leaky bucket's ceiling on Delay, 0 for none), all computed in Go.
 -- Each algorithm function takes (key, b, cost, now, write), reads its state,
 -- decides like its Go counterpart in core/algo, writes the new state only
 -- when write is true and the check is admitted, and returns allowed (1 or

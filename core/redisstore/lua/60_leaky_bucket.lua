@@ -1,21 +1,37 @@
 -- Leaky bucket, the queue form: algo.LeakyBucket. State: hash {v = backlog
--- in microseconds of draining (level), l = last}.
+-- in microseconds of draining (level), l = last}. ARGV[b + 6] is the policy's
+-- MaxDelay in microseconds, 0 for none.
+
+-- leaky_remaining is algo.leakyRemaining.
+local function leaky_remaining(room, level, interval)
+  if level > room then return 0 end
+  return idiv(room - level, interval) + 1
+end
 
 local function leaky_bucket(key, b, cost, now, write)
   local interval, tolerance = tonumber(ARGV[b + 3]), tonumber(ARGV[b + 4])
+  local max_delay = tonumber(ARGV[b + 6])
   local h = redis.call('HMGET', key, 'v', 'l')
   local st_level, st_last = tonumber(h[1]) or 0, tonumber(h[2]) or 0
-  local last = max(st_last, now)
-  local backlog = max(st_level - (last - st_last), 0)
+  local last, backlog = now, 0
+  if st_level > 0 then -- a zero level is an empty queue whatever last says, also before 1970
+    last = max(st_last, now)
+    backlog = max(st_level - (last - st_last), 0)
+  end
+  local room = tolerance - interval
+  if max_delay > 0 then room = math.min(room, max_delay - (last - now)) end
   local need = cost * interval
-  if backlog + need <= tolerance then
+  local wait = last + backlog - now
+  if backlog + need <= tolerance and (max_delay == 0 or wait <= max_delay) then
     local level = backlog + need
     local reset = reset_at(last, level, now)
     if write then
       redis.call('HSET', key, 'v', level, 'l', last)
       redis.call('PEXPIRE', key, ttl(reset))
     end
-    return 1, idiv(tolerance - level, interval), 0, reset, last + backlog - now
+    return 1, leaky_remaining(room, level, interval), 0, reset, wait
   end
-  return 0, idiv(max(tolerance - backlog, 0), interval), last + backlog + need - tolerance - now, reset_at(last, backlog, now), 0
+  local retry = wait + need - tolerance
+  if max_delay > 0 then retry = max(retry, wait - max_delay) end
+  return 0, leaky_remaining(room, backlog, interval), retry, reset_at(last, backlog, now), 0
 end

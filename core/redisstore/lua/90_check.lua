@@ -9,13 +9,13 @@
 local now = tonumber(ARGV[1])
 local cost = tonumber(ARGV[2])
 local count = #KEYS
-if #ARGV ~= 3 + 6 * count then
-  return redis.error_reply('ERR ratelimit: want 6 arguments per key')
+if #ARGV ~= 3 + 7 * count then
+  return redis.error_reply('ERR ratelimit: want 7 arguments per key')
 end
 
 -- decide runs policy i's algorithm for cost units; see 00_common.lua.
 local function decide(i, units, write)
-  local b = 4 + 6 * (i - 1)
+  local b = 4 + 7 * (i - 1)
   local code = tonumber(ARGV[b])
   if code == 5 then return gcra(KEYS[i], b, units, now, write) end
   if code == 1 then return fixed_window(KEYS[i], b, units, now, write) end

@@ -1,0 +1,83 @@
+package ratelimit
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/memstore"
+	"github.com/ratelimit-go/ratelimit/keyfuncs"
+	"github.com/ratelimit-go/ratelimit/keyfuncs/keyfuncstest"
+)
+
+// TestShapingHasACeiling: under 100/1m a leaky bucket would hold the 99th
+// queued request for almost a minute; the middleware holds none longer than
+// its MaxDelay (1s by default) and denies the rest with the exact
+// Retry-After, consuming nothing.
+func TestShapingHasACeiling(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		opts  []Option
+		limit time.Duration
+	}{
+		{"default", nil, DefaultMaxDelay},
+		{"WithMaxDelay", []Option{WithMaxDelay(3 * time.Second)}, 3 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := core.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+			var held []time.Duration
+			m, err := New(append([]Option{
+				WithLimiter(core.NewLimiter(memstore.New(), core.WithClock(clock))),
+				WithKeyFunc(keyfuncs.Constant("k")),
+				WithPolicy(core.MustParsePolicy("100/1m;algorithm=leaky_bucket;name=shaped")),
+				WithShaping(func(_ context.Context, d time.Duration) error { held = append(held, d); return nil }),
+			}, tc.opts...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var denied *recorder
+			admitted := 0
+			for range 100 {
+				res := newRecorder()
+				if m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), res) == Handled {
+					denied = res
+					break
+				}
+				admitted++
+			}
+			for _, d := range held {
+				if d > tc.limit {
+					t.Fatalf("held a request %v, more than the ceiling %v", d, tc.limit)
+				}
+			}
+			// 600 ms apart: the ceiling admits floor(limit/600ms)+1 at once.
+			if want := int(tc.limit/(600*time.Millisecond)) + 1; admitted != want {
+				t.Fatalf("admitted %d at once, want %d", admitted, want)
+			}
+			if denied == nil || denied.status != 429 {
+				t.Fatal("no 429 once the hold would exceed the ceiling")
+			}
+			ra := denied.h.Get("Retry-After")
+			if ra == "" || ra == "0" {
+				t.Fatalf("Retry-After %q", ra)
+			}
+			// At RetryAfter the same request is admitted, within the ceiling.
+			d, err := m.Limiter().Peek(context.Background(), "k", m.Policies("GET", "/")[0])
+			if err != nil || d.Allowed {
+				t.Fatalf("peek before: %+v %v", d, err)
+			}
+			clock.Advance(d.RetryAfter)
+			if m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), newRecorder()) != Continue {
+				t.Fatal("denied at its exact RetryAfter")
+			}
+			if last := held[len(held)-1]; last > tc.limit {
+				t.Fatalf("held %v at RetryAfter", last)
+			}
+		})
+	}
+	if _, err := New(WithKeyFunc(keyfuncs.RemoteIP), WithPolicy(core.MustParsePolicy("1/s")), WithMaxDelay(-time.Second)); !errors.Is(err, ErrInvalidConfig) {
+		t.Fatalf("WithMaxDelay(-1s): %v", err)
+	}
+}
