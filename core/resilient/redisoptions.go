@@ -1,6 +1,8 @@
 package resilient
 
 import (
+	"context"
+	"net"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -15,8 +17,17 @@ import (
 // abandoned calls end promptly instead of holding goroutines and
 // connections.
 //
-// Copy the fields into your options, or call one of the Apply methods on
-// options you have filled in otherwise. The zero value sets every timeout to
+// Call one of the Apply methods on options you have filled in otherwise
+// (after TLSConfig and any Dialer of your own): besides the fields below they
+// wrap the dialer so that the client is back on Redis as soon as it answers
+// again. go-redis's pool, once PoolSize dials in a row have failed, stops
+// dialling, answers every call with the remembered dial error and probes the
+// server once a second, so a restarted Redis stayed unused for up to a
+// second (about 900 of 3,300 checks failed in one measured run). The wrapped
+// dialer hands the pool a failed dial as a connection whose first read or
+// write returns the dial error: the call fails at once with that error, as
+// before, but the pool never counts a failed dial, and the next call dials
+// anew. Copying the fields alone leaves that behaviour as go-redis has it. The zero value sets every timeout to
 // go-redis's default and is not useful; build one with RedisOptions.
 type RedisTimeouts struct {
 	// DialTimeout bounds one connection attempt.
@@ -55,28 +66,95 @@ func RedisOptions(budget time.Duration) RedisTimeouts {
 	}
 }
 
-// Apply sets the timeouts in o, for redis.NewClient.
+// Apply sets the timeouts in o, for redis.NewClient, and wraps its dialer
+// (go-redis's own when o.Dialer is nil) so that failed dials never lock the
+// pool out (see RedisTimeouts).
 func (t RedisTimeouts) Apply(o *redis.Options) {
 	o.DialTimeout, o.ReadTimeout, o.WriteTimeout, o.PoolTimeout = t.DialTimeout, t.ReadTimeout, t.WriteTimeout, t.PoolTimeout
 	o.MaxRetries, o.DialerRetries, o.ContextTimeoutEnabled = t.MaxRetries, t.DialerRetries, t.ContextTimeoutEnabled
+	inner := o.Dialer
+	if inner == nil {
+		inner = redis.NewDialer(o) // reads o's DialTimeout and TLSConfig when it dials
+	}
+	o.Dialer = deferDialErrors(inner)
 }
 
-// ApplyCluster sets the timeouts in o, for redis.NewClusterClient. Redirects
+// dialerFor returns dial, or go-redis's default dialer for the options that
+// options returns at dial time.
+func dialerFor(dial func(context.Context, string, string) (net.Conn, error), options func() *redis.Options) func(context.Context, string, string) (net.Conn, error) {
+	if dial != nil {
+		return dial
+	}
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		return redis.NewDialer(options())(ctx, network, addr)
+	}
+}
+
+// deferDialErrors wraps dial so that a dial that fails returns, instead of
+// its error, a connection that fails every read and write with that error.
+// go-redis counts failed dials and, at PoolSize of them, stops dialling for
+// about a second; a connection that fails on use is removed like any broken
+// connection and counts nothing, so the next call dials again.
+func deferDialErrors(dial func(context.Context, string, string) (net.Conn, error)) func(context.Context, string, string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		if err != nil {
+			return &failedConn{err: err, addr: failedAddr{network, addr}}, nil
+		}
+		return c, nil
+	}
+}
+
+// failedConn is a dial that failed, as a net.Conn: every read and write
+// returns the dial error.
+type failedConn struct {
+	err  error
+	addr failedAddr
+}
+
+func (c *failedConn) Read([]byte) (int, error)         { return 0, c.err }
+func (c *failedConn) Write([]byte) (int, error)        { return 0, c.err }
+func (c *failedConn) Close() error                     { return nil }
+func (c *failedConn) LocalAddr() net.Addr              { return c.addr }
+func (c *failedConn) RemoteAddr() net.Addr             { return c.addr }
+func (c *failedConn) SetDeadline(time.Time) error      { return nil }
+func (c *failedConn) SetReadDeadline(time.Time) error  { return nil }
+func (c *failedConn) SetWriteDeadline(time.Time) error { return nil }
+
+// failedAddr is the address a failed dial was for.
+type failedAddr struct{ network, addr string }
+
+func (a failedAddr) Network() string { return a.network }
+func (a failedAddr) String() string  { return a.addr }
+
+// ApplyCluster sets the timeouts in o, for redis.NewClusterClient, and wraps
+// its dialer as Apply does. Redirects
 // (MOVED, ASK) are left as configured: they are how a cluster client follows
 // a failover.
 func (t RedisTimeouts) ApplyCluster(o *redis.ClusterOptions) {
 	o.DialTimeout, o.ReadTimeout, o.WriteTimeout, o.PoolTimeout = t.DialTimeout, t.ReadTimeout, t.WriteTimeout, t.PoolTimeout
 	o.MaxRetries, o.DialerRetries, o.ContextTimeoutEnabled = t.MaxRetries, t.DialerRetries, t.ContextTimeoutEnabled
+	o.Dialer = deferDialErrors(dialerFor(o.Dialer, func() *redis.Options {
+		return &redis.Options{DialTimeout: o.DialTimeout, TLSConfig: o.TLSConfig}
+	}))
 }
 
-// ApplyFailover sets the timeouts in o, for redis.NewFailoverClient.
+// ApplyFailover sets the timeouts in o, for redis.NewFailoverClient, and
+// wraps its dialer as Apply does.
 func (t RedisTimeouts) ApplyFailover(o *redis.FailoverOptions) {
 	o.DialTimeout, o.ReadTimeout, o.WriteTimeout, o.PoolTimeout = t.DialTimeout, t.ReadTimeout, t.WriteTimeout, t.PoolTimeout
 	o.MaxRetries, o.DialerRetries, o.ContextTimeoutEnabled = t.MaxRetries, t.DialerRetries, t.ContextTimeoutEnabled
+	o.Dialer = deferDialErrors(dialerFor(o.Dialer, func() *redis.Options {
+		return &redis.Options{DialTimeout: o.DialTimeout, TLSConfig: o.TLSConfig}
+	}))
 }
 
-// ApplyUniversal sets the timeouts in o, for redis.NewUniversalClient.
+// ApplyUniversal sets the timeouts in o, for redis.NewUniversalClient, and
+// wraps its dialer as Apply does.
 func (t RedisTimeouts) ApplyUniversal(o *redis.UniversalOptions) {
 	o.DialTimeout, o.ReadTimeout, o.WriteTimeout, o.PoolTimeout = t.DialTimeout, t.ReadTimeout, t.WriteTimeout, t.PoolTimeout
 	o.MaxRetries, o.DialerRetries, o.ContextTimeoutEnabled = t.MaxRetries, t.DialerRetries, t.ContextTimeoutEnabled
+	o.Dialer = deferDialErrors(dialerFor(o.Dialer, func() *redis.Options {
+		return &redis.Options{DialTimeout: o.DialTimeout, TLSConfig: o.TLSConfig}
+	}))
 }

@@ -1,12 +1,16 @@
 // Command echo is an Echo server rate-limited with package echorl:
 //
 //	go run ./examples/echo [-addr 127.0.0.1:8080] [-redis redis://127.0.0.1:6379/0]
+//		[-redis-budget 50ms] [-on-redis-failure fallback|open|closed]
 //
 // Requests are keyed by their X-API-Key header, or by the client IP when
 // they have none. GET /search is limited to 10 per second and 1000 per
 // hour, checked together; GET /healthz is not limited; every other request
 // to 100 per minute, and POST /login also to 5 per 15 minutes. State lives in memory unless
-// -redis names a Redis to share it between instances.
+// -redis names a Redis to share it between instances. Redis is wired as the
+// README advises (exampleenv.OpenLimiter): a 50 ms latency budget, go-redis
+// set up with resilient.RedisOptions, and a failure mode chosen by flag, so
+// that a hung or stopped Redis costs a request at most the budget.
 package main
 
 import (

@@ -6,6 +6,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/ratelimit-go/ratelimit/examples/internal/exampletest"
+	"github.com/ratelimit-go/ratelimit/internal/redisproc"
 )
 
 func TestApp(t *testing.T) {
@@ -21,6 +22,13 @@ func TestRun(t *testing.T) { exampletest.Serve(t, run) }
 
 func TestRunWithRedis(t *testing.T) {
 	exampletest.Serve(t, run, "-redis", exampletest.MiniRedisURL(t))
+}
+
+// TestRunWithRedisHung: wired as the README advises, the example answers
+// every request within its 50 ms budget plus a few milliseconds while its
+// Redis is hung (SIGSTOP) or stopped.
+func TestRunWithRedisHung(t *testing.T) {
+	exampletest.HungRedis(t, run, redisproc.Start(t))
 }
 
 // TestMain checks that run leaves no goroutine behind once its context

@@ -14,7 +14,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 
 	"github.com/ratelimit-go/ratelimit/core"
-	"github.com/ratelimit-go/ratelimit/core/redisstore"
+	"github.com/ratelimit-go/ratelimit/core/resilient"
 	"github.com/ratelimit-go/ratelimit/examples/internal/exampleenv"
 )
 
@@ -23,9 +23,17 @@ func TestParseFlags(t *testing.T) {
 	if err != nil || f.Addr != "127.0.0.1:8080" || f.RedisURL != "" {
 		t.Fatalf("defaults: %+v %v", f, err)
 	}
-	f, err = exampleenv.ParseFlags("x", []string{"-addr", "127.0.0.1:9", "-redis", "redis://127.0.0.1:6379/2"}, io.Discard)
-	if err != nil || f.Addr != "127.0.0.1:9" || f.RedisURL != "redis://127.0.0.1:6379/2" {
+	if f.Budget != 50*time.Millisecond || f.OnFailure != "fallback" {
+		t.Fatalf("Redis defaults: %+v", f)
+	}
+	f, err = exampleenv.ParseFlags("x", []string{"-addr", "127.0.0.1:9", "-redis", "redis://127.0.0.1:6379/2", "-redis-budget", "20ms", "-on-redis-failure", "closed"}, io.Discard)
+	if err != nil || f.Addr != "127.0.0.1:9" || f.RedisURL != "redis://127.0.0.1:6379/2" || f.Budget != 20*time.Millisecond || f.OnFailure != "closed" {
 		t.Fatalf("set: %+v %v", f, err)
+	}
+	for _, bad := range [][]string{{"-redis-budget", "0s"}, {"-on-redis-failure", "maybe"}} {
+		if _, err := exampleenv.ParseFlags("x", bad, io.Discard); err == nil {
+			t.Fatalf("%v accepted", bad)
+		}
 	}
 	if _, err := exampleenv.ParseFlags("x", []string{"-h"}, io.Discard); !errors.Is(err, flag.ErrHelp) {
 		t.Fatalf("-h: %v", err)
@@ -49,7 +57,7 @@ func twice(t *testing.T, l *core.Limiter) {
 }
 
 func TestOpenLimiterInMemory(t *testing.T) {
-	l, closeStore, err := exampleenv.OpenLimiter(context.Background(), "")
+	l, closeStore, err := exampleenv.OpenLimiter(context.Background(), exampleenv.Flags{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,12 +71,12 @@ func TestOpenLimiterRedis(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer mr.Close()
-	l, closeStore, err := exampleenv.OpenLimiter(context.Background(), "redis://"+mr.Addr()+"/0")
+	l, closeStore, err := exampleenv.OpenLimiter(context.Background(), exampleenv.Flags{RedisURL: "redis://" + mr.Addr() + "/0", Budget: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := l.Backend().(*redisstore.Store); !ok {
-		t.Fatalf("backend %T, want *redisstore.Store", l.Backend())
+	if _, ok := l.Backend().(*resilient.Backend); !ok {
+		t.Fatalf("backend %T, want Redis behind *resilient.Backend", l.Backend())
 	}
 	twice(t, l)
 	if len(mr.Keys()) == 0 {
@@ -80,7 +88,7 @@ func TestOpenLimiterRedis(t *testing.T) {
 }
 
 func TestOpenLimiterRedisErrors(t *testing.T) {
-	if _, _, err := exampleenv.OpenLimiter(context.Background(), "http://127.0.0.1:6379"); err == nil || !strings.Contains(err.Error(), "-redis") {
+	if _, _, err := exampleenv.OpenLimiter(context.Background(), exampleenv.Flags{RedisURL: "http://127.0.0.1:6379"}); err == nil || !strings.Contains(err.Error(), "-redis") {
 		t.Fatalf("bad URL: %v", err)
 	}
 	// A port nobody listens on: refused at once.
@@ -91,7 +99,7 @@ func TestOpenLimiterRedisErrors(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	began := time.Now()
-	if _, _, err := exampleenv.OpenLimiter(context.Background(), "redis://"+addr); err == nil {
+	if _, _, err := exampleenv.OpenLimiter(context.Background(), exampleenv.Flags{RedisURL: "redis://" + addr, Budget: 50 * time.Millisecond}); err == nil {
 		t.Fatal("unreachable Redis accepted")
 	}
 	if d := time.Since(began); d > 5*time.Second {

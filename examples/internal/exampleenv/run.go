@@ -39,7 +39,7 @@ func Run(ctx context.Context, name string, args []string, logw io.Writer, build 
 	if err != nil {
 		return err
 	}
-	limiter, closeStore, err := OpenLimiter(ctx, flags.RedisURL)
+	limiter, closeStore, err := OpenLimiter(ctx, flags)
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
+	"github.com/ratelimit-go/ratelimit/internal/redisproc"
 )
 
 // Start is the manual clock's first instant, aligned on every window the
@@ -170,4 +171,76 @@ func Serve(t *testing.T, run func(ctx context.Context, args []string, logw io.Wr
 	case <-time.After(10 * time.Second):
 		t.Fatal("run did not return after its context ended")
 	}
+}
+
+// HungRedis runs an example's main logic against the real Redis srv with a
+// 50 ms budget, then hangs srv (SIGSTOP) and sends requests: every one must
+// be answered (by the fallback) within the budget plus a few milliseconds,
+// never go-redis's 5 to 10 s. It resumes srv, stops it, and checks the same
+// with Redis refusing connections. It returns the slowest response.
+func HungRedis(t *testing.T, run func(ctx context.Context, args []string, logw io.Writer) error, srv *redisproc.Server) time.Duration {
+	const budget = 50 * time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		err := run(ctx, []string{"-addr", "127.0.0.1:0", "-redis", "redis://" + srv.Addr + "/0", "-redis-budget", budget.String()}, pw)
+		_ = pw.CloseWithError(io.EOF)
+		done <- err
+	}()
+	lines := bufio.NewScanner(pr)
+	var base string
+	for lines.Scan() {
+		if a, ok := strings.CutPrefix(lines.Text(), "listening on "); ok {
+			base = a
+			break
+		}
+	}
+	if base == "" {
+		t.Fatalf("no address reported; run returned %v", <-done)
+	}
+	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	client := &http.Client{Transport: &http.Transport{}, Timeout: 20 * time.Second}
+	defer client.CloseIdleConnections()
+	get := func(what string) time.Duration {
+		t.Helper()
+		start := time.Now()
+		res, err := client.Get(base + "/")
+		took := time.Since(start)
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		_, _ = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK || res.Header.Get("RateLimit") == "" {
+			t.Fatalf("%s: %d %v", what, res.StatusCode, res.Header)
+		}
+		return took
+	}
+	get("Redis healthy")
+	var worst time.Duration
+	srv.Pause()
+	for range 20 {
+		worst = max(worst, get("Redis hung"))
+	}
+	srv.Resume()
+	srv.Stop()
+	for range 20 {
+		worst = max(worst, get("Redis stopped"))
+	}
+	t.Logf("slowest response with Redis hung or stopped: %v (budget %v)", worst, budget)
+	if limit := budget + latencyMargin; worst > limit {
+		t.Fatalf("slowest response %v, want at most %v", worst, limit)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("run: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("run did not return after its context ended")
+	}
+	return worst
 }
