@@ -1,6 +1,9 @@
 package ratelimit
 
 import (
+	"context"
+	"time"
+
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
@@ -18,6 +21,21 @@ type Config struct {
 	Policies []core.Policy
 	// Routes is the route table (see WithRoute).
 	Routes []RouteRule
+	// Plan and Plans choose per-caller policies (see WithPlans). nil: no
+	// plans.
+	Plan  PlanFunc
+	Plans map[string][]core.Policy
+	// Algorithm is the algorithm of policies that name none (see
+	// WithAlgorithm). Zero: core.DefaultAlgorithm.
+	Algorithm core.Algorithm
+	// MaxDelay is the ceiling on the hold of leaky-bucket policies that set
+	// none (see WithMaxDelay). Zero: DefaultMaxDelay.
+	MaxDelay time.Duration
+	// Shaping holds admitted requests that a decision asks to delay (see
+	// WithShaping). nil: a timer; set DisableShaping to let them proceed at
+	// once.
+	Shaping        func(ctx context.Context, d time.Duration) error
+	DisableShaping bool
 	// KeyFunc derives the key. Required.
 	KeyFunc keyfuncs.KeyFunc
 	// Cost gives a request's cost. nil: 1 for every request.
@@ -60,6 +78,21 @@ func (c Config) Options() []Option {
 	}
 	if c.Limiter != nil {
 		opts = append(opts, WithLimiter(c.Limiter))
+	}
+	if c.Plan != nil || c.Plans != nil {
+		opts = append(opts, WithPlans(c.Plan, c.Plans))
+	}
+	if c.Algorithm != "" {
+		opts = append(opts, WithAlgorithm(c.Algorithm))
+	}
+	if c.MaxDelay != 0 {
+		opts = append(opts, WithMaxDelay(c.MaxDelay))
+	}
+	switch {
+	case c.DisableShaping:
+		opts = append(opts, WithShaping(nil))
+	case c.Shaping != nil:
+		opts = append(opts, WithShaping(c.Shaping))
 	}
 	for _, r := range c.Routes {
 		opts = append(opts, WithRoute(r.Method, r.Pattern, r.Policies...))

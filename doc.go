@@ -14,7 +14,10 @@
 //	)
 //
 // or from a Config, whose zero fields mean the same defaults; usually
-// through an adapter, such as stdhttp.New for net/http.
+// through an adapter, such as stdhttp.New for net/http. A configuration that
+// could limit nothing (no policy at all, a route that can never match, a
+// route table the adapter cannot resolve) is refused with a typed error
+// (ErrNoPolicy, *RouteError) rather than built.
 //
 // An adapter calls Middleware.Handle for every request, handing it a
 // keyfuncs.Request (a read-only view of the request) and a Response (a way
@@ -31,14 +34,18 @@
 //     problem document; any other error is handled like a limiter failure
 //     (step 6).
 //  3. The policies: those of the route table entry for the request's method
-//     and route pattern (WithRoute), or else the global ones (WithPolicy).
+//     and route pattern (WithRoute; a HEAD request falls back to the GET
+//     entry, as routers serve HEAD with the GET handler), else those of the
+//     caller's plan (WithPlans), else the global ones (WithPolicy).
 //     Several policies are checked together in one atomic call: either all
 //     admit the request, or it is denied and nothing is consumed.
 //  4. The headers of the chosen HeaderMode, on every checked response,
 //     admitted or denied.
 //  5. When denied: Retry-After and the denied handler, by default a
 //     429 application/problem+json document of the quota-exceeded problem
-//     type naming the violated policies.
+//     type naming the violated policies. When admitted by a leaky bucket
+//     that asks for a delay: the request is held, in its own goroutine, for
+//     at most the policy's MaxDelay (WithMaxDelay, default 1s).
 //  6. When the limiter fails: the error handler, which by default fails open
 //     (the request proceeds, without rate-limit headers) or, with
 //     WithFailureMode(FailClosed), answers 503. Internal error text never

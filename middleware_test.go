@@ -446,6 +446,36 @@ func TestConfigMatchesOptions(t *testing.T) {
 	}
 }
 
+// TestConfigCoversPlansAlgorithmAndShaping: the newer options have Config
+// fields too.
+func TestConfigCoversPlansAlgorithmAndShaping(t *testing.T) {
+	lim, _ := newLimiter(t)
+	var held []time.Duration
+	m, err := ratelimit.NewFromConfig(ratelimit.Config{
+		Limiter:   lim,
+		KeyFunc:   byHeader,
+		Plan:      func(keyfuncs.Request) (string, error) { return "gold", nil },
+		Plans:     map[string][]core.Policy{"gold": {core.MustParsePolicy("10/1s;name=gold")}},
+		Algorithm: core.LeakyBucket,
+		MaxDelay:  250 * time.Millisecond,
+		Shaping:   func(_ context.Context, d time.Duration) error { held = append(held, d); return nil },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		m.Handle(context.Background(), req("GET", "/", "k"), newRecorder())
+	}
+	// Leaky bucket at 100 ms per unit with a 250 ms ceiling: three pass
+	// (holds 100, 200 ms after the first), then denials.
+	if len(held) != 2 || held[1] != 200*time.Millisecond {
+		t.Fatalf("holds %v, want [100ms 200ms]", held)
+	}
+	if _, err := ratelimit.NewFromConfig(ratelimit.Config{KeyFunc: byHeader, Policies: []core.Policy{core.MustParsePolicy("1/s")}, DisableShaping: true}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestDefaultLimiterWorks(t *testing.T) {
 	m := mustNew(t, ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(core.MustParsePolicy("1/1h")))
 	if m.Handle(context.Background(), req("GET", "/", "k"), newRecorder()) != ratelimit.Continue ||

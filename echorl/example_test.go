@@ -49,3 +49,42 @@ func Example() {
 	// POST /login 200 "login";r=0;t=60
 	// POST /login 429 "login";r=0;t=60 60
 }
+
+// Per authenticated user: the authentication middleware stores the user
+// with Context.Set, and keyfuncs.ContextValue reads it back (echorl.Context
+// reaches the echo.Context itself where that is needed).
+func Example_perUser() {
+	limiter := core.NewLimiter(memstore.New(), core.WithClock(core.NewManualClock(t0)))
+	m, err := ratelimit.New(
+		ratelimit.WithLimiter(limiter),
+		ratelimit.WithKeyFunc(keyfuncs.ContextValue("user")), // 401 without one
+		ratelimit.WithPolicy(core.MustParsePolicy("1/1m;algorithm=fixed_window;name=per-user")),
+	)
+	if err != nil {
+		panic(err)
+	}
+	e := echo.New()
+	e.Use(func(next echo.HandlerFunc) echo.HandlerFunc { // a stand-in for real authentication
+		return func(c echo.Context) error {
+			if user := c.Request().Header.Get("X-User"); user != "" {
+				c.Set("user", user)
+			}
+			return next(c)
+		}
+	})
+	e.Use(echorl.Middleware(m))
+	e.GET("/", func(c echo.Context) error { return c.String(http.StatusOK, "hello") })
+
+	for _, user := range []string{"alice", "alice", "bob", ""} {
+		req := httptest.NewRequest("GET", "/", nil)
+		req.Header.Set("X-User", user)
+		rec := httptest.NewRecorder()
+		e.ServeHTTP(rec, req)
+		fmt.Println(strings.TrimSpace(fmt.Sprintln(user, rec.Code, rec.Header().Get("RateLimit"))))
+	}
+	// Output:
+	// alice 200 "per-user";r=0;t=60
+	// alice 429 "per-user";r=0;t=60
+	// bob 200 "per-user";r=0;t=60
+	// 401
+}

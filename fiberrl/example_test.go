@@ -47,3 +47,43 @@ func Example() {
 	// POST /login 200 "login";r=0;t=60
 	// POST /login 429 "login";r=0;t=60 60
 }
+
+// Per authenticated user: the authentication middleware stores the user
+// with Ctx.Locals, and keyfuncs.ContextValue reads it back (fiberrl.Ctx
+// reaches the *fiber.Ctx itself where that is needed).
+func Example_perUser() {
+	limiter := core.NewLimiter(memstore.New(), core.WithClock(core.NewManualClock(t0)))
+	m, err := ratelimit.New(
+		ratelimit.WithLimiter(limiter),
+		ratelimit.WithKeyFunc(keyfuncs.ContextValue("user")), // 401 without one
+		ratelimit.WithPolicy(core.MustParsePolicy("1/1m;algorithm=fixed_window;name=per-user")),
+	)
+	if err != nil {
+		panic(err)
+	}
+	app := fiber.New(fiber.Config{DisableStartupMessage: true})
+	app.Use(func(c *fiber.Ctx) error { // a stand-in for real authentication
+		if user := c.Get("X-User"); user != "" {
+			c.Locals("user", user)
+		}
+		return c.Next()
+	})
+	app.Use(fiberrl.Middleware(m))
+	app.Get("/", func(c *fiber.Ctx) error { return c.SendString("hello") })
+
+	for _, user := range []string{"alice", "alice", "bob", ""} {
+		req := httptest.NewRequest("GET", "/", nil)
+		req.Header.Set("X-User", user)
+		res, err := app.Test(req, -1)
+		if err != nil {
+			panic(err)
+		}
+		res.Body.Close()
+		fmt.Println(strings.TrimSpace(fmt.Sprintln(user, res.StatusCode, res.Header.Get("RateLimit"))))
+	}
+	// Output:
+	// alice 200 "per-user";r=0;t=60
+	// alice 429 "per-user";r=0;t=60
+	// bob 200 "per-user";r=0;t=60
+	// 401
+}

@@ -50,3 +50,50 @@ func Example() {
 	// POST /login 200 "login";r=0;t=60
 	// POST /login 429 "login";r=0;t=60 60
 }
+
+// Per authenticated user, with the policy of the user's plan: the
+// authentication middleware stores the user and the plan with Context.Set,
+// the key function and the plan function read them back (ginrl.Context
+// reaches the *gin.Context itself where that is needed).
+func Example_perUser() {
+	limiter := core.NewLimiter(memstore.New(), core.WithClock(core.NewManualClock(t0)))
+	m, err := ratelimit.New(
+		ratelimit.WithLimiter(limiter),
+		ratelimit.WithKeyFunc(keyfuncs.ContextValue("user")), // 401 without one
+		ratelimit.WithPlans(func(r keyfuncs.Request) (string, error) {
+			return ginrl.Context(r).GetString("plan"), nil
+		}, map[string][]core.Policy{
+			"free": {core.MustParsePolicy("100/1h;name=free")},
+			"pro":  {core.MustParsePolicy("10000/1h;name=pro")},
+		}),
+	)
+	if err != nil {
+		panic(err)
+	}
+	gin.SetMode(gin.ReleaseMode)
+	r := gin.New()
+	r.Use(func(c *gin.Context) { // a stand-in for real authentication
+		if user := c.GetHeader("X-User"); user != "" {
+			plan := "free"
+			if user == "alice" {
+				plan = "pro"
+			}
+			c.Set("user", user)
+			c.Set("plan", plan)
+		}
+	})
+	r.Use(ginrl.Middleware(m))
+	r.GET("/", func(c *gin.Context) { c.String(http.StatusOK, "hello") })
+
+	for _, user := range []string{"alice", "bob", ""} {
+		req := httptest.NewRequest("GET", "/", nil)
+		req.Header.Set("X-User", user)
+		rec := httptest.NewRecorder()
+		r.ServeHTTP(rec, req)
+		fmt.Println(strings.TrimSpace(fmt.Sprintln(rec.Code, rec.Header().Get("RateLimit"))))
+	}
+	// Output:
+	// 200 "pro";r=9999;t=1
+	// 200 "free";r=99;t=36
+	// 401
+}

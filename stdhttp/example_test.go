@@ -1,6 +1,7 @@
 package stdhttp_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -45,4 +46,45 @@ func Example() {
 	// GET / 200 "api";r=99;t=1
 	// POST /login 200 "login";r=0;t=60
 	// POST /login 429 "login";r=0;t=60 60
+}
+
+// userKey is the context key under which the authentication middleware
+// stores the caller's user ID.
+type userKey struct{}
+
+// Per authenticated user: the authentication middleware puts the user in
+// the request's context, and keyfuncs.ContextValue reads it back
+// (stdhttp.Request reaches the *http.Request itself where that is needed).
+func Example_perUser() {
+	limiter := core.NewLimiter(memstore.New(), core.WithClock(core.NewManualClock(t0)))
+	m, err := ratelimit.New(
+		ratelimit.WithLimiter(limiter),
+		ratelimit.WithKeyFunc(keyfuncs.ContextValue(userKey{})), // 401 without one
+		ratelimit.WithPolicy(core.MustParsePolicy("1/1m;algorithm=fixed_window;name=per-user")),
+	)
+	if err != nil {
+		panic(err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "hello") })
+	limited := stdhttp.Middleware(m)(mux)
+	authenticated := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { // a stand-in for real authentication
+		if user := r.Header.Get("X-User"); user != "" {
+			r = r.WithContext(context.WithValue(r.Context(), userKey{}, user))
+		}
+		limited.ServeHTTP(w, r)
+	})
+
+	for _, user := range []string{"alice", "alice", "bob", ""} {
+		req := httptest.NewRequest("GET", "/", nil)
+		req.Header.Set("X-User", user)
+		rec := httptest.NewRecorder()
+		authenticated.ServeHTTP(rec, req)
+		fmt.Println(strings.TrimSpace(fmt.Sprintln(user, rec.Code, rec.Header().Get("RateLimit"))))
+	}
+	// Output:
+	// alice 200 "per-user";r=0;t=60
+	// alice 429 "per-user";r=0;t=60
+	// bob 200 "per-user";r=0;t=60
+	// 401
 }
