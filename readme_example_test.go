@@ -1,0 +1,122 @@
+package ratelimit_test
+
+// The Go blocks of README.md, each verbatim the body (or a part of the body)
+// of an Example below or in another Example of the repository, so that the
+// README compiles; TestREADMECompiles checks that every block is found.
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"net/http"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/memstore"
+	"github.com/ratelimit-go/ratelimit/core/redisstore"
+	"github.com/ratelimit-go/ratelimit/core/resilient"
+	"github.com/ratelimit-go/ratelimit/keyfuncs"
+	"github.com/ratelimit-go/ratelimit/stdhttp"
+)
+
+// README, Quick start.
+func Example_quickStart() {
+	limiter := core.NewLimiter(memstore.New()) // starts no goroutine; nothing to close
+	ctx := context.Background()
+
+	perMinute := core.MustParsePolicy("100/1m;name=api") // GCRA by default
+	d, err := limiter.Allow(ctx, "user:42", perMinute)
+	if err != nil {
+		log.Fatal(err) // a typed error: invalid key, policy or cost
+	}
+	fmt.Println(d.Allowed, d.Remaining) // when denied, d.RetryAfter is the exact wait
+
+	// Several policies at once, all or nothing: a denial by one consumes from none.
+	res, err := limiter.Check(ctx, "user:42", []core.Policy{
+		core.MustParsePolicy("10/s;name=burst"),
+		core.MustParsePolicy("1000/1h;name=hourly;algorithm=sliding_window"),
+	}, 1, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.Allowed, res.Decision().Policy.Name) // res.Decisions[i] per policy
+	// Output:
+	// true 99
+	// true burst
+}
+
+// README, Redis: compiled, not run (it needs a server).
+func Example_redis() {
+	opts := &redis.Options{Addr: "127.0.0.1:6379"}
+	resilient.RedisOptions(resilient.DefaultBudget).Apply(opts) // timeouts = budget, no retries, fast reconnect
+	primary, err := redisstore.New(redis.NewClient(opts))       // or a ClusterClient, a FailoverClient, a Ring
+	if err != nil {
+		log.Fatal(err)
+	}
+	store := resilient.New(primary,
+		resilient.WithFallback(memstore.New()), // or WithFailOpen(), WithFailClosed()
+		resilient.WithDenyCache(0))             // opt-in; 0 = default size
+	limiter := core.NewLimiter(store)
+	_ = limiter
+}
+
+// README, HTTP middleware.
+func Example_middleware() {
+	key := keyfuncs.Header("X-API-Key", keyfuncs.FallbackIfMissing(keyfuncs.RemoteIP)) // hashed: never stored verbatim
+	m, err := ratelimit.New(
+		ratelimit.WithKeyFunc(key),
+		ratelimit.WithPolicy(core.MustParsePolicy("100/1m;name=api")),
+		ratelimit.WithRoute("GET", "/search", // two policies, one atomic check
+			core.MustParsePolicy("10/s;name=search"), core.MustParsePolicy("1000/1h;name=search-hourly")),
+		ratelimit.WithSkip(func(r keyfuncs.Request) bool { return r.Path() == "/healthz" }),
+	)
+	if err != nil {
+		log.Fatal(err) // *ratelimit.RouteError, ErrNoPolicy, an invalid policy...
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /search", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "results") })
+	handler := stdhttp.Middleware(m)(mux) // wrap the mux itself, so the route table sees its patterns
+	_ = handler
+}
+
+// userKey is the context key under which authentication middleware stores
+// the caller's user ID in the README's examples.
+type userKey struct{}
+
+// planKey is where it stores the caller's plan.
+type planKey struct{}
+
+// README, keys and policies from the caller.
+func Example_plans() {
+	m, err := ratelimit.New(
+		ratelimit.WithKeyFunc(keyfuncs.ContextValue(userKey{})), // 401 when authentication left no user
+		ratelimit.WithPlans(func(r keyfuncs.Request) (string, error) {
+			plan, _ := r.Context().Value(planKey{}).(string)
+			return plan, nil // "" for none: the global policies
+		}, map[string][]core.Policy{
+			"free": {core.MustParsePolicy("100/1h;name=free")},
+			"pro":  {core.MustParsePolicy("10000/1h;name=pro")},
+		}),
+		ratelimit.WithPolicy(core.MustParsePolicy("10/1h;name=anonymous")),
+	)
+	if err != nil {
+		log.Fatal(err)
+	}
+	_ = m
+}
+
+// README, shaping.
+func Example_shaping() {
+	m, err := ratelimit.New(
+		ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
+		ratelimit.WithPolicy(core.MustParsePolicy("10/s;algorithm=leaky_bucket;name=shaped")),
+		ratelimit.WithMaxDelay(500*time.Millisecond), // default 1s; longer waits are denied, Retry-After exact
+	)
+	if err != nil {
+		log.Fatal(err)
+	}
+	_ = m
+}

@@ -1,0 +1,96 @@
+package ratelimit_test
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestREADMECompiles: every Go block of the README is, verbatim, the body
+// of an Example function of the repository or a run of lines of one, so the
+// README's code compiles and, where the Example has an Output, runs as
+// shown. Indentation is compared after removing the body's own tab.
+func TestREADMECompiles(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := regexp.MustCompile("(?s)```go\n(.*?)```").FindAllStringSubmatch(string(readme), -1)
+	if len(blocks) == 0 {
+		t.Fatal("no Go block in README.md")
+	}
+	bodies := exampleBodies(t, ".")
+	for _, b := range blocks {
+		block := normalise(b[1])
+		found := false
+		for _, body := range bodies {
+			if strings.Contains(body, block) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			t.Errorf("README block is in no Example function:\n%s", b[1])
+		}
+	}
+}
+
+// exampleBodies returns the bodies of the Example functions of every test
+// file under root, every module included, dedented by one tab.
+func exampleBodies(t *testing.T, root string) []string {
+	t.Helper()
+	var bodies []string
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		f, err := parser.ParseFile(fset, path, src, 0)
+		if err != nil {
+			return err
+		}
+		for _, decl := range f.Decls {
+			fn, ok := decl.(*ast.FuncDecl)
+			if !ok || fn.Recv != nil || !strings.HasPrefix(fn.Name.Name, "Example") || fn.Body == nil {
+				continue
+			}
+			start, end := fset.Position(fn.Body.Lbrace).Offset+1, fset.Position(fn.Body.Rbrace).Offset
+			lines := strings.Split(string(src[start:end]), "\n")
+			for i, l := range lines {
+				lines[i] = strings.TrimPrefix(l, "\t")
+			}
+			bodies = append(bodies, normalise(strings.Join(lines, "\n")))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bodies
+}
+
+// normalise trims trailing white space on every line and blank lines at
+// both ends.
+func normalise(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " \t")
+	}
+	return strings.Trim(strings.Join(lines, "\n"), "\n")
+}
