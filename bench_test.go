@@ -20,7 +20,7 @@ func (nopResponse) Write(int, string, []byte) error { return nil }
 
 func benchHandle(b *testing.B, policies ...core.Policy) {
 	m, err := ratelimit.New(
-		ratelimit.WithLimiter(core.NewLimiter(memstore.New(memstore.WithSweepInterval(0)))),
+		ratelimit.WithLimiter(core.NewLimiter(memstore.New())),
 		ratelimit.WithKeyFunc(keyfuncs.Constant("client")),
 		ratelimit.WithPolicy(policies...),
 	)

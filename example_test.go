@@ -27,7 +27,7 @@ func (printResponse) Write(status int, contentType string, body []byte) error {
 func ExampleMiddleware_Handle() {
 	clock := core.NewManualClock(time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC))
 	mw, err := ratelimit.New(
-		ratelimit.WithLimiter(core.NewLimiter(memstore.New(memstore.WithSweepInterval(0)), core.WithClock(clock))),
+		ratelimit.WithLimiter(core.NewLimiter(memstore.New(), core.WithClock(clock))),
 		ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
 		ratelimit.WithPolicy(core.MustParsePolicy("2/1m;algorithm=fixed_window;name=api")),
 	)

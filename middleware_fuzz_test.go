@@ -25,7 +25,7 @@ func FuzzMiddleware(f *testing.F) {
 	f.Add("\x00\xff", "/login", 99, int64(60_000_000))
 	f.Fuzz(func(t *testing.T, key, route string, cost int, advanceMicros int64) {
 		clk := core.NewManualClock(time.Date(2026, 5, 5, 5, 5, 5, 0, time.UTC))
-		lim := core.NewLimiter(memstore.New(memstore.WithSweepInterval(0)), core.WithClock(clk))
+		lim := core.NewLimiter(memstore.New(), core.WithClock(clk))
 		m, err := ratelimit.New(ratelimit.WithLimiter(lim),
 			ratelimit.WithKeyFunc(func(keyfuncs.Request) (string, error) { return key, nil }),
 			ratelimit.WithCost(func(keyfuncs.Request) int { return cost }),

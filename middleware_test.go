@@ -37,7 +37,7 @@ var t0 = time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC)
 
 func newLimiter(t *testing.T) (*core.Limiter, *core.ManualClock) {
 	t.Helper()
-	st := memstore.New(memstore.WithSweepInterval(0))
+	st := memstore.New()
 	clk := core.NewManualClock(t0)
 	return core.NewLimiter(st, core.WithClock(clk)), clk
 }

@@ -20,7 +20,7 @@ import (
 // keeps the output deterministic; it reads 03:04, so the aligned
 // five-minute window of the login policy ends in 60 s.
 func Example() {
-	limiter := core.NewLimiter(memstore.New(memstore.WithSweepInterval(0)), core.WithClock(core.NewManualClock(t0)))
+	limiter := core.NewLimiter(memstore.New(), core.WithClock(core.NewManualClock(t0)))
 	m, err := ratelimit.New(
 		ratelimit.WithLimiter(limiter),
 		ratelimit.WithKeyFunc(keyfuncs.RemoteIP),

@@ -20,7 +20,7 @@ import (
 var t0 = time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC)
 
 func limiter() *core.Limiter {
-	return core.NewLimiter(memstore.New(memstore.WithSweepInterval(0)), core.WithClock(core.NewManualClock(t0)))
+	return core.NewLimiter(memstore.New(), core.WithClock(core.NewManualClock(t0)))
 }
 
 func do(h http.Handler, method, target string) *httptest.ResponseRecorder {

@@ -21,7 +21,7 @@ import (
 // the header values go straight into fasthttp's buffers.
 func TestAllowPathDoesNotAllocate(t *testing.T) {
 	mw, err := fiberrl.New(
-		ratelimit.WithLimiter(core.NewLimiter(memstore.New(memstore.WithSweepInterval(0)))),
+		ratelimit.WithLimiter(core.NewLimiter(memstore.New())),
 		ratelimit.WithKeyFunc(keyfuncs.Constant("client")),
 		ratelimit.WithPolicy(core.MustParsePolicy("1000000000/1h;name=api;algorithm=fixed_window")),
 	)

@@ -30,7 +30,7 @@ func benchApp(mws ...fiber.Handler) fasthttp.RequestHandler {
 // and a policy far above b.N, so that every request is admitted.
 func allowAll(b *testing.B, kf keyfuncs.KeyFunc) fiber.Handler {
 	mw, err := fiberrl.New(
-		ratelimit.WithLimiter(core.NewLimiter(memstore.New(memstore.WithSweepInterval(0)))),
+		ratelimit.WithLimiter(core.NewLimiter(memstore.New())),
 		ratelimit.WithKeyFunc(kf),
 		ratelimit.WithPolicy(core.MustParsePolicy("1000000000/1h;name=api;algorithm=fixed_window")),
 	)
@@ -103,7 +103,7 @@ func BenchmarkAllowParallel(b *testing.B) {
 // pattern is resolved before the check.
 func routedApp(b *testing.B) fasthttp.RequestHandler {
 	mw, err := fiberrl.New(
-		ratelimit.WithLimiter(core.NewLimiter(memstore.New(memstore.WithSweepInterval(0)))),
+		ratelimit.WithLimiter(core.NewLimiter(memstore.New())),
 		ratelimit.WithKeyFunc(keyfuncs.Constant("client")),
 		ratelimit.WithPolicy(core.MustParsePolicy("1000000000/1h;name=api;algorithm=fixed_window")),
 		ratelimit.WithRoute("POST", "/login", core.MustParsePolicy("5/1m;name=login")),

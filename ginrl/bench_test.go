@@ -26,7 +26,7 @@ func engine(mws ...gin.HandlerFunc) *gin.Engine {
 // and a policy far above b.N, so that every request is admitted.
 func allowAll(b *testing.B, kf keyfuncs.KeyFunc) gin.HandlerFunc {
 	mw, err := ginrl.New(
-		ratelimit.WithLimiter(core.NewLimiter(memstore.New(memstore.WithSweepInterval(0)))),
+		ratelimit.WithLimiter(core.NewLimiter(memstore.New())),
 		ratelimit.WithKeyFunc(kf),
 		ratelimit.WithPolicy(core.MustParsePolicy("1000000000/1h;name=api;algorithm=fixed_window")),
 	)

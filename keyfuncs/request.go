@@ -1,6 +1,9 @@
 // Package keyfuncs derives rate-limit keys from HTTP requests: the client IP
 // (behind trusted proxies, IPv6 grouped by prefix), a header such as an API
-// key, the matched route pattern, the method, and compositions of these.
+// key (hashed, so that secrets are never stored verbatim), a value that
+// authentication middleware left in the request's context (the caller's
+// user ID), the matched route pattern, the method, and compositions of
+// these.
 //
 // Key functions read a Request, a small view of an HTTP request that every
 // adapter (net/http, Gin, Echo, Fiber) implements, so the same key function

@@ -54,7 +54,7 @@ func benchServe(b *testing.B, h http.Handler, want ...int) {
 // request is admitted.
 func allowAll(b *testing.B, kf keyfuncs.KeyFunc) func(http.Handler) http.Handler {
 	mw, err := stdhttp.New(
-		ratelimit.WithLimiter(core.NewLimiter(memstore.New(memstore.WithSweepInterval(0)))),
+		ratelimit.WithLimiter(core.NewLimiter(memstore.New())),
 		ratelimit.WithKeyFunc(kf),
 		ratelimit.WithPolicy(core.MustParsePolicy("1000000000/1h;name=api;algorithm=fixed_window")),
 	)

@@ -11,9 +11,13 @@
 // *http.ServeMux as the next handler and, when the route table is not
 // empty, asks the mux which pattern the request will match
 // (ServeMux.Handler) before checking; the mux then routes the request as
-// usual. Wrapping anything else (a router of another kind, a handler
-// chain) leaves the pattern to r.Pattern, which is set only when the
-// middleware runs inside the mux:
+// usual. In front of anything else (a logging or recovery handler that
+// calls the mux), name the mux with WithMux; registered on the mux's own
+// routes, where r.Pattern is set when it runs, declare InsideMux. A route
+// table with neither, in front of a handler that is not a ServeMux, would
+// limit nothing on its routes, so Middleware refuses it (it panics with
+// ErrRoutesUnresolvable; Wrap returns the error). Middleware built by Route
+// has no route table and runs anywhere:
 //
 //	mux.Handle("POST /login", stdhttp.Route(mw, loginPolicy)(loginHandler))
 //
@@ -24,5 +28,10 @@
 //
 // Frameworks built on net/http that know their own route pattern (Gin,
 // Echo) can call Check with their writer, request and pattern instead of
-// implementing the middleware's request and response views again.
+// implementing the middleware's request and response views again, or
+// CheckNative to also hand key functions their own request value.
+//
+// Key functions reach the *http.Request through Request, and values that
+// earlier middleware put in its context through the request view's Context
+// (keyfuncs.ContextValue).
 package stdhttp

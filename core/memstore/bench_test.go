@@ -52,7 +52,7 @@ func BenchmarkAllow(b *testing.B) {
 	for _, a := range core.Algorithms() {
 		p := benchPolicy(a)
 		b.Run(string(a)+"/serial-1k", func(b *testing.B) {
-			s := memstore.New(memstore.WithSweepInterval(0))
+			s := memstore.New()
 			defer s.Close()
 			clock := core.NewManualClock(benchStart)
 			lim := core.NewLimiter(s, core.WithClock(clock))
@@ -77,7 +77,7 @@ func BenchmarkAllow(b *testing.B) {
 			b.ReportMetric(float64(admitted)/float64(b.N), "admitted/op")
 		})
 		parallel := func(b *testing.B, keys []string) {
-			s := memstore.New(memstore.WithSweepInterval(0))
+			s := memstore.New()
 			defer s.Close()
 			clock := core.NewManualClock(benchStart)
 			lim := core.NewLimiter(s, core.WithClock(clock))
@@ -131,7 +131,7 @@ func BenchmarkMillionKeys(b *testing.B) {
 			var before, after runtime.MemStats
 			runtime.GC()
 			runtime.ReadMemStats(&before)
-			s := memstore.New(memstore.WithSweepInterval(0))
+			s := memstore.New()
 			defer s.Close()
 			lim := core.NewLimiter(s, core.WithClock(clock))
 			for _, k := range keys {
@@ -162,7 +162,7 @@ func BenchmarkMillionKeys(b *testing.B) {
 // clock: GCRA over 1,000 keys, serially.
 func BenchmarkCheckOne(b *testing.B) {
 	keys := benchKeys(1000)
-	s := memstore.New(memstore.WithSweepInterval(0))
+	s := memstore.New()
 	defer s.Close()
 	p := benchPolicy(core.GCRA)
 	ctx := context.Background()
@@ -216,7 +216,7 @@ func serialChecks(b *testing.B, keys []string, clock *core.ManualClock, check fu
 // fixed window): one lock, both policies evaluated, then both committed.
 // 1,000 keys, serially.
 func BenchmarkCheckTwoPolicies(b *testing.B) {
-	s := memstore.New(memstore.WithSweepInterval(0))
+	s := memstore.New()
 	defer s.Close()
 	clock := core.NewManualClock(benchStart)
 	lim := core.NewLimiter(s, core.WithClock(clock))
@@ -237,7 +237,7 @@ func BenchmarkCheckTwoPolicies(b *testing.B) {
 // limiters that read the time themselves are measured. With 1,000 keys
 // checked this fast, most checks are denied.
 func BenchmarkAllowSystemClock(b *testing.B) {
-	s := memstore.New(memstore.WithSweepInterval(0))
+	s := memstore.New()
 	defer s.Close()
 	lim := core.NewLimiter(s)
 	p := benchPolicy(core.GCRA)

@@ -20,7 +20,7 @@ var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
 // newMem returns a memory store without a background sweeper.
 func newMem(t testing.TB) *memstore.Store {
-	s := memstore.New(memstore.WithSweepInterval(0))
+	s := memstore.New()
 	t.Cleanup(func() { _ = s.Close() })
 	return s
 }

@@ -39,7 +39,7 @@ func FuzzDifferential(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		mem := memstore.New(memstore.WithSweepInterval(0))
+		mem := memstore.New()
 		defer mem.Close()
 
 		want := backendtest.Replay(ctx, backendtest.NewReference(), core.NewManualClock(time.Time{}), steps)

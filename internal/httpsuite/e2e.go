@@ -34,7 +34,7 @@ func RunE2E(t *testing.T, a Adapter) {
 // waits that second, and its retry is admitted. It uses the system clock
 // and really waits about one second; it fails rather than hang after 10 s.
 func E2E(t *testing.T, build func(m *ratelimit.Middleware) http.Handler) {
-	st := memstore.New(memstore.WithSweepInterval(0))
+	st := memstore.New()
 	defer st.Close()
 	var mu sync.Mutex
 	var outcomes []ratelimit.Outcome

@@ -35,7 +35,7 @@ type env struct {
 }
 
 func newEnv(t *testing.T, a Adapter) *env {
-	st := memstore.New(memstore.WithSweepInterval(0))
+	st := memstore.New()
 	t.Cleanup(func() { _ = st.Close() })
 	clk := core.NewManualClock(start)
 	return &env{t: t, a: a, clock: clk, limiter: core.NewLimiter(st, core.WithClock(clk))}

@@ -28,7 +28,7 @@ var Start = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 // Limiter returns a limiter over a fresh memory store on a manual clock
 // reading Start.
 func Limiter(t testing.TB) (*core.Limiter, *core.ManualClock) {
-	st := memstore.New(memstore.WithSweepInterval(0))
+	st := memstore.New()
 	t.Cleanup(func() { _ = st.Close() })
 	clock := core.NewManualClock(Start)
 	return core.NewLimiter(st, core.WithClock(clock)), clock
