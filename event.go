@@ -58,10 +58,26 @@ type Event struct {
 	Plan string
 	// Cost is the request's cost, 0 when no check was made.
 	Cost int
+	// Source says who decided: for OutcomeAllowed and OutcomeDenied the
+	// source of the binding decision (core.SourcePrimary for the store
+	// itself; behind core/resilient possibly the fallback, the deny cache or
+	// its failure mode), for OutcomeFailedOpen and OutcomeFailedClosed the
+	// middleware's own failure mode (core.SourceFailOpen,
+	// core.SourceFailClosed); zero otherwise.
+	Source core.Source
 	// Result holds the decisions of the check, for OutcomeAllowed and
 	// OutcomeDenied. Its Decisions slice is reused after the observer
 	// returns: copy what you keep.
 	Result core.Result
+	// Shadow holds the decisions of the shadow policies (core.Policy.Shadow)
+	// of the request's policy set, checked after the enforced ones admitted
+	// it: Shadow.Allowed false means the rollout would have denied the
+	// request. Empty when the set has no shadow policy or the request was
+	// not admitted. Reused after the observer returns, like Result.
+	Shadow core.Result
+	// ShadowErr is the error of the shadow check, if it failed. It never
+	// changes the response.
+	ShadowErr error
 	// Err is the error behind OutcomeRefused, OutcomeFailedOpen and
 	// OutcomeFailedClosed, and a failed write of the response body. It may
 	// carry internal details: log it, never send it to a client.
@@ -70,5 +86,7 @@ type Event struct {
 
 // Observer is called synchronously for every request the middleware sees,
 // after the verdict is reached (and, when the middleware wrote the
-// response, after it did). It must be safe for concurrent use and quick.
+// response, after it did). It must be safe for concurrent use and quick. A
+// panic in an observer is recovered and counted (Middleware.ObserverPanics);
+// the request carries on.
 type Observer func(ctx context.Context, e Event)

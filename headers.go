@@ -96,7 +96,8 @@ const (
 // It is immutable after construction and safe for concurrent use.
 type policySet struct {
 	mode     HeaderMode
-	policies []core.Policy // as configured: these go to the limiter
+	policies []core.Policy // the enforced ones, as configured: these go to the limiter and the headers
+	shadow   []core.Policy // the shadow ones (core.Policy.Shadow), checked after an admission; nil: none
 	names    []string      // display names: Name, or a generated one
 	quoted   []string      // names as sf-strings, quotes included
 	policyHV string        // the RateLimit-Policy value, "" when not written
@@ -108,14 +109,10 @@ func newPolicySet(mode HeaderMode, policies []core.Policy) (*policySet, error) {
 	if len(policies) == 0 {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, core.ErrNoPolicy)
 	}
-	s := &policySet{
-		mode:     mode,
-		policies: append([]core.Policy(nil), policies...),
-		names:    make([]string, len(policies)),
-		quoted:   make([]string, len(policies)),
-	}
 	seen := make(map[string]bool, len(policies))
-	for i, p := range policies {
+	var enforced []core.Policy
+	s := &policySet{mode: mode}
+	for _, p := range policies {
 		if err := p.Validate(); err != nil {
 			return nil, err
 		}
@@ -124,6 +121,18 @@ func newPolicySet(mode HeaderMode, policies []core.Policy) (*policySet, error) {
 			return nil, fmt.Errorf("%w: two policies of one check are both named %q; names must tell them apart", ErrInvalidConfig, name)
 		}
 		seen[name] = true
+		if p.Shadow {
+			s.shadow = append(s.shadow, p)
+		} else {
+			enforced = append(enforced, p)
+		}
+	}
+	policies = enforced
+	s.policies = enforced
+	s.names = make([]string, len(policies))
+	s.quoted = make([]string, len(policies))
+	for i, p := range policies {
+		name := PolicyName(p)
 		s.names[i] = name
 		s.quoted[i] = string(appendSFString(nil, name))
 		if c := p.Capacity(); i == 0 || c < s.maxCap {

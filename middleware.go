@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ratelimit-go/ratelimit/core"
@@ -22,6 +23,7 @@ type Middleware struct {
 	global  *policySet // nil: no global policy
 	routes  map[routeKey]*policySet
 	plans   map[string]*policySet // nil: no WithPlans
+	panics  atomic.Uint64         // observer calls that panicked
 	scratch sync.Pool             // *scratch
 }
 
@@ -30,7 +32,8 @@ type routeKey struct{ method, pattern string }
 // scratch is per-request working memory, pooled so that the allow path
 // does not allocate it.
 type scratch struct {
-	d   []core.Decision
+	d   []core.Decision // the enforced policies' decisions
+	sd  []core.Decision // the shadow policies' decisions
 	buf []byte
 }
 
@@ -144,7 +147,9 @@ func build(s settings) (*Middleware, error) {
 			m.plans[name] = set
 		}
 	}
-	m.scratch.New = func() any { return &scratch{d: make([]core.Decision, 0, 4), buf: make([]byte, 0, 128)} }
+	m.scratch.New = func() any {
+		return &scratch{d: make([]core.Decision, 0, 4), sd: make([]core.Decision, 0, 2), buf: make([]byte, 0, 128)}
+	}
 	return m, nil
 }
 
@@ -243,12 +248,15 @@ func (m *Middleware) Handle(ctx context.Context, req keyfuncs.Request, res Respo
 	sc := m.scratch.Get().(*scratch)
 	defer m.scratch.Put(sc)
 	var result core.Result
-	if len(set.policies) == 1 {
+	switch len(set.policies) {
+	case 0: // shadow policies only: nothing is enforced
+		result = core.Result{Allowed: true, Decisions: sc.d[:0]}
+	case 1:
 		var d core.Decision
 		d, err = m.limiter.AllowN(ctx, key, set.policies[0], cost)
 		sc.d = append(sc.d[:0], d)
 		result = core.Result{Allowed: d.Allowed, Decisions: sc.d, Binding: 0}
-	} else {
+	default:
 		result, err = m.limiter.Check(ctx, key, set.policies, cost, sc.d[:0])
 		if cap(result.Decisions) > cap(sc.d) {
 			sc.d = result.Decisions[:0]
@@ -267,12 +275,30 @@ func (m *Middleware) Handle(ctx context.Context, req keyfuncs.Request, res Respo
 		return m.failed(ctx, req, res, ev)
 	}
 
-	sc.buf = set.writeHeaders(res, result.Decisions, result.Binding, sc.buf)
+	if len(result.Decisions) > 0 {
+		sc.buf = set.writeHeaders(res, result.Decisions, result.Binding, sc.buf)
+	}
 	if result.Allowed {
-		if m.s.observers != nil {
-			m.observe(ctx, Event{Outcome: OutcomeAllowed, Request: req, Key: key, Plan: plan, Cost: cost, Result: result})
+		// The rollout's dry run: only once the enforced policies admitted
+		// the request (were the shadow ones enforced, a denial would have
+		// consumed from none), in a check of their own, so that a shadow
+		// denial changes nothing the client sees or the others consume.
+		var shadow core.Result
+		var shadowErr error
+		if set.shadow != nil {
+			shadow, shadowErr = m.limiter.Check(ctx, key, set.shadow, cost, sc.sd[:0])
+			if cap(shadow.Decisions) > cap(sc.sd) {
+				sc.sd = shadow.Decisions[:0]
+			}
 		}
-		if m.s.shaper != nil {
+		if m.s.observers != nil {
+			ev := Event{Outcome: OutcomeAllowed, Request: req, Key: key, Plan: plan, Cost: cost, Result: result, Shadow: shadow, ShadowErr: shadowErr}
+			if len(result.Decisions) > 0 {
+				ev.Source = result.Decisions[result.Binding].Source
+			}
+			m.observe(ctx, ev)
+		}
+		if m.s.shaper != nil && len(result.Decisions) > 0 {
 			var delay = result.Decisions[0].Delay
 			for i := 1; i < len(result.Decisions); i++ {
 				delay = max(delay, result.Decisions[i].Delay)
@@ -291,7 +317,7 @@ func (m *Middleware) Handle(ctx context.Context, req keyfuncs.Request, res Respo
 	if !tr.wrote { // a handler that wrote nothing must not turn a denial into a 200
 		werr = errors.Join(werr, DefaultDeniedHandler(req, res, result))
 	}
-	m.observe(ctx, Event{Outcome: OutcomeDenied, Request: req, Key: key, Plan: plan, Cost: cost, Result: result, Err: werr})
+	m.observe(ctx, Event{Outcome: OutcomeDenied, Request: req, Key: key, Plan: plan, Cost: cost, Result: result, Err: werr, Source: result.Decisions[result.Binding].Source})
 	return Handled
 }
 
@@ -335,20 +361,37 @@ func (m *Middleware) refuse(ctx context.Context, req keyfuncs.Request, res Respo
 // failed applies the failure mode to a limiter or key function failure.
 func (m *Middleware) failed(ctx context.Context, req keyfuncs.Request, res Response, ev Event) Verdict {
 	if m.s.failure == FailOpen {
-		ev.Outcome = OutcomeFailedOpen
+		ev.Outcome, ev.Source = OutcomeFailedOpen, core.SourceFailOpen
 		ev.Request = req
 		m.observe(ctx, ev)
 		return Continue
 	}
-	ev.Outcome = OutcomeFailedClosed
+	ev.Outcome, ev.Source = OutcomeFailedClosed, core.SourceFailClosed
 	return m.refuse(ctx, req, res, ev, http.StatusServiceUnavailable)
 }
 
 func (m *Middleware) observe(ctx context.Context, ev Event) {
 	for _, o := range m.s.observers {
-		o(ctx, ev)
+		m.call(o, ctx, ev)
 	}
 }
+
+// call runs one observer, recovering a panic so that a broken observer
+// never takes the request path down; ObserverPanics counts them.
+func (m *Middleware) call(o Observer, ctx context.Context, ev Event) {
+	defer func() {
+		if recover() != nil {
+			m.panics.Add(1)
+		}
+	}()
+	o(ctx, ev)
+}
+
+// ObserverPanics returns how many observer calls of this Middleware
+// panicked. The middleware recovers such a panic and carries on with the
+// request as if the observer had returned; the metrics module exports this
+// count.
+func (m *Middleware) ObserverPanics() uint64 { return m.panics.Load() }
 
 // withDefaults returns a copy of policies with a set on those that name no
 // algorithm, and the ceiling maxDelay (DefaultMaxDelay when 0) on the

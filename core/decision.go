@@ -26,12 +26,51 @@ type Decision struct {
 	Delay time.Duration
 	// Policy is the policy this decision is for.
 	Policy Policy
+	// Source says what decided: SourcePrimary (the zero value) when the
+	// Limiter's backend did, or, behind core/resilient, the deny cache, the
+	// fallback, or a failure mode.
+	Source Source
 
-	// A Decision is 112 bytes, a whole number of 16-byte moves, with no
-	// padding since Policy gained MaxDelay: the compiler copies a Decision
-	// by value several times per check, and at 104 bytes its overlapping
-	// moves defeated store forwarding (measured at 7 ns per Allow on the
-	// memory store). TestDecisionSize keeps it a multiple of 16.
+	// A Decision is 128 bytes, a whole number of 16-byte moves, with no
+	// padding field since Policy gained MaxDelay and Shadow: the compiler
+	// copies a Decision by value several times per check, and at 104 bytes
+	// its overlapping moves defeated store forwarding (measured at 7 ns per
+	// Allow on the memory store). TestDecisionSize keeps it a multiple of 16.
+}
+
+// Source says what decided a check: the backend itself, or a part of a
+// wrapper such as core/resilient answering in its place. Observers and
+// metrics use it to tell a decision Redis made from one an in-memory
+// fallback made, both of which read "allowed".
+type Source uint8
+
+const (
+	// SourcePrimary: the Limiter's backend decided (behind core/resilient,
+	// its primary).
+	SourcePrimary Source = iota
+	// SourceDenyCache: a local cache of the primary's denials denied.
+	SourceDenyCache
+	// SourceFallback: a fallback backend decided because the primary could
+	// not.
+	SourceFallback
+	// SourceFailOpen: the primary could not decide; the check was admitted.
+	SourceFailOpen
+	// SourceFailClosed: the primary could not decide; the check was denied.
+	SourceFailClosed
+	// SourceUnavailable: nothing decided and the check failed with an
+	// error. It is never on a Decision; resilient.Report uses it.
+	SourceUnavailable
+)
+
+var sourceNames = [...]string{"primary", "deny_cache", "fallback", "fail_open", "fail_closed", "unavailable"}
+
+// String returns the source in snake case ("deny_cache"), suitable as a
+// metric label.
+func (s Source) String() string {
+	if int(s) < len(sourceNames) {
+		return sourceNames[s]
+	}
+	return "unknown"
 }
 
 // Result is the outcome of a multi-policy check (Limiter.Check).

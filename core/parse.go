@@ -64,7 +64,7 @@ func ParsePolicy(s string) (Policy, error) {
 		}
 		val = strings.TrimSpace(val)
 		if !ok {
-			return fail(off, text, `want "key=value" with key burst, algorithm, max_delay or name`)
+			return fail(off, text, `want "key=value" with key burst, algorithm, max_delay, shadow or name`)
 		}
 		if seen[key] {
 			return fail(off, text, key+" is given twice")
@@ -89,13 +89,19 @@ func ParsePolicy(s string) (Policy, error) {
 				return fail(off, text, "max_delay: "+reason)
 			}
 			p.MaxDelay = d
+		case "shadow":
+			v, err := strconv.ParseBool(val)
+			if err != nil {
+				return fail(off, text, "shadow must be true or false")
+			}
+			p.Shadow = v
 		case "name":
 			if val == "" {
 				return fail(off, text, "name must not be empty")
 			}
 			p.Name = val
 		default:
-			return fail(off, text, "unknown parameter; want burst, algorithm, max_delay or name")
+			return fail(off, text, "unknown parameter; want burst, algorithm, max_delay, shadow or name")
 		}
 	}
 	if err := p.Validate(); err != nil {

@@ -36,6 +36,14 @@ type Policy struct {
 	// The HTTP middleware gives leaky-bucket policies without one a
 	// conservative default (ratelimit.WithMaxDelay).
 	MaxDelay time.Duration
+	// Shadow marks a policy for a dry run, for rolling out a limit: the HTTP
+	// middleware checks it after the enforced policies admitted a request,
+	// counts it and reports its would-be denials to observers, and never
+	// lets it change the response, its header fields, its Retry-After or
+	// what the enforced policies consume. The Limiter and the backends
+	// check a shadow policy like any other. Not part of the Identity: when
+	// the rollout ends and Shadow is cleared, the state carries on.
+	Shadow bool
 }
 
 // Bounds on policies. They keep every quantity an algorithm computes exact in
@@ -195,6 +203,9 @@ func (p Policy) String() string {
 	if p.Name != "" {
 		b.WriteString(";name=")
 		b.WriteString(p.Name)
+	}
+	if p.Shadow {
+		b.WriteString(";shadow=true")
 	}
 	return b.String()
 }

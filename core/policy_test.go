@@ -269,3 +269,21 @@ func TestMaxDelay(t *testing.T) {
 		}
 	}
 }
+
+func TestShadowPolicy(t *testing.T) {
+	p, err := core.ParsePolicy("100/1m;name=api-next;shadow=true")
+	if err != nil || !p.Shadow {
+		t.Fatalf("parse: %+v %v", p, err)
+	}
+	if again, err := core.ParsePolicy(p.String()); err != nil || again != p {
+		t.Fatalf("String %q parses to %+v %v", p.String(), again, err)
+	}
+	enforced := p
+	enforced.Shadow = false
+	if p.Identity() != enforced.Identity() {
+		t.Fatal("ending a rollout (clearing Shadow) must keep the state")
+	}
+	if _, err := core.ParsePolicy("1/s;shadow=maybe"); !errors.Is(err, core.ErrInvalidPolicy) {
+		t.Fatalf("shadow=maybe: %v", err)
+	}
+}

@@ -3,6 +3,8 @@ package resilient
 import (
 	"context"
 	"time"
+
+	"github.com/ratelimit-go/ratelimit/core"
 )
 
 // State is the circuit breaker's state.
@@ -109,45 +111,26 @@ type Stats struct {
 	LogSuppressed uint64
 }
 
-// Source says which part of the wrapper answered a check; see Report.
-type Source uint8
+// Source says which part of the wrapper answered a check: the same values
+// as core.Source, which the wrapper also sets on every Decision it returns.
+type Source = core.Source
 
-// The sources of an answer.
+// The sources, as core names them.
 const (
 	// SourcePrimary: the primary answered (or the error is the caller's).
-	// The zero value.
-	SourcePrimary Source = iota
+	SourcePrimary = core.SourcePrimary
 	// SourceDenyCache: the local deny cache denied the check.
-	SourceDenyCache
+	SourceDenyCache = core.SourceDenyCache
 	// SourceFallback: the fallback backend answered.
-	SourceFallback
+	SourceFallback = core.SourceFallback
 	// SourceFailOpen: the primary was unavailable; the check was admitted.
-	SourceFailOpen
+	SourceFailOpen = core.SourceFailOpen
 	// SourceFailClosed: the primary was unavailable; the check was denied.
-	SourceFailClosed
+	SourceFailClosed = core.SourceFailClosed
 	// SourceUnavailable: the primary was unavailable and an error was
 	// returned.
-	SourceUnavailable
+	SourceUnavailable = core.SourceUnavailable
 )
-
-// String returns the source's name.
-func (s Source) String() string {
-	switch s {
-	case SourcePrimary:
-		return "primary"
-	case SourceDenyCache:
-		return "deny-cache"
-	case SourceFallback:
-		return "fallback"
-	case SourceFailOpen:
-		return "fail-open"
-	case SourceFailClosed:
-		return "fail-closed"
-	case SourceUnavailable:
-		return "unavailable"
-	}
-	return "unknown"
-}
 
 // Report tells a caller how one check was answered: whether its decision
 // came from the primary or from a failure mode. Attach one to a context with
@@ -168,6 +151,15 @@ type reportKey struct{}
 // apart from a real one.
 func WithReport(ctx context.Context, r *Report) context.Context {
 	return context.WithValue(ctx, reportKey{}, r)
+}
+
+// answered marks the decisions the wrapper returns with source, which
+// answered them in the primary's place, and reports it (report).
+func answered(ctx context.Context, out []core.Decision, source Source, cause error) {
+	for i := range out {
+		out[i].Source = source
+	}
+	report(ctx, source, cause)
 }
 
 // report records source and err in the context's Report, if it carries one.

@@ -129,7 +129,7 @@ var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 func (b *Backend) check(ctx context.Context, key string, policies []core.Policy, cost int, now time.Time, out []core.Decision) error {
 	if b.deny != nil && b.deny.answer(key, policies, cost, now, out) {
 		b.stats.denyHits.Add(1)
-		report(ctx, SourceDenyCache, nil)
+		answered(ctx, out[:len(policies)], SourceDenyCache, nil)
 		return nil
 	}
 	probe, cause := b.admit(opCheck)
@@ -171,7 +171,7 @@ func (b *Backend) Peek(ctx context.Context, key string, policies []core.Policy, 
 		err := b.fallback.Peek(ctx, key, policies, now, out)
 		if err == nil {
 			b.stats.fallback.Add(1)
-			report(ctx, SourceFallback, cause)
+			answered(ctx, out, SourceFallback, cause)
 			return nil
 		}
 		if callerError(err) {
@@ -298,7 +298,7 @@ func (b *Backend) degrade(ctx context.Context, key string, policies []core.Polic
 			out[i] = core.Decision{Allowed: true, Limit: p.Limit, Policy: p}
 		}
 		b.stats.failedOpen.Add(1)
-		report(ctx, SourceFailOpen, cause)
+		answered(ctx, out[:len(policies)], SourceFailOpen, cause)
 		return nil
 	case modeClosed:
 		wait := b.br.retryIn(b.clock.Now())
@@ -307,7 +307,7 @@ func (b *Backend) degrade(ctx context.Context, key string, policies []core.Polic
 			out[i] = core.Decision{Limit: p.Limit, RetryAfter: wait, ResetAfter: wait, Policy: p}
 		}
 		b.stats.failedClosed.Add(1)
-		report(ctx, SourceFailClosed, cause)
+		answered(ctx, out[:len(policies)], SourceFailClosed, cause)
 		return nil
 	case modeFallback:
 		var err error
@@ -318,7 +318,7 @@ func (b *Backend) degrade(ctx context.Context, key string, policies []core.Polic
 		}
 		if err == nil {
 			b.stats.fallback.Add(1)
-			report(ctx, SourceFallback, cause)
+			answered(ctx, out[:len(policies)], SourceFallback, cause)
 			return nil
 		}
 		if callerError(err) {

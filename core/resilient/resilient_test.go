@@ -337,7 +337,7 @@ func TestFailOpen(t *testing.T) {
 		var r resilient.Report
 		ctx := resilient.WithReport(context.Background(), &r)
 		d, err := b.CheckOne(ctx, "k", perSecond, 3, t0)
-		if err != nil || !d.Allowed || d.Remaining != 0 || d.Policy != perSecond || d.Limit != 3 {
+		if err != nil || !d.Allowed || d.Remaining != 0 || d.Policy != perSecond || d.Limit != 3 || d.Source != core.SourceFailOpen {
 			t.Fatalf("check %d: %+v, %v", i, d, err)
 		}
 		if r.Source != resilient.SourceFailOpen || !errors.Is(r.Err, errBroken) && !errors.Is(r.Err, resilient.ErrCircuitOpen) {
@@ -367,7 +367,7 @@ func TestFailClosed(t *testing.T) {
 	var r resilient.Report
 	ctx := resilient.WithReport(context.Background(), &r)
 	d, err := b.CheckOne(ctx, "k", perSecond, 1, clk.Now())
-	if err != nil || d.Allowed || d.RetryAfter != 2*time.Second || d.Remaining != 0 {
+	if err != nil || d.Allowed || d.RetryAfter != 2*time.Second || d.Remaining != 0 || d.Source != core.SourceFailClosed {
 		t.Fatalf("first failure: %+v, %v", d, err)
 	}
 	if r.Source != resilient.SourceFailClosed || !errors.Is(r.Err, errBroken) {
@@ -521,5 +521,36 @@ func TestShortOut(t *testing.T) {
 	}
 	if err := b.Peek(context.Background(), "k", ps, t0, nil); err == nil {
 		t.Fatal("peek with a short out succeeded")
+	}
+}
+
+// TestDecisionSource: every decision says what made it, so that an observer
+// can tell the primary's "allowed" from the fallback's.
+func TestDecisionSource(t *testing.T) {
+	f := newFaulty(t)
+	b := resilient.New(f, resilient.WithFallback(newMem(t)), resilient.WithBreaker(100, time.Second), resilient.WithDenyCache(0))
+	d, err := b.CheckOne(context.Background(), "k", perSecond, 1, t0)
+	if err != nil || d.Source != core.SourcePrimary {
+		t.Fatalf("healthy: %+v %v", d, err)
+	}
+	f.set(failing)
+	out := make([]core.Decision, 2)
+	if err := b.Check(context.Background(), "k", []core.Policy{perSecond, perMinute}, 1, t0, out); err != nil || out[0].Source != core.SourceFallback || out[1].Source != core.SourceFallback {
+		t.Fatalf("primary failing: %+v %v", out, err)
+	}
+	f.set(healthy)
+	for range 3 { // perSecond allows 3 in a second
+		if _, err := b.CheckOne(context.Background(), "d", perSecond, 1, t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d, _ := b.CheckOne(context.Background(), "d", perSecond, 1, t0); d.Allowed || d.Source != core.SourcePrimary {
+		t.Fatalf("primary's denial: %+v", d)
+	}
+	if d, _ := b.CheckOne(context.Background(), "d", perSecond, 1, t0); d.Allowed || d.Source != core.SourceDenyCache {
+		t.Fatalf("cached denial: %+v", d)
+	}
+	if core.SourceDenyCache.String() != "deny_cache" || core.SourceFailOpen.String() != "fail_open" {
+		t.Fatal("source names are snake case")
 	}
 }
