@@ -56,6 +56,11 @@ type Event struct {
 	// (no WithPlans, a route table entry applied, or the request has no
 	// plan).
 	Plan string
+	// Policies are the enforced policies of the set the request was checked
+	// (or, for a failure or a refused cost, was to be checked) against; nil
+	// before a set was chosen (skip rules, key and plan function errors).
+	// It must not be modified.
+	Policies []core.Policy
 	// Cost is the request's cost, 0 when no check was made.
 	Cost int
 	// Source says who decided: for OutcomeAllowed and OutcomeDenied the

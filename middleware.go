@@ -241,7 +241,7 @@ func (m *Middleware) Handle(ctx context.Context, req keyfuncs.Request, res Respo
 			return Continue
 		}
 		if cost < 0 {
-			return m.failed(ctx, req, res, Event{Key: key, Cost: cost, Err: ErrNegativeCost})
+			return m.failed(ctx, req, res, Event{Key: key, Plan: plan, Policies: set.policies, Cost: cost, Err: ErrNegativeCost})
 		}
 	}
 
@@ -263,7 +263,7 @@ func (m *Middleware) Handle(ctx context.Context, req keyfuncs.Request, res Respo
 		}
 	}
 	if err != nil {
-		ev := Event{Key: key, Cost: cost, Err: err}
+		ev := Event{Key: key, Plan: plan, Policies: set.policies, Cost: cost, Err: err}
 		switch {
 		case errors.Is(err, core.ErrInvalidKey):
 			ev.Outcome = OutcomeRefused
@@ -292,7 +292,7 @@ func (m *Middleware) Handle(ctx context.Context, req keyfuncs.Request, res Respo
 			}
 		}
 		if m.s.observers != nil {
-			ev := Event{Outcome: OutcomeAllowed, Request: req, Key: key, Plan: plan, Cost: cost, Result: result, Shadow: shadow, ShadowErr: shadowErr}
+			ev := Event{Outcome: OutcomeAllowed, Request: req, Key: key, Plan: plan, Policies: set.policies, Cost: cost, Result: result, Shadow: shadow, ShadowErr: shadowErr}
 			if len(result.Decisions) > 0 {
 				ev.Source = result.Decisions[result.Binding].Source
 			}
@@ -317,7 +317,7 @@ func (m *Middleware) Handle(ctx context.Context, req keyfuncs.Request, res Respo
 	if !tr.wrote { // a handler that wrote nothing must not turn a denial into a 200
 		werr = errors.Join(werr, DefaultDeniedHandler(req, res, result))
 	}
-	m.observe(ctx, Event{Outcome: OutcomeDenied, Request: req, Key: key, Plan: plan, Cost: cost, Result: result, Err: werr, Source: result.Decisions[result.Binding].Source})
+	m.observe(ctx, Event{Outcome: OutcomeDenied, Request: req, Key: key, Plan: plan, Policies: set.policies, Cost: cost, Result: result, Err: werr, Source: result.Decisions[result.Binding].Source})
 	return Handled
 }
 

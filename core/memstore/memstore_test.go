@@ -164,6 +164,9 @@ func TestMaxKeys(t *testing.T) {
 	if _, err := lim.Check(ctx, "b", []core.Policy{short}, 1, nil); !errors.Is(err, memstore.ErrStoreFull) {
 		t.Fatalf("b under a new policy: %v, want ErrStoreFull", err)
 	}
+	if s.Refused() != 2 {
+		t.Fatalf("Refused = %d, want 2", s.Refused())
+	}
 	// Once c's state has expired, a new key reclaims it and fits.
 	clock.Advance(time.Second)
 	if d, err := lim.Allow(ctx, "d", long); err != nil || !d.Allowed {

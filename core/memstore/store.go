@@ -40,6 +40,7 @@ type Store struct {
 	reg     registry
 	maxKeys int64        // 0: no cap
 	keys    atomic.Int64 // states held, over all shards
+	refused atomic.Uint64 // checks refused with ErrStoreFull
 	// latest is the store's time for the sweeper: the instant (µs) of the
 	// most recent check, published when it moves back at all or forward by
 	// publishGrain, so that checks rarely write this shared word.
@@ -144,8 +145,13 @@ func (s *Store) reserve(sh *shard, n int64, key string, h uint64) error {
 	if s.tryReserve(n) {
 		return nil
 	}
+	s.refused.Add(1)
 	return ErrStoreFull
 }
+
+// Refused returns how many checks the store refused with ErrStoreFull
+// because the cap of WithMaxKeys was reached.
+func (s *Store) Refused() uint64 { return s.refused.Load() }
 
 // tryReserve adds n to the state count if the cap allows it.
 func (s *Store) tryReserve(n int64) bool {

@@ -1,0 +1,119 @@
+package metrics
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/resilient"
+)
+
+// Backend returns b with the latency of every call recorded in
+// ratelimit_backend_call_duration_seconds{op}. Wrap the primary store, inside
+// core/resilient, to see the store's own latency:
+//
+//	store := resilient.New(c.Backend(primary), ...)
+//
+// The result implements core.SingleChecker when b does. Errors pass through
+// unchanged; they are counted by ResilientEvents.
+func (c *Collector) Backend(b core.Backend) core.Backend {
+	ib := instrumented{b: b, check: c.latency.WithLabelValues("check"), peek: c.latency.WithLabelValues("peek"), reset: c.latency.WithLabelValues("reset")}
+	if s, ok := b.(core.SingleChecker); ok {
+		return &instrumentedSingle{instrumented: ib, one: s}
+	}
+	return &ib
+}
+
+type instrumented struct {
+	b                  core.Backend
+	check, peek, reset prometheus.Observer
+}
+
+func (i *instrumented) Check(ctx context.Context, key string, policies []core.Policy, cost int, now time.Time, out []core.Decision) error {
+	start := time.Now()
+	err := i.b.Check(ctx, key, policies, cost, now, out)
+	i.check.Observe(time.Since(start).Seconds())
+	return err
+}
+
+func (i *instrumented) Peek(ctx context.Context, key string, policies []core.Policy, now time.Time, out []core.Decision) error {
+	start := time.Now()
+	err := i.b.Peek(ctx, key, policies, now, out)
+	i.peek.Observe(time.Since(start).Seconds())
+	return err
+}
+
+func (i *instrumented) Reset(ctx context.Context, key string, policies []core.Policy) error {
+	start := time.Now()
+	err := i.b.Reset(ctx, key, policies)
+	i.reset.Observe(time.Since(start).Seconds())
+	return err
+}
+
+type instrumentedSingle struct {
+	instrumented
+	one core.SingleChecker
+}
+
+func (i *instrumentedSingle) CheckOne(ctx context.Context, key string, p core.Policy, cost int, now time.Time) (core.Decision, error) {
+	start := time.Now()
+	d, err := i.one.CheckOne(ctx, key, p, cost, now)
+	i.check.Observe(time.Since(start).Seconds())
+	return d, err
+}
+
+// ResilientEvents returns the hook to install with resilient.WithEvents: it
+// counts breaker transitions (ratelimit_breaker_transitions_total{to}) and
+// failed primary calls by kind (ratelimit_backend_errors_total{kind}).
+func (c *Collector) ResilientEvents() func(resilient.Event) {
+	return func(e resilient.Event) {
+		switch e.Kind {
+		case resilient.EventStateChange:
+			if int(e.To) < len(stateLabels) {
+				c.trans.WithLabelValues(stateLabels[e.To]).Inc()
+			}
+		case resilient.EventFailure:
+			c.errKinds[errorKind(e.Err)].Inc()
+		}
+	}
+}
+
+// The kinds of backend errors, as labels.
+var errorKinds = [...]string{"other", "timeout", "refused", "script", "out_of_memory", "cluster", "overloaded"}
+
+// errorKind classifies a primary backend's error as an index of
+// errorKinds: timeout (the budget or a socket deadline passed), refused (the
+// connection was refused or reset, the server closed it), script (Redis
+// rejected the script), out_of_memory (Redis's maxmemory), cluster (a
+// redirect or a cluster that is down), overloaded (too many abandoned
+// calls), other.
+func errorKind(err error) int {
+	var ne net.Error
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, resilient.ErrOverloaded):
+		return 6
+	case errors.Is(err, resilient.ErrBudgetExceeded), errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		return 1
+	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE), strings.Contains(err.Error(), "EOF"):
+		return 2
+	}
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "OOM "):
+		return 4
+	case strings.Contains(msg, "CROSSSLOT"), strings.Contains(msg, "MOVED"), strings.Contains(msg, "ASK "),
+		strings.Contains(msg, "CLUSTERDOWN"), strings.Contains(msg, "TRYAGAIN"):
+		return 5
+	case strings.Contains(msg, "NOSCRIPT"), strings.Contains(msg, "ERR Error running script"), strings.Contains(msg, "user_script"), strings.Contains(msg, "ERR ratelimit"):
+		return 3
+	}
+	return 0
+}

@@ -1,0 +1,254 @@
+package metrics
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/memstore"
+	"github.com/ratelimit-go/ratelimit/core/resilient"
+)
+
+// DefaultMaxPolicies is the number of distinct policy names a Collector
+// labels separately unless WithMaxPolicies says otherwise.
+const DefaultMaxPolicies = 1000
+
+// OtherPolicy is the policy label of policies beyond the limit of distinct
+// names, and NoPolicy that of requests no policy was chosen for.
+const (
+	OtherPolicy = "other"
+	NoPolicy    = "none"
+)
+
+// Option configures a Collector.
+type Option func(*config)
+
+type config struct {
+	namespace   string
+	maxPolicies int
+	buckets     []float64
+}
+
+// WithNamespace puts namespace and an underscore before every metric name
+// ("myapp_ratelimit_checks_total"). The default is none.
+func WithNamespace(namespace string) Option { return func(c *config) { c.namespace = namespace } }
+
+// WithMaxPolicies sets how many distinct policy names get a label of their
+// own; further names are counted under OtherPolicy, so that policies built
+// on the fly cannot grow the number of series without bound. 0 means
+// DefaultMaxPolicies; a negative n is an error of New.
+func WithMaxPolicies(n int) Option { return func(c *config) { c.maxPolicies = n } }
+
+// WithBuckets sets the buckets of the backend latency histogram, in
+// seconds. nil means DefaultBuckets.
+func WithBuckets(b []float64) Option { return func(c *config) { c.buckets = b } }
+
+// DefaultBuckets are the backend latency buckets: 100 µs to 1 s, fine
+// around a typical 50 ms budget.
+var DefaultBuckets = []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1}
+
+// Collector holds the rate limiter's metrics. Build it with New, register
+// it with Register (or any prometheus.Registerer: it is a
+// prometheus.Collector), and connect it with Observer, ResilientEvents,
+// Backend and the Watch methods. Safe for concurrent use.
+type Collector struct {
+	cfg config
+
+	checks    *prometheus.CounterVec
+	denials   *prometheus.CounterVec
+	decisions [len(sourceLabels)]prometheus.Counter
+	decVec    *prometheus.CounterVec
+	latency   *prometheus.HistogramVec
+	errs      *prometheus.CounterVec
+	errKinds  [len(errorKinds)]prometheus.Counter
+	trans     *prometheus.CounterVec
+
+	breakerDesc, denyHitsDesc, memKeysDesc, memRefusedDesc, panicsDesc *prometheus.Desc
+
+	cache atomic.Pointer[counters] // copy on write
+	mu    sync.Mutex               // serialises cache updates and the watched lists
+
+	resilients  []named[*resilient.Backend]
+	memstores   []named[*memstore.Store]
+	middlewares []named[*ratelimit.Middleware]
+
+	registered atomic.Bool
+}
+
+type named[T any] struct {
+	name string
+	v    T
+}
+
+// outcomes: ratelimit.Outcome values, then shadow_denied.
+var outcomeLabels = [...]string{"unknown", "allowed", "denied", "skipped", "refused", "failed_open", "failed_closed", "shadow_denied"}
+
+const shadowDenied = uint8(len(outcomeLabels) - 1)
+
+var sourceLabels = [...]string{"primary", "deny_cache", "fallback", "fail_open", "fail_closed"}
+
+// New returns a Collector. The only error is a negative WithMaxPolicies.
+func New(opts ...Option) (*Collector, error) {
+	cfg := config{}
+	for _, o := range opts {
+		if o != nil {
+			o(&cfg)
+		}
+	}
+	switch {
+	case cfg.maxPolicies < 0:
+		return nil, fmt.Errorf("metrics: WithMaxPolicies(%d): must not be negative", cfg.maxPolicies)
+	case cfg.maxPolicies == 0:
+		cfg.maxPolicies = DefaultMaxPolicies
+	}
+	if cfg.buckets == nil {
+		cfg.buckets = DefaultBuckets
+	}
+	ns, sub := cfg.namespace, "ratelimit"
+	c := &Collector{cfg: cfg}
+	c.checks = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "checks_total",
+		Help: "Requests checked against each policy, by the request's outcome (shadow policies: allowed or shadow_denied)."}, []string{"policy", "outcome"})
+	c.denials = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "denials_total",
+		Help: "Denied requests, by the policy that denied them."}, []string{"policy"})
+	c.decVec = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "decisions_total",
+		Help: "Checked requests by what decided them: the primary store, the deny cache, the fallback, or a failure mode."}, []string{"source"})
+	for i, s := range sourceLabels {
+		c.decisions[i] = c.decVec.WithLabelValues(s)
+	}
+	c.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: "backend_call_duration_seconds",
+		Help: "Latency of calls to the instrumented backend, in seconds.", Buckets: cfg.buckets}, []string{"op"})
+	c.errs = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "backend_errors_total",
+		Help: "Failed calls to the primary backend, by kind."}, []string{"kind"})
+	for i, k := range errorKinds {
+		c.errKinds[i] = c.errs.WithLabelValues(k)
+	}
+	c.trans = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "breaker_transitions_total",
+		Help: "Circuit breaker transitions, by the state entered."}, []string{"to"})
+	for _, s := range stateLabels {
+		c.trans.WithLabelValues(s)
+	}
+	name := func(n string) string { return prometheus.BuildFQName(ns, sub, n) }
+	c.breakerDesc = prometheus.NewDesc(name("breaker_state"), "1 for the circuit breaker's current state, 0 for the others.", []string{"backend", "state"}, nil)
+	c.denyHitsDesc = prometheus.NewDesc(name("deny_cache_hits_total"), "Checks the deny cache denied without a round trip to the primary.", []string{"backend"}, nil)
+	c.memKeysDesc = prometheus.NewDesc(name("memstore_keys"), "States the memory store holds (one per key and policy).", []string{"store"}, nil)
+	c.memRefusedDesc = prometheus.NewDesc(name("memstore_refused_total"), "Checks the memory store refused because its key cap was reached.", []string{"store"}, nil)
+	c.panicsDesc = prometheus.NewDesc(name("observer_panics_total"), "Observer calls that panicked and were recovered.", []string{"middleware"}, nil)
+	c.cache.Store(&counters{byKey: map[checkKey]prometheus.Counter{}, names: map[core.Policy]string{}})
+	return c, nil
+}
+
+// ErrAlreadyRegistered reports a Collector registered a second time.
+var ErrAlreadyRegistered = errors.New("metrics: collector already registered")
+
+// Register registers c with reg. It fails with an error, never a panic, for
+// a nil reg, a Collector registered before (ErrAlreadyRegistered), or a
+// registry that already holds metrics of these names (the
+// prometheus.AlreadyRegisteredError, wrapped).
+func (c *Collector) Register(reg prometheus.Registerer) error {
+	if reg == nil {
+		return errors.New("metrics: Register(nil): no registry")
+	}
+	if !c.registered.CompareAndSwap(false, true) {
+		return ErrAlreadyRegistered
+	}
+	if err := reg.Register(c); err != nil {
+		c.registered.Store(false)
+		return fmt.Errorf("metrics: register: %w", err)
+	}
+	return nil
+}
+
+// Describe implements prometheus.Collector.
+func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
+	c.checks.Describe(ch)
+	c.denials.Describe(ch)
+	c.decVec.Describe(ch)
+	c.latency.Describe(ch)
+	c.errs.Describe(ch)
+	c.trans.Describe(ch)
+	for _, d := range []*prometheus.Desc{c.breakerDesc, c.denyHitsDesc, c.memKeysDesc, c.memRefusedDesc, c.panicsDesc} {
+		ch <- d
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	c.checks.Collect(ch)
+	c.denials.Collect(ch)
+	c.decVec.Collect(ch)
+	c.latency.Collect(ch)
+	c.errs.Collect(ch)
+	c.trans.Collect(ch)
+	c.mu.Lock()
+	rs, ms, mws := c.resilients, c.memstores, c.middlewares
+	c.mu.Unlock()
+	for _, r := range rs {
+		st := r.v.Stats()
+		for i, s := range stateLabels {
+			v := 0.0
+			if int(st.State) == i {
+				v = 1
+			}
+			ch <- prometheus.MustNewConstMetric(c.breakerDesc, prometheus.GaugeValue, v, r.name, s)
+		}
+		ch <- prometheus.MustNewConstMetric(c.denyHitsDesc, prometheus.CounterValue, float64(st.DenyCacheHits), r.name)
+	}
+	for _, m := range ms {
+		ch <- prometheus.MustNewConstMetric(c.memKeysDesc, prometheus.GaugeValue, float64(m.v.Len()), m.name)
+		ch <- prometheus.MustNewConstMetric(c.memRefusedDesc, prometheus.CounterValue, float64(m.v.Refused()), m.name)
+	}
+	for _, m := range mws {
+		ch <- prometheus.MustNewConstMetric(c.panicsDesc, prometheus.CounterValue, float64(m.v.ObserverPanics()), m.name)
+	}
+}
+
+// stateLabels are resilient.State values as labels, in their order.
+var stateLabels = [...]string{"closed", "open", "half_open"}
+
+// WatchResilient exports the breaker state and deny-cache hits of b under
+// backend=name at every scrape. A name already watched is an error.
+func (c *Collector) WatchResilient(name string, b *resilient.Backend) error {
+	if b == nil {
+		return errors.New("metrics: WatchResilient: nil backend")
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return watch(&c.resilients, name, b)
+}
+
+// WatchMemstore exports the key count and the refusals at the key cap of s
+// under store=name at every scrape. A name already watched is an error.
+func (c *Collector) WatchMemstore(name string, s *memstore.Store) error {
+	if s == nil {
+		return errors.New("metrics: WatchMemstore: nil store")
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return watch(&c.memstores, name, s)
+}
+
+// WatchMiddleware exports the recovered observer panics of m under
+// middleware=name at every scrape. A name already watched is an error.
+func (c *Collector) WatchMiddleware(name string, m *ratelimit.Middleware) error {
+	if m == nil {
+		return errors.New("metrics: WatchMiddleware: nil middleware")
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return watch(&c.middlewares, name, m)
+}
+
+func watch[T any](list *[]named[T], name string, v T) error {
+	for _, w := range *list {
+		if w.name == name {
+			return fmt.Errorf("metrics: %q is watched already", name)
+		}
+	}
+	*list = append(append([]named[T](nil), *list...), named[T]{name, v})
+	return nil
+}

@@ -1,0 +1,140 @@
+package metrics
+
+import (
+	"context"
+	"maps"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/core"
+)
+
+// Observer returns the observer to install with ratelimit.WithObserver. It
+// counts every request: ratelimit_checks_total for each policy of the
+// request's set with the request's outcome, and for each shadow policy
+// allowed or shadow_denied; ratelimit_denials_total for the policies that
+// denied; ratelimit_decisions_total by who decided. A key never becomes a
+// label. It allocates nothing once every policy name has been seen.
+func (c *Collector) Observer() ratelimit.Observer { return c.observe }
+
+func (c *Collector) observe(_ context.Context, e ratelimit.Event) {
+	out := uint8(e.Outcome)
+	if int(out) >= len(outcomeLabels)-1 {
+		out = 0
+	}
+	cs := c.cache.Load()
+	switch {
+	case len(e.Policies) > 0:
+		for i := range e.Policies {
+			c.counter(cs, c.name(cs, &e.Policies[i]), out).Inc()
+		}
+	case e.Outcome != ratelimit.OutcomeAllowed: // allowed with no enforced policy: a set of shadow policies only
+		c.counter(cs, NoPolicy, out).Inc()
+	}
+	if e.Outcome == ratelimit.OutcomeDenied {
+		for i := range e.Result.Decisions {
+			if d := &e.Result.Decisions[i]; !d.Allowed {
+				c.counter(cs, c.name(cs, &d.Policy), denialOf).Inc()
+			}
+		}
+	}
+	for i := range e.Shadow.Decisions {
+		d := &e.Shadow.Decisions[i]
+		o := uint8(ratelimit.OutcomeAllowed)
+		if !d.Allowed {
+			o = shadowDenied
+		}
+		c.counter(cs, c.name(cs, &d.Policy), o).Inc()
+	}
+	switch e.Outcome {
+	case ratelimit.OutcomeAllowed, ratelimit.OutcomeDenied:
+		if len(e.Result.Decisions) == 0 {
+			break
+		}
+		fallthrough
+	case ratelimit.OutcomeFailedOpen, ratelimit.OutcomeFailedClosed:
+		if s := int(e.Source); s < len(c.decisions) {
+			c.decisions[s].Inc()
+		}
+	}
+}
+
+// counters caches, copy on write, the counter of every (policy name,
+// outcome) seen, so that the observer neither builds labels nor allocates.
+type counters struct {
+	byKey  map[checkKey]prometheus.Counter
+	names  map[core.Policy]string // display names of unnamed policies
+	labels int                    // distinct policy labels given out
+}
+
+type checkKey struct {
+	policy string
+	kind   uint8 // an outcome, or denialOf
+}
+
+// denialOf is the kind of a ratelimit_denials_total counter in the cache.
+const denialOf = uint8(255)
+
+// name returns the display name of p: its Name, or ratelimit.PolicyName's
+// rendering of an unnamed policy, cached.
+func (c *Collector) name(cs *counters, p *core.Policy) string {
+	if p.Name != "" {
+		return p.Name
+	}
+	if n, ok := cs.names[*p]; ok {
+		return n
+	}
+	n := ratelimit.PolicyName(*p)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old := c.cache.Load()
+	if len(old.names) < 4*c.cfg.maxPolicies {
+		next := *old
+		next.names = maps.Clone(old.names)
+		next.names[*p] = n
+		c.cache.Store(&next)
+	}
+	return n
+}
+
+// counter returns the counter of policy name and kind.
+func (c *Collector) counter(cs *counters, name string, kind uint8) prometheus.Counter {
+	if ctr, ok := cs.byKey[checkKey{name, kind}]; ok {
+		return ctr
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old := c.cache.Load()
+	if ctr, ok := old.byKey[checkKey{name, kind}]; ok {
+		return ctr
+	}
+	label, fresh := name, true
+	for k := range old.byKey {
+		if k.policy == name {
+			fresh = false
+			break
+		}
+	}
+	if fresh && old.labels >= c.cfg.maxPolicies {
+		// Past the limit of distinct names: counted as "other", and not
+		// cached, so that names made on the fly cannot grow the cache.
+		return c.vecCounter(OtherPolicy, kind)
+	}
+	next := *old
+	next.byKey = maps.Clone(old.byKey)
+	if fresh {
+		next.labels++
+	}
+	ctr := c.vecCounter(label, kind)
+	next.byKey[checkKey{name, kind}] = ctr
+	c.cache.Store(&next)
+	return ctr
+}
+
+func (c *Collector) vecCounter(policy string, kind uint8) prometheus.Counter {
+	if kind == denialOf {
+		return c.denials.WithLabelValues(policy)
+	}
+	return c.checks.WithLabelValues(policy, outcomeLabels[kind])
+}
