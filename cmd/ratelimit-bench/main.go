@@ -23,6 +23,8 @@
 //	-start T             clock start: Unix seconds or RFC 3339 (default 1700000000)
 //	-algorithms LIST     comma-separated algorithms (default all six)
 //	-json                print one JSON document instead of the table
+//	-plot FILE           also write an SVG plot of admitted checks over
+//	                     (simulated) time, one curve per algorithm
 //	-backend NAME        memory (default) or redis
 //	-redis URL           Redis URL, for -backend redis
 //	-redis-cluster LIST  comma-separated Redis Cluster addresses, for -backend redis
@@ -57,6 +59,7 @@ type options struct {
 	w          workload
 	algorithms []core.Algorithm
 	json       bool
+	plot       string
 	backend    string
 	factory    backendFactory
 	cfg        backendConfig
@@ -77,6 +80,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	start := fs.String("start", "1700000000", "clock start: Unix seconds or RFC 3339")
 	algs := fs.String("algorithms", "", "comma-separated algorithms (default all six)")
 	asJSON := fs.Bool("json", false, "print one JSON document instead of the table")
+	plot := fs.String("plot", "", "also write an SVG plot of admitted checks over simulated time to this file")
 	backend := fs.String("backend", "memory", "backend: "+strings.Join(knownBackends, " or "))
 	redisURL := fs.String("redis", "", "Redis URL, for -backend redis")
 	cluster := fs.String("redis-cluster", "", "comma-separated Redis Cluster addresses, for -backend redis")
@@ -134,6 +138,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, fmt.Errorf("-backend: %w", err)
 	}
 	o.json = *asJSON
+	o.plot = *plot
 	return o, nil
 }
 
@@ -209,6 +214,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintln(stderr, "ratelimit-bench:", err)
 		return 1
+	}
+	if o.plot != "" {
+		if err := writePlotFile(o.plot, o.w, o.backend, rows); err != nil {
+			fmt.Fprintln(stderr, "ratelimit-bench:", err)
+			return 1
+		}
 	}
 	return 0
 }

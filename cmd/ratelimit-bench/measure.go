@@ -32,7 +32,14 @@ type result struct {
 	Busy time.Duration
 	// P50 and P99 are nearest-rank percentiles of the per-call latency.
 	P50, P99 time.Duration
+	// Admitted counts the admitted checks per bucket of simulated time
+	// (Bucket long), in order: the curve the plot draws.
+	Admitted []int
+	Bucket   time.Duration
 }
+
+// plotBuckets is the number of points of a row's admitted curve.
+const plotBuckets = 100
 
 // AllowedPct is the share of checks admitted, in percent.
 func (r result) AllowedPct() float64 {
@@ -85,6 +92,9 @@ func measure(ctx context.Context, b core.Backend, w workload, a core.Algorithm) 
 	}
 	lat := make([]time.Duration, w.Checks)
 	r := result{Algorithm: a, Checks: w.Checks}
+	span := w.Step * time.Duration(w.Checks)
+	r.Bucket = max(span/plotBuckets, time.Microsecond)
+	r.Admitted = make([]int, max(int((span+r.Bucket-1)/r.Bucket), 1))
 	runtime.GC() // start every row from the same heap state
 
 	k := 0
@@ -97,6 +107,7 @@ func measure(ctx context.Context, b core.Backend, w workload, a core.Algorithm) 
 		}
 		if d.Allowed {
 			r.Allowed++
+			r.Admitted[min(int(w.Step*time.Duration(i)/r.Bucket), len(r.Admitted)-1)]++
 		}
 		if k++; k == len(keys) {
 			k = 0
