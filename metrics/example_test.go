@@ -37,10 +37,10 @@ func Example() {
 		resilient.WithFallback(fallback),
 		resilient.WithEvents(c.ResilientEvents()))
 	m, err := ratelimit.New(
-		ratelimit.WithLimiter(core.NewLimiter(store, core.WithClock(core.NewManualClock(t0)))),
+		ratelimit.WithLimiter(core.NewLimiter(store)),
 		ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
-		ratelimit.WithPolicy(core.MustParsePolicy("2/1m;algorithm=fixed_window;name=api"),
-			core.MustParsePolicy("1/1m;algorithm=fixed_window;name=api-stricter;shadow=true")), // a rollout, dry run
+		ratelimit.WithPolicy(core.MustParsePolicy("2/1m;name=api"),
+			core.MustParsePolicy("1/1m;name=api-stricter;shadow=true")), // a rollout, dry run
 		ratelimit.WithObserver(c.Observer()),
 	)
 	if err != nil {
