@@ -11,12 +11,21 @@ require (
 	github.com/gin-gonic/gin v1.12.0
 	github.com/gofiber/fiber/v2 v2.52.15
 	github.com/labstack/echo/v4 v4.16.0
+	github.com/prometheus/client_golang v1.25.0
 	github.com/ratelimit-go/ratelimit/echorl v0.0.0-00010101000000-000000000000
 	github.com/ratelimit-go/ratelimit/fiberrl v0.0.0-00010101000000-000000000000
 	github.com/ratelimit-go/ratelimit/ginrl v0.0.0-00010101000000-000000000000
 	github.com/ratelimit-go/ratelimit/internal/fibertest v0.0.0-00010101000000-000000000000
 	github.com/redis/go-redis/v9 v9.23.0
 	go.uber.org/goleak v1.3.0
+)
+
+require (
+	github.com/beorn7/perks v1.0.1 // indirect
+	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
+	github.com/prometheus/client_model v0.6.3 // indirect
+	github.com/prometheus/common v0.72.0 // indirect
+	github.com/prometheus/procfs v0.22.0 // indirect
 )
 
 require (
@@ -47,6 +56,7 @@ require (
 	github.com/pelletier/go-toml/v2 v2.2.4 // indirect
 	github.com/quic-go/qpack v0.6.0 // indirect
 	github.com/quic-go/quic-go v0.59.0 // indirect
+	github.com/ratelimit-go/ratelimit/metrics v0.0.0-00010101000000-000000000000
 	github.com/rivo/uniseg v0.2.0 // indirect
 	github.com/twitchyliquid64/golang-asm v0.15.1 // indirect
 	github.com/ugorji/go/codec v1.3.1 // indirect
@@ -71,3 +81,5 @@ replace (
 	github.com/ratelimit-go/ratelimit/ginrl => ../ginrl
 	github.com/ratelimit-go/ratelimit/internal/fibertest => ../internal/fibertest
 )
+
+replace github.com/ratelimit-go/ratelimit/metrics => ../metrics

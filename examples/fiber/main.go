@@ -1,7 +1,7 @@
 // Command fiber is a Fiber server rate-limited with package fiberrl:
 //
 //	go run ./examples/fiber [-addr 127.0.0.1:8080] [-redis redis://127.0.0.1:6379/0]
-//		[-redis-budget 50ms] [-on-redis-failure fallback|open|closed]
+//		[-redis-budget 50ms] [-on-redis-failure fallback|open|closed] [-metrics-addr 127.0.0.1:9090]
 //
 // Requests are keyed by their X-API-Key header, or by the client IP when
 // they have none. GET /search is limited to 10 per second and 1000 per
@@ -38,8 +38,8 @@ func run(ctx context.Context, args []string, logw io.Writer) error {
 
 // build builds the app on limiter and serves it with Fiber's own server,
 // shutting it down (5 s for requests in flight) when ctx is done.
-func build(limiter *core.Limiter) (exampleenv.Server, error) {
-	app, err := newApp(limiter)
+func build(limiter *core.Limiter, opts ...ratelimit.Option) (exampleenv.Server, error) {
+	app, err := newApp(limiter, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -61,8 +61,8 @@ func build(limiter *core.Limiter) (exampleenv.Server, error) {
 }
 
 // newApp builds the Fiber app and its rate limits on limiter.
-func newApp(limiter *core.Limiter) (*fiber.App, error) {
-	m, err := ratelimit.New(
+func newApp(limiter *core.Limiter, opts ...ratelimit.Option) (*fiber.App, error) {
+	m, err := ratelimit.New(append([]ratelimit.Option{
 		ratelimit.WithLimiter(limiter),
 		// The API key when there is one, else the client IP. Behind a
 		// proxy, use a keyfuncs.IPResolver with WithTrustedProxies instead
@@ -75,7 +75,7 @@ func newApp(limiter *core.Limiter) (*fiber.App, error) {
 			core.MustParsePolicy("10/1s;name=burst"),
 			core.MustParsePolicy("1000/1h;algorithm=fixed_window;name=hourly")),
 		ratelimit.WithSkip(func(r keyfuncs.Request) bool { return r.Path() == "/healthz" }),
-	)
+	}, opts...)...) // opts: the metrics observer exampleenv adds
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,7 @@
 // Command stdhttp is a net/http server rate-limited with package stdhttp:
 //
 //	go run ./examples/stdhttp [-addr 127.0.0.1:8080] [-redis redis://127.0.0.1:6379/0]
-//		[-redis-budget 50ms] [-on-redis-failure fallback|open|closed]
+//		[-redis-budget 50ms] [-on-redis-failure fallback|open|closed] [-metrics-addr 127.0.0.1:9090]
 //
 // Requests are keyed by their X-API-Key header, or by the client IP when
 // they have none. GET /search is limited to 10 per second and 1000 per
@@ -34,8 +34,8 @@ func run(ctx context.Context, args []string, logw io.Writer) error {
 }
 
 // newApp builds the ServeMux, wrapped in the rate limiter, on limiter.
-func newApp(limiter *core.Limiter) (http.Handler, error) {
-	m, err := ratelimit.New(
+func newApp(limiter *core.Limiter, opts ...ratelimit.Option) (http.Handler, error) {
+	m, err := ratelimit.New(append([]ratelimit.Option{
 		ratelimit.WithLimiter(limiter),
 		// The API key when there is one, else the client IP. Behind a
 		// proxy, use a keyfuncs.IPResolver with WithTrustedProxies instead
@@ -48,7 +48,7 @@ func newApp(limiter *core.Limiter) (http.Handler, error) {
 			core.MustParsePolicy("10/1s;name=burst"),
 			core.MustParsePolicy("1000/1h;algorithm=fixed_window;name=hourly")),
 		ratelimit.WithSkip(func(r keyfuncs.Request) bool { return r.Path() == "/healthz" }),
-	)
+	}, opts...)...) // opts: the metrics observer exampleenv adds
 	if err != nil {
 		return nil, err
 	}

@@ -28,7 +28,10 @@ func TestRunWithRedis(t *testing.T) {
 // every request within its 50 ms budget plus a few milliseconds while its
 // Redis is hung (SIGSTOP) or stopped.
 func TestRunWithRedisHung(t *testing.T) {
-	exampletest.HungRedis(t, run, redisproc.Start(t))
+	_, scrape := exampletest.HungRedis(t, run, redisproc.Start(t))
+	if testing.Verbose() {
+		t.Logf("scrape after the outage:\n%s", scrape)
+	}
 }
 
 // TestMain checks that run leaves no goroutine behind once its context

@@ -57,7 +57,7 @@ func twice(t *testing.T, l *core.Limiter) {
 }
 
 func TestOpenLimiterInMemory(t *testing.T) {
-	l, closeStore, err := exampleenv.OpenLimiter(context.Background(), exampleenv.Flags{})
+	l, closeStore, err := exampleenv.OpenLimiter(context.Background(), exampleenv.Flags{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func TestOpenLimiterRedis(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer mr.Close()
-	l, closeStore, err := exampleenv.OpenLimiter(context.Background(), exampleenv.Flags{RedisURL: "redis://" + mr.Addr() + "/0", Budget: 50 * time.Millisecond})
+	l, closeStore, err := exampleenv.OpenLimiter(context.Background(), exampleenv.Flags{RedisURL: "redis://" + mr.Addr() + "/0", Budget: 50 * time.Millisecond}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestOpenLimiterRedis(t *testing.T) {
 }
 
 func TestOpenLimiterRedisErrors(t *testing.T) {
-	if _, _, err := exampleenv.OpenLimiter(context.Background(), exampleenv.Flags{RedisURL: "http://127.0.0.1:6379"}); err == nil || !strings.Contains(err.Error(), "-redis") {
+	if _, _, err := exampleenv.OpenLimiter(context.Background(), exampleenv.Flags{RedisURL: "http://127.0.0.1:6379"}, nil); err == nil || !strings.Contains(err.Error(), "-redis") {
 		t.Fatalf("bad URL: %v", err)
 	}
 	// A port nobody listens on: refused at once.
@@ -99,7 +99,7 @@ func TestOpenLimiterRedisErrors(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	began := time.Now()
-	if _, _, err := exampleenv.OpenLimiter(context.Background(), exampleenv.Flags{RedisURL: "redis://" + addr, Budget: 50 * time.Millisecond}); err == nil {
+	if _, _, err := exampleenv.OpenLimiter(context.Background(), exampleenv.Flags{RedisURL: "redis://" + addr, Budget: 50 * time.Millisecond}, nil); err == nil {
 		t.Fatal("unreachable Redis accepted")
 	}
 	if d := time.Since(began); d > 5*time.Second {

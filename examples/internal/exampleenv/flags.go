@@ -27,6 +27,9 @@ type Flags struct {
 	// -on-redis-failure: "fallback" (the default: an in-memory limiter with
 	// the same policies, per instance), "open" (admit) or "closed" (deny).
 	OnFailure string
+	// MetricsAddr is where the Prometheus metrics are served, at /metrics,
+	// -metrics-addr; "" (the default) serves none.
+	MetricsAddr string
 }
 
 // ParseFlags parses the arguments of the example called name. Usage and
@@ -39,6 +42,7 @@ func ParseFlags(name string, args []string, out io.Writer) (Flags, error) {
 	fs.StringVar(&f.RedisURL, "redis", "", "Redis URL for shared rate-limit state, e.g. redis://127.0.0.1:6379/0 (default: in memory)")
 	fs.DurationVar(&f.Budget, "redis-budget", resilient.DefaultBudget, "the longest a check waits for Redis")
 	fs.StringVar(&f.OnFailure, "on-redis-failure", "fallback", "when Redis fails or is slow: fallback (in-memory limiter), open (admit) or closed (deny)")
+	fs.StringVar(&f.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics at /metrics on this address, e.g. 127.0.0.1:9090 (default: none)")
 	if err := fs.Parse(args); err != nil {
 		return f, err
 	}

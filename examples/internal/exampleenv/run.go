@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/core"
 )
 
@@ -17,14 +18,15 @@ import (
 // down and returns nil, or returns the error that stopped it.
 type Server func(ctx context.Context, ln net.Listener) error
 
-// Build builds an example's app on a limiter.
-type Build func(limiter *core.Limiter) (Server, error)
+// Build builds an example's app on a limiter, adding opts (the metrics
+// observer) to its middleware's options.
+type Build func(limiter *core.Limiter, opts ...ratelimit.Option) (Server, error)
 
 // HTTP turns a builder of an http.Handler into a Build that serves it with
 // ServeHTTP.
-func HTTP(newApp func(*core.Limiter) (http.Handler, error)) Build {
-	return func(limiter *core.Limiter) (Server, error) {
-		h, err := newApp(limiter)
+func HTTP(newApp func(*core.Limiter, ...ratelimit.Option) (http.Handler, error)) Build {
+	return func(limiter *core.Limiter, opts ...ratelimit.Option) (Server, error) {
+		h, err := newApp(limiter, opts...)
 		if err != nil {
 			return nil, err
 		}
@@ -32,19 +34,25 @@ func HTTP(newApp func(*core.Limiter) (http.Handler, error)) Build {
 	}
 }
 
-// Run parses args (see ParseFlags), opens the store, builds the app,
-// listens, reports the address on logw, and serves until ctx is done.
+// Run parses args (see ParseFlags), opens the store, builds the app with the
+// metrics observer, listens, reports the address on logw, serves the
+// Prometheus metrics on -metrics-addr when it is set, and serves until ctx
+// is done.
 func Run(ctx context.Context, name string, args []string, logw io.Writer, build Build) error {
 	flags, err := ParseFlags(name, args, logw)
 	if err != nil {
 		return err
 	}
-	limiter, closeStore, err := OpenLimiter(ctx, flags)
+	obs, err := NewObservability()
+	if err != nil {
+		return err
+	}
+	limiter, closeStore, err := OpenLimiter(ctx, flags, obs.Collector)
 	if err != nil {
 		return err
 	}
 	defer closeStore()
-	serve, err := build(limiter)
+	serve, err := build(limiter, obs.Options()...)
 	if err != nil {
 		return err
 	}
@@ -53,7 +61,22 @@ func Run(ctx context.Context, name string, args []string, logw io.Writer, build 
 		return err
 	}
 	fmt.Fprintf(logw, "listening on http://%s\n", ln.Addr())
-	return serve(ctx, ln)
+	if flags.MetricsAddr == "" {
+		return serve(ctx, ln)
+	}
+	mln, err := net.Listen("tcp", flags.MetricsAddr)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	fmt.Fprintf(logw, "metrics on http://%s/metrics\n", mln.Addr())
+	metricsDone := make(chan error, 1)
+	go func() { metricsDone <- ServeHTTP(ctx, mln, obs.Handler()) }()
+	err = serve(ctx, ln)
+	if merr := <-metricsDone; err == nil {
+		err = merr
+	}
+	return err
 }
 
 // Main is an example's main function: Run with the command line, until

@@ -2,6 +2,7 @@ package exampleenv
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/core/redisstore"
 	"github.com/ratelimit-go/ratelimit/core/resilient"
+	"github.com/ratelimit-go/ratelimit/metrics"
 )
 
 // OpenLimiter returns a limiter on the system clock over the store that
@@ -28,9 +30,19 @@ import (
 // a few milliseconds instead of go-redis's defaults of 1.7 s (refused) to
 // 10 s (hung). Redis must answer a PING at start, within 2 s or ctx's
 // deadline. close releases the client; call it once the server has stopped.
-func OpenLimiter(ctx context.Context, f Flags) (l *core.Limiter, close func() error, err error) {
+//
+// When c is not nil the stores feed it: the primary's latency (c.Backend),
+// the wrapper's breaker and failures (c.ResilientEvents, WatchResilient),
+// the memory store's keys (WatchMemstore).
+func OpenLimiter(ctx context.Context, f Flags, c *metrics.Collector) (l *core.Limiter, close func() error, err error) {
 	if f.RedisURL == "" {
-		return core.NewLimiter(memstore.New()), func() error { return nil }, nil
+		st := memstore.New()
+		if c != nil {
+			if err := c.WatchMemstore("memory", st); err != nil {
+				return nil, nil, err
+			}
+		}
+		return core.NewLimiter(st), func() error { return nil }, nil
 	}
 	opts, err := redis.ParseURL(f.RedisURL)
 	if err != nil {
@@ -50,14 +62,27 @@ func OpenLimiter(ctx context.Context, f Flags) (l *core.Limiter, close func() er
 		return nil, nil, err
 	}
 	var onFailure resilient.Option
+	fallback := memstore.New(memstore.WithMaxKeys(1_000_000)) // bounded: a key flood during an outage cannot exhaust memory
 	switch f.OnFailure {
 	case "open":
 		onFailure = resilient.WithFailOpen()
 	case "closed":
 		onFailure = resilient.WithFailClosed()
 	default:
-		onFailure = resilient.WithFallback(memstore.New())
+		onFailure = resilient.WithFallback(fallback)
 	}
-	store := resilient.New(primary, resilient.WithBudget(f.Budget), onFailure)
+	var backend core.Backend = primary
+	ropts := []resilient.Option{resilient.WithBudget(f.Budget), onFailure}
+	if c != nil {
+		backend = c.Backend(primary)
+		ropts = append(ropts, resilient.WithEvents(c.ResilientEvents()))
+	}
+	store := resilient.New(backend, ropts...)
+	if c != nil {
+		if err := errors.Join(c.WatchResilient("redis", store), c.WatchMemstore("fallback", fallback)); err != nil {
+			_ = client.Close()
+			return nil, nil, err
+		}
+	}
 	return core.NewLimiter(store), client.Close, nil
 }

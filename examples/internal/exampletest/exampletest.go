@@ -174,34 +174,55 @@ func Serve(t *testing.T, run func(ctx context.Context, args []string, logw io.Wr
 }
 
 // HungRedis runs an example's main logic against the real Redis srv with a
-// 50 ms budget, then hangs srv (SIGSTOP) and sends requests: every one must
-// be answered (by the fallback) within the budget plus a few milliseconds,
-// never go-redis's 5 to 10 s. It resumes srv, stops it, and checks the same
-// with Redis refusing connections. It returns the slowest response.
-func HungRedis(t *testing.T, run func(ctx context.Context, args []string, logw io.Writer) error, srv *redisproc.Server) time.Duration {
+// 50 ms budget and its metrics served, exhausts GET /search (10 per second)
+// so that some requests are denied, then hangs srv (SIGSTOP) and sends
+// requests: every one must be answered (by the fallback) within the budget
+// plus a few milliseconds, never go-redis's 5 to 10 s. It resumes srv, stops
+// it, and checks the same with Redis refusing connections. Then it scrapes
+// /metrics and checks that the denials, the fallback's decisions, the
+// failures and the breaker's opening were counted. It returns the slowest
+// response and the scrape.
+func HungRedis(t *testing.T, run func(ctx context.Context, args []string, logw io.Writer) error, srv *redisproc.Server) (time.Duration, string) {
 	const budget = 50 * time.Millisecond
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		err := run(ctx, []string{"-addr", "127.0.0.1:0", "-redis", "redis://" + srv.Addr + "/0", "-redis-budget", budget.String()}, pw)
+		err := run(ctx, []string{"-addr", "127.0.0.1:0", "-metrics-addr", "127.0.0.1:0", "-redis", "redis://" + srv.Addr + "/0", "-redis-budget", budget.String()}, pw)
 		_ = pw.CloseWithError(io.EOF)
 		done <- err
 	}()
 	lines := bufio.NewScanner(pr)
-	var base string
-	for lines.Scan() {
+	var base, metricsURL string
+	for (base == "" || metricsURL == "") && lines.Scan() {
 		if a, ok := strings.CutPrefix(lines.Text(), "listening on "); ok {
 			base = a
-			break
+		}
+		if a, ok := strings.CutPrefix(lines.Text(), "metrics on "); ok {
+			metricsURL = a
 		}
 	}
-	if base == "" {
-		t.Fatalf("no address reported; run returned %v", <-done)
+	if base == "" || metricsURL == "" {
+		t.Fatalf("no addresses reported; run returned %v", <-done)
 	}
 	go func() { _, _ = io.Copy(io.Discard, pr) }()
 	client := &http.Client{Transport: &http.Transport{}, Timeout: 20 * time.Second}
+	denied := 0
+	for range 12 {
+		res, err := client.Get(base + "/search?q=x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		if res.StatusCode == http.StatusTooManyRequests {
+			denied++
+		}
+	}
+	if denied == 0 {
+		t.Fatal("12 searches in a row were all admitted under 10 per second")
+	}
 	defer client.CloseIdleConnections()
 	get := func(what string) time.Duration {
 		t.Helper()
@@ -233,6 +254,26 @@ func HungRedis(t *testing.T, run func(ctx context.Context, args []string, logw i
 	if limit := budget + latencyMargin; worst > limit {
 		t.Fatalf("slowest response %v, want at most %v", worst, limit)
 	}
+	res, err := client.Get(metricsURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	scrape := string(body)
+	for _, want := range []string{
+		`ratelimit_checks_total{outcome="denied",policy="burst"}`,
+		`ratelimit_decisions_total{source="fallback"}`,
+		`ratelimit_breaker_transitions_total{to="open"}`,
+		`ratelimit_backend_call_duration_seconds_count{op="check"}`,
+	} {
+		if !strings.Contains(scrape, want+" ") || strings.Contains(scrape, want+" 0\n") {
+			t.Errorf("the scrape has no non-zero %s:\n%s", want, scrape)
+		}
+	}
+	if !strings.Contains(scrape, `ratelimit_backend_errors_total{kind="timeout"}`) {
+		t.Errorf("no backend error counts in the scrape")
+	}
 	cancel()
 	select {
 	case err := <-done:
@@ -242,5 +283,5 @@ func HungRedis(t *testing.T, run func(ctx context.Context, args []string, logw i
 	case <-time.After(10 * time.Second):
 		t.Fatal("run did not return after its context ended")
 	}
-	return worst
+	return worst, scrape
 }
