@@ -38,8 +38,8 @@ type Store struct {
 	mask    uint64
 	seed    maphash.Seed
 	reg     registry
-	maxKeys int64        // 0: no cap
-	keys    atomic.Int64 // states held, over all shards
+	maxKeys int64         // 0: no cap
+	keys    atomic.Int64  // states held, over all shards
 	refused atomic.Uint64 // checks refused with ErrStoreFull
 	// latest is the store's time for the sweeper: the instant (µs) of the
 	// most recent check, published when it moves back at all or forward by
