@@ -370,3 +370,13 @@ func TestValidateCheck(t *testing.T) {
 		t.Errorf("ValidateKey(\"\") = %v, want a *KeyError", err)
 	}
 }
+
+// noMulti is a Backend without CheckMany.
+type noMulti struct{ core.Backend }
+
+func TestCheckManyNeedsAMultiKeyBackend(t *testing.T) {
+	l := core.NewLimiter(noMulti{})
+	if _, err := l.CheckMany(context.Background(), []core.Keyed{{Key: "k", Policy: core.MustParsePolicy("1/s")}}, 1, nil); !errors.Is(err, core.ErrMultiKeyUnsupported) {
+		t.Fatalf("CheckMany on a backend without it: %v", err)
+	}
+}

@@ -122,7 +122,7 @@ func store[S state](s *Store, sh *shard, t *table[S], m mode, key string, h uint
 			return err
 		}
 	}
-	if removed := t.insert(key, h, st, sh.now); removed > 0 {
+	if removed := t.insert(key, h, st, sh.now, m != commitMany); removed > 0 {
 		s.keys.Add(-int64(removed))
 	}
 	return nil

@@ -18,6 +18,10 @@ const (
 	commit
 	// commitReserved is commit with the room already reserved by the caller.
 	commitReserved
+	// commitMany is commitReserved for a multi-key check: insertions take no
+	// step of the incremental reclaim, which could delete the expired state
+	// of another key of the same check before that key is committed.
+	commitMany
 )
 
 // CheckOne decides one check of cost units for key under p at now, and

@@ -369,7 +369,7 @@ func TestTableMatchesAMap(t *testing.T) {
 			if i := tb.find(k, h); i >= 0 {
 				tb.slots[i].st = v
 			} else {
-				tb.insert(k, h, v, -1<<62) // nothing expires: the model sees every entry
+				tb.insert(k, h, v, -1<<62, true) // nothing expires: the model sees every entry
 			}
 			model[k] = v
 		case r < 85:

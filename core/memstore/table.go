@@ -135,11 +135,13 @@ func (t *table[S]) find(key string, h uint64) int {
 }
 
 // insert stores st under key, which must be absent, growing the table when
-// needed. Before that it takes one step of the incremental reclaim (step)
-// at now, the shard's time, and it returns how many expired states that step
-// deleted.
-func (t *table[S]) insert(key string, h uint64, st S, now int64) (removed int) {
-	removed = t.step(now)
+// needed. Before that, when reclaim is set, it takes one step of the
+// incremental reclaim (step) at now, the shard's time, and it returns how
+// many expired states that step deleted.
+func (t *table[S]) insert(key string, h uint64, st S, now int64, reclaim bool) (removed int) {
+	if reclaim {
+		removed = t.step(now)
+	}
 	if (t.n+1)*5 > len(t.slots)*4 {
 		t.resize(len(t.slots) + len(t.slots)/2)
 	}

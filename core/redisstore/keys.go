@@ -99,3 +99,16 @@ func redisKeys(prefix, key string, policies []core.Policy, cache *policyCache) [
 	}
 	return keys
 }
+
+// keyHeadIn is keyHead for a key whose hash tag is slot (WithSlotKey): the
+// prefix, the tag built from slot, then the key itself, escaped the same
+// way, so that distinct keys of one slot never share a Redis key.
+func keyHeadIn(prefix, slot, key string) []byte {
+	head := make([]byte, 0, maxRedisKeyLen(len(prefix))+maxTagLen+3)
+	head = append(head, prefix...)
+	head = append(head, '{')
+	head = appendTag(head, slot)
+	head = append(head, '}', ':')
+	head = appendTag(head, key)
+	return append(head, ':')
+}

@@ -14,6 +14,7 @@ const MaxPrefixLen = 128
 
 // config holds the options of a Store.
 type config struct {
+	slotKey   func(key string) string
 	prefix    string
 	margin    int64 // milliseconds added to every TTL
 	timeout   time.Duration
@@ -93,4 +94,17 @@ func (c *config) fail(err error) {
 	if c.err == nil {
 		c.err = err
 	}
+}
+
+// WithSlotKey sets the part of a key that chooses its hash slot: the Redis
+// keys of key are tagged with slot(key) instead of key itself, so that keys
+// with the same slot key share a slot. On a Redis Cluster a multi-key check
+// (CheckMany) needs every key in one slot; a service that decides all the
+// descriptors of one request together gives them a common slot key (its
+// domain, say), at the price of sending that domain's traffic to one
+// master. The key itself still tells states apart, and Check, Peek and Reset
+// are unaffected. Without it a key is its own slot key. A nil slot is
+// ignored.
+func WithSlotKey(slot func(key string) string) Option {
+	return func(c *config) { c.slotKey = slot }
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -22,6 +23,7 @@ import (
 // pipeline; it starts no goroutine and needs no closing (close the client
 // when done). Create one with New; the zero value is not usable.
 type Store struct {
+	slotKey  func(string) string // nil: every key is its own hash tag
 	client   redis.UniversalClient
 	prefix   string
 	margin   any // int64 milliseconds, boxed once for the script arguments
@@ -31,9 +33,15 @@ type Store struct {
 }
 
 var (
-	_ core.Backend       = (*Store)(nil)
-	_ core.SingleChecker = (*Store)(nil)
+	_ core.Backend         = (*Store)(nil)
+	_ core.SingleChecker   = (*Store)(nil)
+	_ core.MultiKeyChecker = (*Store)(nil)
 )
+
+// ErrCrossSlot reports a multi-key check on a Redis Cluster whose keys fall
+// into different hash slots, which one script call cannot touch together.
+// Give the keys a common slot key (WithSlotKey).
+var ErrCrossSlot = errors.New("redisstore: the keys of a multi-key check are in different cluster slots; use WithSlotKey")
 
 // New returns a Store over client, which may be a *redis.Client, a
 // *redis.ClusterClient, a Sentinel client (redis.NewFailoverClient) or a
@@ -56,7 +64,7 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 	if c.pipelines <= 0 {
 		c.pipelines = math.MaxInt // no batching: every call goes out at once
 	}
-	return &Store{client: client, prefix: c.prefix, margin: c.margin, timeout: c.timeout,
+	return &Store{slotKey: c.slotKey, client: client, prefix: c.prefix, margin: c.margin, timeout: c.timeout,
 		calls: &batcher{client: client, max: c.pipelines, timeout: c.timeout}}, nil
 }
 
@@ -97,7 +105,12 @@ func (s *Store) Reset(ctx context.Context, key string, policies []core.Policy) e
 	}
 	ctx, cancel := s.budget(ctx)
 	defer cancel()
-	if err := s.client.Del(ctx, redisKeys(s.prefix, key, policies, &s.policies)...).Err(); err != nil {
+	keys := make([]string, len(policies))
+	head := s.head(key)
+	for i, p := range policies {
+		keys[i] = string(append(head, s.policies.get(p).id...))
+	}
+	if err := s.client.Del(ctx, keys...).Err(); err != nil {
 		return fmt.Errorf("redisstore: reset: %w", err)
 	}
 	return nil
@@ -113,13 +126,55 @@ func (s *Store) run(ctx context.Context, op, key string, policies []core.Policy,
 	args := make([]any, 0, headArgs+argsPerPolicy*len(policies))
 	args = append(args, us, cost, s.margin)
 	keys := make([]string, len(policies))
-	head := keyHead(s.prefix, key)
+	head := s.head(key)
 	for i, p := range policies {
 		pi := s.policies.get(p)
 		args = appendPolicyArgs(args, pi, us)
 		keys[i] = string(append(head, pi.id...))
 	}
+	return s.call(ctx, op, keys, args, policies, out)
+}
 
+// head returns what the Redis keys of key start with.
+func (s *Store) head(key string) []byte {
+	if s.slotKey != nil {
+		return keyHeadIn(s.prefix, s.slotKey(key), key)
+	}
+	return keyHead(s.prefix, key)
+}
+
+// CheckMany implements core.MultiKeyChecker: one script call decides every
+// item, each with its own key, and writes the new states only if all of them
+// admit. On a Redis Cluster every key must fall into one hash slot
+// (WithSlotKey); otherwise it fails with ErrCrossSlot and changes nothing.
+func (s *Store) CheckMany(ctx context.Context, items []core.Keyed, cost int, now time.Time, out []core.Decision) error {
+	if err := core.ValidateMany(items, cost); err != nil {
+		return err
+	}
+	if len(out) < len(items) {
+		return fmt.Errorf("redisstore: check: out has %d elements for %d items", len(out), len(items))
+	}
+	us := now.UnixMicro()
+	args := make([]any, 0, headArgs+argsPerPolicy*len(items))
+	args = append(args, us, int64(cost), s.margin)
+	keys := make([]string, len(items))
+	policies := make([]core.Policy, len(items))
+	for i, it := range items {
+		pi := s.policies.get(it.Policy)
+		args = appendPolicyArgs(args, pi, us)
+		keys[i] = string(append(s.head(it.Key), pi.id...))
+		policies[i] = it.Policy
+	}
+	err := s.call(ctx, "check", keys, args, policies, out)
+	if err != nil && strings.Contains(err.Error(), "CROSSSLOT") {
+		return fmt.Errorf("%w: %w", ErrCrossSlot, err)
+	}
+	return err
+}
+
+// call runs the script for keys and args and decodes its reply into out,
+// one decision per policy.
+func (s *Store) call(ctx context.Context, op string, keys []string, args []any, policies []core.Policy, out []core.Decision) error {
 	ctx, cancel := s.budget(ctx)
 	defer cancel()
 	reply, err := s.calls.run(ctx, keys, args)

@@ -17,11 +17,12 @@ const (
 	opCheck op = iota
 	opPeek
 	opReset
+	opCheckMany
 )
 
 func (o op) String() string {
 	switch o {
-	case opCheck:
+	case opCheck, opCheckMany:
 		return "check"
 	case opPeek:
 		return "peek"
@@ -49,6 +50,7 @@ type call struct {
 	ctx      context.Context
 	key      string
 	policies []core.Policy
+	items    []core.Keyed // opCheckMany
 	cost     int
 	now      time.Time
 	out      []core.Decision
@@ -94,16 +96,19 @@ func (c *call) invoke() {
 		c.err = b.primary.Peek(c.ctx, c.key, c.policies, c.now, c.out)
 	case opReset:
 		c.err = b.primary.Reset(c.ctx, c.key, c.policies)
+	case opCheckMany:
+		c.err = b.primary.(core.MultiKeyChecker).CheckMany(c.ctx, c.items, c.cost, c.now, c.out)
 	}
 }
 
 // recycle clears the call and returns it to the pool.
 func (c *call) recycle() {
-	ps, out := c.policies[:0], c.out[:0]
+	ps, out, items := c.policies[:0], c.out[:0], c.items[:0]
 	clear(c.policies)
 	clear(c.out)
+	clear(c.items)
 	done := c.done
-	*c = call{policies: ps, out: out, done: done}
+	*c = call{policies: ps, out: out, items: items, done: done}
 	callPool.Put(c)
 }
 
@@ -128,6 +133,11 @@ const (
 // returned one at the deadline), ErrOverloaded when too many abandoned calls
 // still run, or the caller's context error.
 func (b *Backend) callPrimary(ctx context.Context, o op, key string, policies []core.Policy, cost int, now time.Time, out []core.Decision) (result, error) {
+	return b.callPrimaryItems(ctx, o, key, policies, nil, cost, now, out)
+}
+
+// callPrimaryItems is callPrimary, with the items of an opCheckMany.
+func (b *Backend) callPrimaryItems(ctx context.Context, o op, key string, policies []core.Policy, items []core.Keyed, cost int, now time.Time, out []core.Decision) (result, error) {
 	if b.abandoned.Load() >= b.maxAbandoned {
 		return resFailed, ErrOverloaded
 	}
@@ -138,11 +148,12 @@ func (b *Backend) callPrimary(ctx context.Context, o op, key string, policies []
 	c := callPool.Get().(*call)
 	c.b, c.op, c.ctx, c.key, c.cost, c.now = b, o, cctx, key, cost, now
 	c.policies = append(c.policies[:0], policies...)
-	if o != opReset {
-		if cap(c.out) >= len(policies) {
-			c.out = c.out[:len(policies)]
+	c.items = append(c.items[:0], items...)
+	if n := len(policies) + len(items); o != opReset {
+		if cap(c.out) >= n {
+			c.out = c.out[:n]
 		} else {
-			c.out = make([]core.Decision, len(policies))
+			c.out = make([]core.Decision, n)
 		}
 	}
 	go c.run()

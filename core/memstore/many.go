@@ -1,0 +1,115 @@
+package memstore
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/ratelimit-go/ratelimit/core"
+)
+
+var _ core.MultiKeyChecker = (*Store)(nil)
+
+// CheckMany implements core.MultiKeyChecker: every item's key and policy
+// decided at once, all or nothing. The shards of all the keys are locked
+// together, in ascending order so that concurrent checks cannot deadlock;
+// every item is evaluated first and the new states are stored only when all
+// of them admit. A denied check stores nothing and reports, for the items
+// that had room, the state as it stands.
+//
+// Errors are those of Check. When the store is full (WithMaxKeys), a
+// multi-key check does not reclaim expired states to make room: it fails
+// with ErrStoreFull and changes nothing.
+func (s *Store) CheckMany(ctx context.Context, items []core.Keyed, cost int, now time.Time, out []core.Decision) error {
+	if ctx != nil {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+	if err := core.ValidateMany(items, cost); err != nil {
+		clear(out)
+		return err
+	}
+	if len(out) < len(items) {
+		return errShortOut
+	}
+	type located struct {
+		pi *policyInfo
+		sh *shard
+		h  uint64
+	}
+	var buf [8]located
+	loc := buf[:0]
+	var shardBuf [8]int
+	shards := shardBuf[:0]
+	for i := range items {
+		pi, err := s.reg.get(&items[i].Policy)
+		if err != nil {
+			clear(out)
+			return err
+		}
+		sh, h := s.locate(items[i].Key)
+		idx := int(h & s.mask)
+		loc = append(loc, located{pi, sh, h})
+		if !slices.Contains(shards, idx) {
+			shards = append(shards, idx)
+		}
+	}
+	slices.Sort(shards)
+	for _, idx := range shards {
+		s.shards[idx].mu.Lock()
+	}
+	defer func() {
+		for _, idx := range shards {
+			s.shards[idx].mu.Unlock()
+		}
+	}()
+	c, n := int64(cost), now.UnixMicro()
+	for _, idx := range shards {
+		s.observe(&s.shards[idx], n)
+	}
+	// first reports whether item i is the first of the items sharing its
+	// state (the same key and policy identity).
+	first := func(i int) bool {
+		for j := 0; j < i; j++ {
+			if loc[j].pi.id == loc[i].pi.id && items[j].Key == items[i].Key {
+				return false
+			}
+		}
+		return true
+	}
+	allowed, fresh := true, int64(0)
+	for i, l := range loc {
+		o, isNew, _ := s.apply(l.sh, l.pi, items[i].Key, l.h, c, n, evaluate)
+		o.Fill(&out[i], &l.pi.policy)
+		allowed = allowed && o.Allowed
+		if isNew && first(i) {
+			fresh++
+		}
+	}
+	if !allowed {
+		for i, l := range loc {
+			if out[i].Allowed { // had room: report the state as it stands
+				o, _, _ := s.apply(l.sh, l.pi, items[i].Key, l.h, 0, n, evaluate)
+				o.Fill(&out[i], &l.pi.policy)
+				out[i].Delay = 0
+			}
+		}
+		return nil
+	}
+	if fresh > 0 {
+		if s.maxKeys == 0 {
+			s.keys.Add(fresh)
+		} else if !s.tryReserve(fresh) {
+			s.refused.Add(1)
+			clear(out)
+			return ErrStoreFull
+		}
+	}
+	for i, l := range loc {
+		if first(i) {
+			s.apply(l.sh, l.pi, items[i].Key, l.h, c, n, commitMany)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,13 @@
+package memstore_test
+
+import (
+	"testing"
+
+	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/backendtest"
+	"github.com/ratelimit-go/ratelimit/core/memstore"
+)
+
+func TestMultiKey(t *testing.T) {
+	backendtest.RunMultiKey(t, func(*testing.T) core.Backend { return memstore.New(memstore.WithShards(4)) })
+}
