@@ -20,14 +20,46 @@ import (
 //
 //	store := resilient.New(c.Backend(primary), ...)
 //
-// The result implements core.SingleChecker when b does. Errors pass through
-// unchanged; they are counted by ResilientEvents.
+// The result implements core.SingleChecker and core.MultiKeyChecker when b
+// does. Errors pass through unchanged; they are counted by ResilientEvents.
 func (c *Collector) Backend(b core.Backend) core.Backend {
 	ib := instrumented{b: b, check: c.latency.WithLabelValues("check"), peek: c.latency.WithLabelValues("peek"), reset: c.latency.WithLabelValues("reset")}
-	if s, ok := b.(core.SingleChecker); ok {
-		return &instrumentedSingle{instrumented: ib, one: s}
+	single, isSingle := b.(core.SingleChecker)
+	many, isMany := b.(core.MultiKeyChecker)
+	switch {
+	case isSingle && isMany:
+		return &instrumentedBoth{instrumentedSingle{ib, single}, many}
+	case isSingle:
+		return &instrumentedSingle{instrumented: ib, one: single}
+	case isMany:
+		return &instrumentedMany{ib, many}
 	}
 	return &ib
+}
+
+type instrumentedMany struct {
+	instrumented
+	many core.MultiKeyChecker
+}
+
+func (i *instrumentedMany) CheckMany(ctx context.Context, items []core.Keyed, cost int, now time.Time, out []core.Decision) error {
+	return checkMany(&i.instrumented, i.many, ctx, items, cost, now, out)
+}
+
+type instrumentedBoth struct {
+	instrumentedSingle
+	many core.MultiKeyChecker
+}
+
+func (i *instrumentedBoth) CheckMany(ctx context.Context, items []core.Keyed, cost int, now time.Time, out []core.Decision) error {
+	return checkMany(&i.instrumented, i.many, ctx, items, cost, now, out)
+}
+
+func checkMany(i *instrumented, many core.MultiKeyChecker, ctx context.Context, items []core.Keyed, cost int, now time.Time, out []core.Decision) error {
+	start := time.Now()
+	err := many.CheckMany(ctx, items, cost, now, out)
+	i.check.Observe(time.Since(start).Seconds())
+	return err
 }
 
 type instrumented struct {

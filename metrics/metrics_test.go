@@ -334,3 +334,24 @@ func TestRegisterErrors(t *testing.T) {
 		t.Fatal("a name watched twice")
 	}
 }
+
+// TestBackendKeepsOptionalInterfaces: the instrumented backend offers what
+// the store offers, so that resilient and the Limiter keep their fast paths.
+func TestBackendKeepsOptionalInterfaces(t *testing.T) {
+	c, _ := metrics.New()
+	b := c.Backend(memstore.New())
+	if _, ok := b.(core.SingleChecker); !ok {
+		t.Error("no SingleChecker")
+	}
+	mk, ok := b.(core.MultiKeyChecker)
+	if !ok {
+		t.Fatal("no MultiKeyChecker")
+	}
+	out := make([]core.Decision, 1)
+	if err := mk.CheckMany(context.Background(), []core.Keyed{{Key: "k", Policy: core.MustParsePolicy("1/s")}}, 1, t0, out); err != nil || !out[0].Allowed {
+		t.Fatalf("%v %+v", err, out)
+	}
+	if _, ok := c.Backend(broken{}).(core.SingleChecker); ok {
+		t.Error("a SingleChecker invented")
+	}
+}

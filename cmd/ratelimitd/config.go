@@ -1,0 +1,263 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/resilient"
+)
+
+// located is a YAML scalar and the line it was on, so that an invalid value
+// is reported where it stands.
+type located[T any] struct {
+	V    T
+	Line int
+}
+
+func (l *located[T]) UnmarshalYAML(n *yaml.Node) error {
+	l.Line = n.Line
+	return n.Decode(&l.V)
+}
+
+// fileConfig is the service's configuration file.
+type fileConfig struct {
+	// Backend selects the store; always behind core/resilient.
+	Backend struct {
+		// URL: "memory" (the default), redis://, rediss://,
+		// redis-sentinel://h1:p,h2:p/master or redis-cluster://h1:p,h2:p.
+		URL located[string] `yaml:"url"`
+		// Budget is the longest a check waits for Redis; default 50ms.
+		Budget located[string] `yaml:"budget"`
+		// OnFailure: fallback (the default), open or closed.
+		OnFailure located[string] `yaml:"on_failure"`
+	} `yaml:"backend"`
+	// Policies name policies in the policy grammar.
+	Policies map[string]located[string] `yaml:"policies"`
+	// AdminTokenEnv names the environment variable holding the token that
+	// POST /v1/reset requires.
+	AdminTokenEnv located[string] `yaml:"admin_token_env"`
+	// Envoy configures the gRPC rate-limit service.
+	Envoy struct {
+		// Files are envoyproxy/ratelimit domain files (globs, relative to
+		// the configuration file).
+		Files []located[string] `yaml:"files"`
+		// Domains are domain documents inline.
+		Domains []yaml.Node `yaml:"domains"`
+		// ResponseHeaders: "draft11" adds the IETF RateLimit fields to
+		// response_headers_to_add; "none" (the default) adds nothing.
+		ResponseHeaders located[string] `yaml:"response_headers"`
+	} `yaml:"envoy"`
+}
+
+// backendSpec is the validated backend section.
+type backendSpec struct {
+	URL       string // "memory" or a Redis URL
+	Budget    time.Duration
+	OnFailure string
+}
+
+// runtime is one complete, validated configuration: everything a request
+// reads, swapped whole on reload.
+type runtime struct {
+	source     string // the file it came from, "" for none
+	backend    backendSpec
+	policies   map[string]core.Policy
+	adminToken string // "" disables POST /v1/reset
+	domains    map[string]*domain
+	headers    bool // Envoy response_headers_to_add
+	files      []string
+}
+
+// configError is an invalid configuration: the file, the line when known,
+// the field, and what is wrong.
+type configError struct {
+	File  string
+	Line  int
+	Field string
+	Msg   string
+}
+
+func (e *configError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d", e.Line)
+	}
+	if e.Field != "" {
+		b.WriteString(": " + e.Field)
+	}
+	b.WriteString(": " + e.Msg)
+	return b.String()
+}
+
+// emptyRuntime is the configuration without a file: the memory store, no
+// policy, no domain.
+func emptyRuntime() *runtime {
+	return &runtime{backend: backendSpec{URL: "memory", Budget: resilient.DefaultBudget, OnFailure: "fallback"},
+		policies: map[string]core.Policy{}, domains: map[string]*domain{}}
+}
+
+// loadConfig reads and validates the configuration file at path; redisURL,
+// when not empty, replaces its backend URL (the -redis flag).
+func loadConfig(path, redisURL string) (*runtime, error) {
+	rt := emptyRuntime()
+	if path == "" {
+		if redisURL != "" {
+			rt.backend.URL = redisURL
+		}
+		return rt, nil
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	rt.source = path
+	var fc fileConfig
+	dec := yaml.NewDecoder(bytes.NewReader(raw))
+	dec.KnownFields(true)
+	if err := dec.Decode(&fc); err != nil && !errors.Is(err, io.EOF) {
+		return nil, &configError{File: path, Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
+	}
+	bad := func(line int, field, format string, args ...any) error {
+		return &configError{File: path, Line: line, Field: field, Msg: fmt.Sprintf(format, args...)}
+	}
+	// Backend.
+	if u := fc.Backend.URL.V; u != "" {
+		if err := checkBackendURL(u); err != nil {
+			return nil, bad(fc.Backend.URL.Line, "backend.url", "%v", err)
+		}
+		rt.backend.URL = u
+	}
+	if redisURL != "" {
+		if err := checkBackendURL(redisURL); err != nil {
+			return nil, fmt.Errorf("-redis: %w", err)
+		}
+		rt.backend.URL = redisURL
+	}
+	if b := fc.Backend.Budget.V; b != "" {
+		d, err := time.ParseDuration(b)
+		if err != nil || d <= 0 || d > time.Minute {
+			return nil, bad(fc.Backend.Budget.Line, "backend.budget", "%q: want a duration between 1ms and 1m, such as 50ms", b)
+		}
+		rt.backend.Budget = d
+	}
+	switch f := fc.Backend.OnFailure.V; f {
+	case "":
+	case "fallback", "open", "closed":
+		rt.backend.OnFailure = f
+	default:
+		return nil, bad(fc.Backend.OnFailure.Line, "backend.on_failure", "%q: want fallback, open or closed", f)
+	}
+	// Policies.
+	names := make([]string, 0, len(fc.Policies))
+	for name := range fc.Policies {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		v := fc.Policies[name]
+		if !validName(name) {
+			return nil, bad(v.Line, "policies."+name, "a policy name is printable ASCII without spaces, at most %d bytes", core.MaxNameLen)
+		}
+		p, err := core.ParsePolicy(v.V)
+		if err != nil {
+			return nil, bad(v.Line, "policies."+name, "%v", err)
+		}
+		if p.Name != "" && p.Name != name {
+			return nil, bad(v.Line, "policies."+name, "the policy names itself %q; leave name= out, the key names it", p.Name)
+		}
+		p.Name = name
+		rt.policies[name] = p
+	}
+	// Admin token.
+	if env := fc.AdminTokenEnv.V; env != "" {
+		tok := os.Getenv(env)
+		if len(tok) < 16 {
+			return nil, bad(fc.AdminTokenEnv.Line, "admin_token_env", "the environment variable %s must hold a token of at least 16 characters", env)
+		}
+		rt.adminToken = tok
+	}
+	// Envoy.
+	switch h := fc.Envoy.ResponseHeaders.V; h {
+	case "", "none":
+	case "draft11":
+		rt.headers = true
+	default:
+		return nil, bad(fc.Envoy.ResponseHeaders.Line, "envoy.response_headers", "%q: want draft11 or none", h)
+	}
+	for i := range fc.Envoy.Domains {
+		d, err := parseDomainNode(path, &fc.Envoy.Domains[i])
+		if err != nil {
+			return nil, err
+		}
+		if err := rt.addDomain(d, path, fc.Envoy.Domains[i].Line); err != nil {
+			return nil, err
+		}
+	}
+	dir := filepath.Dir(path)
+	for _, f := range fc.Envoy.Files {
+		pattern := f.V
+		if !filepath.IsAbs(pattern) {
+			pattern = filepath.Join(dir, pattern)
+		}
+		matches, err := filepath.Glob(pattern)
+		if err != nil || len(matches) == 0 {
+			return nil, bad(f.Line, "envoy.files", "%q matches no file", f.V)
+		}
+		sort.Strings(matches)
+		for _, m := range matches {
+			d, err := loadDomainFile(m)
+			if err != nil {
+				return nil, err
+			}
+			if err := rt.addDomain(d, m, 1); err != nil {
+				return nil, err
+			}
+			rt.files = append(rt.files, m)
+		}
+	}
+	return rt, nil
+}
+
+func (rt *runtime) addDomain(d *domain, file string, line int) error {
+	if _, dup := rt.domains[d.name]; dup {
+		return &configError{File: file, Line: line, Field: "domain", Msg: fmt.Sprintf("domain %q is configured twice", d.name)}
+	}
+	rt.domains[d.name] = d
+	return nil
+}
+
+// validName reports whether s can name a policy.
+func validName(s string) bool {
+	if s == "" || len(s) > core.MaxNameLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] <= ' ' || s[i] > '~' {
+			return false
+		}
+	}
+	return true
+}
+
+// checkBackendURL validates a backend URL's form.
+func checkBackendURL(u string) error {
+	switch {
+	case u == "memory":
+		return nil
+	case strings.HasPrefix(u, "redis://"), strings.HasPrefix(u, "rediss://"),
+		strings.HasPrefix(u, "redis-sentinel://"), strings.HasPrefix(u, "redis-cluster://"):
+		return nil
+	}
+	return fmt.Errorf("%q: want memory, redis://, rediss://, redis-sentinel://host:port,host:port/master or redis-cluster://host:port,host:port", u)
+}

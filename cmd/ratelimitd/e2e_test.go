@@ -1,0 +1,611 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	extv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
+	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
+	"go.uber.org/goleak"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+
+	"github.com/ratelimit-go/ratelimit/client"
+	"github.com/ratelimit-go/ratelimit/internal/redistest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// syncBuffer is a log sink safe for the service's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// instance is a running service.
+type instance struct {
+	t     *testing.T
+	addrs listening
+	logs  *syncBuffer
+	hup   chan os.Signal
+	stop  func() error
+	rls   rlsv3.RateLimitServiceClient
+	http  *http.Client
+}
+
+// start runs the service with args on loopback ports chosen by the system.
+func start(t *testing.T, args ...string) *instance {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan listening, 1)
+	done := make(chan error, 1)
+	in := &instance{t: t, logs: &syncBuffer{}, hup: make(chan os.Signal, 1), http: &http.Client{Transport: &http.Transport{}, Timeout: 5 * time.Second}}
+	noEnv := func(string) (string, bool) { return "", false }
+	go func() {
+		done <- run(ctx, append([]string{"-http", "127.0.0.1:0", "-grpc", "127.0.0.1:0"}, args...), noEnv, in.logs, in.hup, ready)
+	}()
+	select {
+	case in.addrs = <-ready:
+	case err := <-done:
+		cancel()
+		t.Fatalf("run: %v\n%s", err, in.logs)
+	case <-time.After(10 * time.Second):
+		cancel()
+		t.Fatal("the service did not start")
+	}
+	conn, err := grpc.NewClient(in.addrs.GRPC, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.rls = rlsv3.NewRateLimitServiceClient(conn)
+	var once sync.Once
+	var stopErr error
+	in.stop = func() error {
+		once.Do(func() {
+			conn.Close()
+			in.http.CloseIdleConnections()
+			cancel()
+			select {
+			case stopErr = <-done:
+			case <-time.After(15 * time.Second):
+				stopErr = errors.New("run did not return")
+			}
+		})
+		return stopErr
+	}
+	t.Cleanup(func() {
+		if err := in.stop(); err != nil {
+			t.Errorf("stop: %v", err)
+		}
+	})
+	return in
+}
+
+func (in *instance) url(path string) string { return "http://" + in.addrs.HTTP + path }
+
+// do sends a request and returns the status, the header and the body.
+func (in *instance) do(method, path, contentType, body string, header ...string) (int, http.Header, string) {
+	in.t.Helper()
+	req, err := http.NewRequest(method, in.url(path), strings.NewReader(body))
+	if err != nil {
+		in.t.Fatal(err)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	res, err := in.http.Do(req)
+	if err != nil {
+		in.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, res.Header, string(b)
+}
+
+func (in *instance) check(key string, policies ...string) (int, client.CheckResponse, http.Header) {
+	in.t.Helper()
+	body, _ := json.Marshal(client.CheckRequest{Key: key, Policies: policies})
+	code, h, b := in.do("POST", "/v1/check", "application/json", string(body))
+	var res client.CheckResponse
+	if code == 200 || code == 429 {
+		if err := json.Unmarshal([]byte(b), &res); err != nil {
+			in.t.Fatalf("check answer %q: %v", b, err)
+		}
+	}
+	return code, res, h
+}
+
+// writeConfig writes files into a new directory and returns the path of
+// the first.
+func writeConfig(t *testing.T, files ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	var first string
+	for i := 0; i+1 < len(files); i += 2 {
+		p := filepath.Join(dir, files[i])
+		if err := os.WriteFile(p, []byte(files[i+1]), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if first == "" {
+			first = p
+		}
+	}
+	return first
+}
+
+func randomName(t *testing.T) string {
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		t.Fatal(err)
+	}
+	return "d" + hex.EncodeToString(b[:])
+}
+
+const adminToken = "s3cret-admin-token-for-tests"
+
+// mainConfig is a configuration over backend with the domain of domain.yaml.
+func mainConfig(backend string) string {
+	return fmt.Sprintf(`# the service's configuration
+backend:
+  url: %q
+  budget: 50ms
+  on_failure: fallback
+policies:
+  api: "3/1m;algorithm=fixed_window"
+  login: "5/15m;algorithm=sliding_log"
+admin_token_env: RATELIMITD_TEST_TOKEN
+envoy:
+  response_headers: draft11
+  files: ["domain.yaml"]
+`, backend)
+}
+
+func domainYAML(dom string) string {
+	return fmt.Sprintf(`domain: %s
+descriptors:
+  - key: to_number
+    rate_limit:
+      unit: minute
+      requests_per_unit: 5
+  - key: message_type
+    value: marketing
+    descriptors:
+      - key: to_number
+        rate_limit:
+          unit: minute
+          requests_per_unit: 1
+  - key: remote_address
+    value: 50.0.0.5
+    rate_limit:
+      unit: second
+      requests_per_unit: 0
+  - key: internal
+    rate_limit:
+      unlimited: true
+  - key: trial
+    shadow_mode: true
+    rate_limit:
+      unit: minute
+      requests_per_unit: 1
+  - key: path
+    value: /files/*
+    share_threshold: true
+    rate_limit:
+      unit: minute
+      requests_per_unit: 2
+      algorithm: gcra
+`, dom)
+}
+
+func startWith(t *testing.T, backend string) (*instance, string) {
+	t.Helper()
+	t.Setenv("RATELIMITD_TEST_TOKEN", adminToken)
+	dom := randomName(t)
+	path := writeConfig(t, "ratelimitd.yaml", mainConfig(backend), "domain.yaml", domainYAML(dom))
+	return start(t, "-config", path), dom
+}
+
+// backends are the stores the end-to-end tests run on.
+func backends(t *testing.T) map[string]func(t *testing.T) string {
+	return map[string]func(t *testing.T) string{
+		"memory": func(*testing.T) string { return "memory" },
+		"redis": func(t *testing.T) string {
+			redistest.Client(t)
+			return "redis://" + os.Getenv(redistest.AddrEnv) + "/0"
+		},
+		"cluster": func(t *testing.T) string {
+			redistest.Cluster(t)
+			return "redis-cluster://" + os.Getenv(redistest.ClusterEnv)
+		},
+	}
+}
+
+func TestHTTPAPI(t *testing.T) {
+	for name, backend := range backends(t) {
+		t.Run(name, func(t *testing.T) {
+			in, _ := startWith(t, backend(t))
+			key := randomName(t)
+			for i, want := range []int{200, 200, 200, 429} {
+				code, res, h := in.check(key, "api")
+				if code != want || res.Allowed != (want == 200) || len(res.Decisions) != 1 || res.Decisions[0].Policy != "api" {
+					t.Fatalf("check %d: %d %+v", i+1, code, res)
+				}
+				if h.Get("RateLimit-Policy") != `"api";q=3;w=60` || !strings.HasPrefix(h.Get("RateLimit"), `"api";r=`) {
+					t.Fatalf("check %d: header fields %v", i+1, h)
+				}
+				if want == 429 && (h.Get("Retry-After") == "" || res.Decisions[0].RetryAfterMs <= 0) {
+					t.Fatalf("denied without a Retry-After: %v %+v", h, res)
+				}
+			}
+			// Several policies, inline ones included, all or nothing.
+			code, res, _ := in.check(key+"-2", "login", "2/1h")
+			if code != 200 || len(res.Decisions) != 2 || res.Decisions[1].Policy != "2/1h" || res.Decisions[1].Remaining != 1 {
+				t.Fatalf("two policies: %d %+v", code, res)
+			}
+			// Inspect consumes nothing.
+			for range 2 {
+				code, _, body := in.do("GET", "/v1/inspect?key="+key+"&policy=api", "", "")
+				var ins client.CheckResponse
+				_ = json.Unmarshal([]byte(body), &ins)
+				if code != 200 || ins.Allowed || ins.Decisions[0].Remaining != 0 || ins.Decisions[0].Algorithm != "fixed_window" || ins.Decisions[0].Window != "1m0s" {
+					t.Fatalf("inspect: %d %s", code, body)
+				}
+			}
+			// Reset needs the token.
+			resetBody := `{"key":"` + key + `","policies":["api"]}`
+			if code, _, _ := in.do("POST", "/v1/reset", "application/json", resetBody); code != 401 {
+				t.Fatalf("reset without a token: %d", code)
+			}
+			if code, _, _ := in.do("POST", "/v1/reset", "application/json", resetBody, "Authorization", "Bearer wrong-token-wrong-token"); code != 403 {
+				t.Fatalf("reset with a wrong token: %d", code)
+			}
+			if code, _, body := in.do("POST", "/v1/reset", "application/json", resetBody, "Authorization", "Bearer "+adminToken); code != 200 {
+				t.Fatalf("reset: %d %s", code, body)
+			}
+			if code, _, _ := in.check(key, "api"); code != 200 {
+				t.Fatalf("after reset: %d", code)
+			}
+			// The Go client.
+			c, err := client.New("http://"+in.addrs.HTTP, client.WithToken(adminToken))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			cr, err := c.Check(ctx, key+"-c", []string{"api"}, 3)
+			if err != nil || !cr.Allowed {
+				t.Fatalf("client check: %+v %v", cr, err)
+			}
+			if cr, err := c.Check(ctx, key+"-c", []string{"api"}, 1); err != nil || cr.Allowed || cr.RetryAfter() <= 0 {
+				t.Fatalf("client denial: %+v %v", cr, err)
+			}
+			if ir, err := c.Inspect(ctx, key+"-c", []string{"api"}); err != nil || ir.Decisions[0].Remaining != 0 {
+				t.Fatalf("client inspect: %+v %v", ir, err)
+			}
+			if err := c.Reset(ctx, key+"-c", []string{"api"}); err != nil {
+				t.Fatalf("client reset: %v", err)
+			}
+			if _, err := c.Check(ctx, key+"-c", []string{"nope"}, 1); !client.IsStatus(err, 400) {
+				t.Fatalf("client, unknown policy: %v", err)
+			}
+		})
+	}
+}
+
+// TestHTTPBadInput: every malformed request is a 4xx problem naming the
+// field, never a 500, never internal text, never a state change.
+func TestHTTPBadInput(t *testing.T) {
+	in, _ := startWith(t, "memory")
+	key := randomName(t)
+	big := `{"key":"` + strings.Repeat("k", 70<<10) + `","policies":["api"]}`
+	for _, tc := range []struct {
+		name, ct, body string
+		status         int
+		field          string
+	}{
+		{"malformed JSON", "application/json", `{"key": "k", "policies": [`, 400, "body"},
+		{"unknown field", "application/json", `{"key":"` + key + `","policies":["api"],"extra":1}`, 400, "extra"},
+		{"unknown policy", "application/json", `{"key":"` + key + `","policies":["nope"]}`, 400, "policies[0]"},
+		{"bad inline policy", "application/json", `{"key":"` + key + `","policies":["10/x"]}`, 400, "policies[0]"},
+		{"no policy", "application/json", `{"key":"` + key + `","policies":[]}`, 400, "policies"},
+		{"zero cost", "application/json", `{"key":"` + key + `","policies":["api"],"cost":0}`, 400, "cost"},
+		{"negative cost", "application/json", `{"key":"` + key + `","policies":["api"],"cost":-1}`, 400, "cost"},
+		{"cost above capacity", "application/json", `{"key":"` + key + `","policies":["api"],"cost":4}`, 400, "cost"},
+		{"missing key", "application/json", `{"policies":["api"]}`, 400, "key"},
+		{"empty key", "application/json", `{"key":"","policies":["api"]}`, 400, "key"},
+		{"wrong type", "application/json", `{"key":7,"policies":["api"]}`, 400, "key"},
+		{"body over 64 KiB", "application/json", big, 413, "body"},
+		{"wrong content type", "text/plain", `{"key":"` + key + `","policies":["api"]}`, 415, "Content-Type"},
+		{"two objects", "application/json", `{"key":"` + key + `","policies":["api"]} {}`, 400, "body"},
+	} {
+		code, h, body := in.do("POST", "/v1/check", tc.ct, tc.body)
+		var p client.Problem
+		_ = json.Unmarshal([]byte(body), &p)
+		if code != tc.status || h.Get("Content-Type") != "application/problem+json" || p.Field != tc.field || p.Status != code {
+			t.Errorf("%s: %d %s %q, want %d naming %q", tc.name, code, h.Get("Content-Type"), body, tc.status, tc.field)
+		}
+	}
+	// Nothing was consumed by any of them.
+	code, _, body := in.do("GET", "/v1/inspect?key="+key+"&policy=api", "", "")
+	if code != 200 || !strings.Contains(body, `"remaining":3`) {
+		t.Fatalf("state after bad requests: %d %s", code, body)
+	}
+	for path, want := range map[string]int{"/v1/inspect?policy=api": 400, "/v1/inspect?key=k&policy=nope": 400, "/nope": 404, "/healthz": 200, "/readyz": 200} {
+		if code, _, _ := in.do("GET", path, "", ""); code != want {
+			t.Errorf("GET %s: %d, want %d", path, code, want)
+		}
+	}
+}
+
+func rlsRequest(dom string, hits uint32, descriptors ...[]string) *rlsv3.RateLimitRequest {
+	req := &rlsv3.RateLimitRequest{Domain: dom, HitsAddend: hits}
+	for _, kv := range descriptors {
+		d := &extv3.RateLimitDescriptor{}
+		for i := 0; i+1 < len(kv); i += 2 {
+			d.Entries = append(d.Entries, &extv3.RateLimitDescriptor_Entry{Key: kv[i], Value: kv[i+1]})
+		}
+		req.Descriptors = append(req.Descriptors, d)
+	}
+	return req
+}
+
+// TestEnvoyGRPC: ShouldRateLimit over a real gRPC client built from Envoy's
+// protos, on every backend: matching as envoyproxy/ratelimit documents it,
+// and every descriptor of a request decided together.
+func TestEnvoyGRPC(t *testing.T) {
+	for name, backend := range backends(t) {
+		t.Run(name, func(t *testing.T) {
+			in, dom := startWith(t, backend(t))
+			ctx := context.Background()
+			num := randomName(t)
+			call := func(hits uint32, ds ...[]string) *rlsv3.RateLimitResponse {
+				t.Helper()
+				res, err := in.rls.ShouldRateLimit(ctx, rlsRequest(dom, hits, ds...))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return res
+			}
+			perNumber := []string{"to_number", num}
+			marketing := []string{"message_type", "marketing", "to_number", num}
+			// Both descriptors admit: to_number 5/min, marketing 1/min.
+			res := call(0, marketing, perNumber)
+			if res.OverallCode != rlsv3.RateLimitResponse_OK || res.Statuses[0].LimitRemaining != 0 || res.Statuses[1].LimitRemaining != 4 {
+				t.Fatalf("first: %v", res)
+			}
+			if res.Statuses[1].CurrentLimit.GetRequestsPerUnit() != 5 || res.Statuses[1].CurrentLimit.GetUnit() != rlsv3.RateLimitResponse_RateLimit_MINUTE {
+				t.Fatalf("current limit: %v", res.Statuses[1])
+			}
+			if len(res.ResponseHeadersToAdd) == 0 {
+				t.Fatal("no response_headers_to_add though response_headers is draft11")
+			}
+			// Marketing denies: the per-number limit must not be consumed.
+			res = call(0, marketing, perNumber)
+			if res.OverallCode != rlsv3.RateLimitResponse_OVER_LIMIT || res.Statuses[0].Code != rlsv3.RateLimitResponse_OVER_LIMIT || res.Statuses[1].Code != rlsv3.RateLimitResponse_OK {
+				t.Fatalf("second: %v", res)
+			}
+			if got := call(0, perNumber).Statuses[0].LimitRemaining; got != 3 {
+				t.Fatalf("per-number remaining %d after a denied request, want 3: the denial consumed", got)
+			}
+			// hits_addend is the cost.
+			if res := call(3, perNumber); res.OverallCode != rlsv3.RateLimitResponse_OK || res.Statuses[0].LimitRemaining != 0 {
+				t.Fatalf("hits_addend 3: %v", res)
+			}
+			// Blocked value, unlimited key, shadow rule, unknown descriptor.
+			if res := call(0, []string{"remote_address", "50.0.0.5"}); res.OverallCode != rlsv3.RateLimitResponse_OVER_LIMIT {
+				t.Fatalf("requests_per_unit 0: %v", res)
+			}
+			if res := call(0, []string{"internal", "x"}); res.OverallCode != rlsv3.RateLimitResponse_OK || res.Statuses[0].LimitRemaining != 1<<32-1 {
+				t.Fatalf("unlimited: %v", res)
+			}
+			trial := []string{"trial", randomName(t)}
+			for range 3 {
+				if res := call(0, trial); res.OverallCode != rlsv3.RateLimitResponse_OK {
+					t.Fatalf("shadow_mode must never deny: %v", res)
+				}
+			}
+			if res := call(0, []string{"nothing", "configured"}); res.OverallCode != rlsv3.RateLimitResponse_OK || res.Statuses[0].CurrentLimit != nil {
+				t.Fatalf("unmatched: %v", res)
+			}
+			// A shared wildcard threshold: every /files/ path counts together.
+			if r1, r2 := call(0, []string{"path", "/files/a"}), call(0, []string{"path", "/files/b"}); r1.OverallCode != rlsv3.RateLimitResponse_OK || r2.OverallCode != rlsv3.RateLimitResponse_OK {
+				t.Fatalf("wildcard: %v %v", r1, r2)
+			}
+			if res := call(0, []string{"path", "/files/c"}); res.OverallCode != rlsv3.RateLimitResponse_OVER_LIMIT {
+				t.Fatalf("shared wildcard threshold: %v", res)
+			}
+			// Bad requests: the matching gRPC status.
+			for _, tc := range []struct {
+				req  *rlsv3.RateLimitRequest
+				code codes.Code
+			}{
+				{rlsRequest("", 0, perNumber), codes.InvalidArgument},
+				{rlsRequest("no-such-domain", 0, perNumber), codes.InvalidArgument},
+				{rlsRequest(dom, 0), codes.InvalidArgument},
+				{rlsRequest(dom, 0, []string{}), codes.InvalidArgument},
+				{rlsRequest(dom, 0, []string{"", "v"}), codes.InvalidArgument},
+				{rlsRequest(dom, 6, perNumber), codes.InvalidArgument},
+			} {
+				if _, err := in.rls.ShouldRateLimit(ctx, tc.req); status.Code(err) != tc.code {
+					t.Errorf("%v: %v, want %v", tc.req, err, tc.code)
+				}
+			}
+		})
+	}
+}
+
+// TestReload: a changed file is applied without a restart and keeps every
+// client's state; an invalid change keeps the running configuration, is
+// logged and counted; SIGHUP reloads too.
+func TestReload(t *testing.T) {
+	t.Setenv("RATELIMITD_TEST_TOKEN", adminToken)
+	path := writeConfig(t, "ratelimitd.yaml", "policies:\n  api: \"2/1m;algorithm=fixed_window\"\n")
+	in := start(t, "-config", path)
+	key := randomName(t)
+	in.check(key, "api")
+	in.check(key, "api")
+	if code, _, _ := in.check(key, "api"); code != 429 {
+		t.Fatalf("third check under 2/1m: %d", code)
+	}
+	if err := os.WriteFile(path, []byte("policies:\n  api: \"4/1m;algorithm=fixed_window\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the raised limit", func() bool {
+		code, res, _ := in.check(key+"-probe", "api")
+		return code == 200 && res.Decisions[0].Limit == 4
+	})
+	// The key's state survived: 2 of 4 used, so two more, then a denial.
+	for i, want := range []int{200, 200, 429} {
+		if code, _, _ := in.check(key, "api"); code != want {
+			t.Fatalf("after the reload, check %d: %d, want %d", i+1, code, want)
+		}
+	}
+	if err := os.WriteFile(path, []byte("policies:\n  api: \"4/1m\"\n  bogus_field: 1\nnope: true\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the rejection", func() bool {
+		return strings.Contains(in.metrics(), `ratelimitd_config_reloads_total{result="rejected"} 1`)
+	})
+	if !strings.Contains(in.logs.String(), "configuration rejected") || !strings.Contains(in.logs.String(), "line 4") {
+		t.Fatalf("the rejection is not logged with its line:\n%s", in.logs)
+	}
+	if code, res, _ := in.check(key+"-probe2", "api"); code != 200 || res.Decisions[0].Limit != 4 {
+		t.Fatalf("the running configuration did not stay: %d %+v", code, res)
+	}
+	if err := os.WriteFile(path, []byte("policies:\n  api: \"4/1m;algorithm=fixed_window\"\n  other: \"1/s\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	in.hup <- os.Interrupt // any signal value: the channel is the SIGHUP one
+	waitFor(t, "the new policy", func() bool { code, _, _ := in.check(key, "other"); return code == 200 })
+}
+
+func (in *instance) metrics() string {
+	_, _, body := in.do("GET", "/metrics", "", "")
+	return body
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestConfigErrors: unknown fields and invalid values fail at start with
+// the field and the line.
+func TestConfigErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		files []string
+		want  []string
+	}{
+		{"unknown field", []string{"c.yaml", "backend:\n  url: memory\n  colour: blue\n"}, []string{"c.yaml", "line 3", "colour"}},
+		{"bad policy", []string{"c.yaml", "policies:\n  ok: \"1/s\"\n  api: \"10/x\"\n"}, []string{"c.yaml:3", "policies.api", "unknown period"}},
+		{"bad budget", []string{"c.yaml", "backend:\n  budget: forever\n"}, []string{"c.yaml:2", "backend.budget"}},
+		{"bad failure mode", []string{"c.yaml", "backend:\n  on_failure: maybe\n"}, []string{"c.yaml:2", "backend.on_failure"}},
+		{"bad url", []string{"c.yaml", "backend:\n  url: http://x\n"}, []string{"c.yaml:2", "backend.url"}},
+		{"short token", []string{"c.yaml", "admin_token_env: RATELIMITD_NO_SUCH_VAR\n"}, []string{"c.yaml:1", "admin_token_env"}},
+		{"missing domain file", []string{"c.yaml", "envoy:\n  files: [\"nope/*.yaml\"]\n"}, []string{"c.yaml:2", "envoy.files"}},
+		{"domain: unknown field", []string{"c.yaml", "envoy:\n  files: [\"d.yaml\"]\n", "d.yaml", "domain: x\ndescriptors:\n  - key: a\n    rate_limit:\n      unit: second\n      requests_per_unit: 1\n      colour: red\n"}, []string{"d.yaml", "line 7", "colour"}},
+		{"domain: bad unit", []string{"c.yaml", "envoy:\n  files: [\"d.yaml\"]\n", "d.yaml", "domain: x\ndescriptors:\n  - key: a\n    rate_limit:\n      unit: fortnight\n      requests_per_unit: 1\n"}, []string{"d.yaml:4", "rate_limit.unit", "fortnight"}},
+		{"domain twice", []string{"c.yaml", "envoy:\n  files: [\"d*.yaml\"]\n", "d1.yaml", "domain: x\n", "d2.yaml", "domain: x\n"}, []string{"domain", "twice"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := writeConfig(t, tc.files...)
+			_, err := loadConfig(path, "")
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// TestNoConfig: without a configuration the service serves on the memory
+// store with no policy, and says so in its first log line.
+func TestNoConfig(t *testing.T) {
+	in := start(t)
+	first, _, _ := strings.Cut(in.logs.String(), "\n")
+	if !strings.Contains(first, "no configuration") || !strings.Contains(first, "memory") {
+		t.Fatalf("first log line %q", first)
+	}
+	if code, _, _ := in.check("k", "1/s"); code != 200 {
+		t.Fatalf("an inline policy without a configuration: %d", code)
+	}
+}
+
+// TestShutdown: cancelling the service's context (as SIGTERM does) stops
+// both servers and run returns nil, after a request in flight finished.
+func TestShutdown(t *testing.T) {
+	in := start(t)
+	pr, pw := io.Pipe()
+	req, _ := http.NewRequest("POST", in.url("/v1/check"), pr)
+	req.Header.Set("Content-Type", "application/json")
+	inflight := make(chan int, 1)
+	go func() {
+		res, err := in.http.Do(req)
+		if err != nil {
+			inflight <- -1
+			return
+		}
+		res.Body.Close()
+		inflight <- res.StatusCode
+	}()
+	if _, err := io.WriteString(pw, `{"key":"k",`); err != nil { // the server is reading the body
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond) // not a window: lets the request reach the handler
+	stopped := make(chan error, 1)
+	go func() { stopped <- in.stop() }()
+	time.Sleep(100 * time.Millisecond) // shutdown has begun
+	if _, err := io.WriteString(pw, `"policies":["1/s"]}`); err != nil {
+		t.Fatal(err)
+	}
+	pw.Close()
+	if code := <-inflight; code != 200 {
+		t.Fatalf("the request in flight during shutdown got %d, want 200", code)
+	}
+	if err := <-stopped; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := http.Get(in.url("/healthz")); err == nil {
+		t.Fatal("still serving after shutdown")
+	}
+}

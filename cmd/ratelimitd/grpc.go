@@ -1,0 +1,188 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"math"
+	"net/http"
+	"time"
+
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/core"
+)
+
+// rlsServer is Envoy's rate-limit service over the running configuration.
+type rlsServer struct {
+	rlsv3.UnimplementedRateLimitServiceServer
+	s *service
+}
+
+// maxDescriptors bounds the descriptors of one request.
+const maxDescriptors = 64
+
+// ShouldRateLimit decides every descriptor of the request together: one
+// all-or-nothing check of every matched limit, so that a request one
+// descriptor denies consumes from none.
+func (g *rlsServer) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitRequest) (resp *rlsv3.RateLimitResponse, err error) {
+	start := time.Now()
+	defer func() {
+		overall := "none"
+		if resp != nil {
+			overall = resp.OverallCode.String()
+		}
+		g.s.m.grpcRequests.WithLabelValues(status.Code(err).String(), overall).Inc()
+		g.s.m.grpcDuration.Observe(time.Since(start).Seconds())
+	}()
+	return g.s.shouldRateLimit(ctx, req)
+}
+
+type pending struct {
+	i    int // index of the descriptor
+	rule *rule
+	item core.Keyed
+}
+
+func (s *service) shouldRateLimit(ctx context.Context, req *rlsv3.RateLimitRequest) (*rlsv3.RateLimitResponse, error) {
+	if req.GetDomain() == "" {
+		return nil, status.Error(codes.InvalidArgument, "domain: a request names its domain")
+	}
+	rt := s.cfg.Load()
+	d := rt.domains[req.Domain]
+	if d == nil {
+		return nil, status.Errorf(codes.InvalidArgument, "domain: %q is not configured", req.Domain)
+	}
+	ds := req.GetDescriptors()
+	if len(ds) == 0 {
+		return nil, status.Error(codes.InvalidArgument, "descriptors: a request has at least one descriptor")
+	}
+	if len(ds) > maxDescriptors {
+		return nil, status.Errorf(codes.InvalidArgument, "descriptors: at most %d per request", maxDescriptors)
+	}
+	cost := int(req.GetHitsAddend())
+	if cost == 0 {
+		cost = 1
+	}
+	resp := &rlsv3.RateLimitResponse{OverallCode: rlsv3.RateLimitResponse_OK, Statuses: make([]*rlsv3.RateLimitResponse_DescriptorStatus, len(ds))}
+	var matched []pending
+	replaced := map[string]bool{}
+	entries := make([]entry, 0, 4)
+	for i, desc := range ds {
+		if h := desc.GetHitsAddend(); h != nil && int(h.GetValue()) != cost {
+			return nil, status.Errorf(codes.InvalidArgument, "descriptors[%d].hits_addend: %d differs from the request's %d; one request has one cost", i, h.GetValue(), cost)
+		}
+		if len(desc.GetEntries()) == 0 {
+			return nil, status.Errorf(codes.InvalidArgument, "descriptors[%d]: a descriptor has at least one entry", i)
+		}
+		entries = entries[:0]
+		for j, e := range desc.GetEntries() {
+			if e.GetKey() == "" {
+				return nil, status.Errorf(codes.InvalidArgument, "descriptors[%d].entries[%d].key: empty", i, j)
+			}
+			entries = append(entries, entry{e.GetKey(), e.GetValue()})
+		}
+		resp.Statuses[i] = &rlsv3.RateLimitResponse_DescriptorStatus{Code: rlsv3.RateLimitResponse_OK}
+		r, key := d.match(entries)
+		if r == nil {
+			continue
+		}
+		for _, name := range r.replaces {
+			replaced[name] = true
+		}
+		matched = append(matched, pending{i: i, rule: r, item: core.Keyed{Key: key, Policy: r.policy}})
+	}
+	var enforced, shadow []pending
+	blocked := false
+	for _, p := range matched {
+		st := resp.Statuses[p.i]
+		switch {
+		case p.rule.name != "" && replaced[p.rule.name]:
+			// A matched rule that replaces this one decides instead.
+		case p.rule.unlimited:
+			st.LimitRemaining = math.MaxUint32
+		case p.rule.blocked:
+			st.CurrentLimit = currentLimit(p.rule)
+			if p.rule.shadow {
+				break
+			}
+			st.Code = rlsv3.RateLimitResponse_OVER_LIMIT
+			blocked = true
+		case p.rule.shadow:
+			shadow = append(shadow, p)
+		default:
+			if err := p.item.Policy.CheckCost(cost); err != nil {
+				return nil, status.Errorf(codes.InvalidArgument, "hits_addend: %d exceeds the capacity %d of %q: it could never succeed", cost, p.item.Policy.Capacity(), p.item.Policy.Name)
+			}
+			enforced = append(enforced, p)
+		}
+	}
+	var result core.Result
+	if len(enforced) > 0 && !blocked {
+		items := make([]core.Keyed, len(enforced))
+		policies := make([]core.Policy, len(enforced))
+		for i, p := range enforced {
+			items[i], policies[i] = p.item, p.item.Policy
+		}
+		var err error
+		result, err = s.store.limiter.CheckMany(ctx, items, cost, nil)
+		if err != nil {
+			s.log.Error("check failed", "domain", req.Domain, "error", err.Error())
+			return nil, status.Error(codes.Unavailable, "the rate limiter could not decide")
+		}
+		for i, p := range enforced {
+			fill(resp.Statuses[p.i], p.rule, &result.Decisions[i])
+		}
+		if !result.Allowed {
+			resp.OverallCode = rlsv3.RateLimitResponse_OVER_LIMIT
+		}
+		s.observe(policies, result, cost)
+		if rt.headers {
+			h := headerSetter{http.Header{}}
+			if ratelimit.WriteHeaderFields(h, ratelimit.HeadersDraft11, result) == nil {
+				for name, vs := range h.h {
+					resp.ResponseHeadersToAdd = append(resp.ResponseHeadersToAdd, &corev3.HeaderValue{Key: name, Value: vs[0]})
+				}
+			}
+		}
+	}
+	if blocked {
+		resp.OverallCode = rlsv3.RateLimitResponse_OVER_LIMIT
+	}
+	// Shadow limits: checked once the enforced ones admitted, counted, and
+	// always OK.
+	if len(shadow) > 0 && resp.OverallCode == rlsv3.RateLimitResponse_OK {
+		items := make([]core.Keyed, len(shadow))
+		for i, p := range shadow {
+			items[i] = p.item
+		}
+		if res, err := s.store.limiter.CheckMany(ctx, items, cost, nil); err == nil {
+			for i, p := range shadow {
+				fill(resp.Statuses[p.i], p.rule, &res.Decisions[i])
+				resp.Statuses[p.i].Code = rlsv3.RateLimitResponse_OK
+			}
+			ev := ratelimit.Event{Outcome: ratelimit.OutcomeAllowed, Shadow: res}
+			s.metrics.Observer()(ctx, ev)
+		} else if !errors.Is(err, context.Canceled) {
+			s.log.Warn("shadow check failed", "domain", req.Domain, "error", err.Error())
+		}
+	}
+	return resp, nil
+}
+
+func currentLimit(r *rule) *rlsv3.RateLimitResponse_RateLimit {
+	return &rlsv3.RateLimitResponse_RateLimit{Name: r.name, RequestsPerUnit: r.perUnit, Unit: rlsv3.RateLimitResponse_RateLimit_Unit(r.unit)}
+}
+
+func fill(st *rlsv3.RateLimitResponse_DescriptorStatus, r *rule, d *core.Decision) {
+	st.CurrentLimit = currentLimit(r)
+	st.LimitRemaining = uint32(d.Remaining)
+	st.DurationUntilReset = durationpb.New(d.ResetAfter)
+	if !d.Allowed {
+		st.Code = rlsv3.RateLimitResponse_OVER_LIMIT
+	}
+}

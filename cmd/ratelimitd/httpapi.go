@@ -1,0 +1,340 @@
+package main
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/client"
+	"github.com/ratelimit-go/ratelimit/core"
+)
+
+// maxBody bounds a request body.
+const maxBody = 64 << 10
+
+// maxPolicies bounds the policies of one request.
+const maxPolicies = 16
+
+// apiError is a 4xx (or 5xx) answer: a problem document naming the field.
+type apiError struct {
+	status int
+	field  string
+	detail string
+}
+
+func (e *apiError) Error() string { return e.detail }
+
+func badRequest(field, format string, args ...any) *apiError {
+	return &apiError{status: http.StatusBadRequest, field: field, detail: fmt.Sprintf(format, args...)}
+}
+
+// handler returns the HTTP API.
+func (s *service) handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("POST /v1/check", s.instrument("check", s.handleCheck))
+	mux.Handle("GET /v1/inspect", s.instrument("inspect", s.handleInspect))
+	mux.Handle("POST /v1/reset", s.instrument("reset", s.handleReset))
+	mux.Handle("GET /healthz", s.instrument("healthz", func(w http.ResponseWriter, _ *http.Request) error {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+		return nil
+	}))
+	mux.Handle("GET /readyz", s.instrument("readyz", func(w http.ResponseWriter, r *http.Request) error {
+		if err := s.ready(r.Context()); err != nil {
+			s.log.Warn("not ready", "error", err.Error())
+			return &apiError{status: http.StatusServiceUnavailable, detail: "the backend does not answer within its budget"}
+		}
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+		return nil
+	}))
+	mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
+	mux.Handle("/", s.instrument("other", func(http.ResponseWriter, *http.Request) error {
+		return &apiError{status: http.StatusNotFound, detail: "no such endpoint; see /v1/check, /v1/inspect, /v1/reset, /healthz, /readyz, /metrics"}
+	}))
+	return mux
+}
+
+// statusWriter remembers the status written.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.status = code
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// instrument runs h with the body bounded, answers its error as a problem
+// document (never with internal text for a 5xx), and counts it.
+func (s *service) instrument(endpoint string, h func(http.ResponseWriter, *http.Request) error) http.Handler {
+	dur := s.m.httpDuration.WithLabelValues(endpoint)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		r.Body = http.MaxBytesReader(sw, r.Body, maxBody)
+		if err := h(sw, r); err != nil {
+			writeProblem(sw, err, s)
+		}
+		dur.Observe(time.Since(start).Seconds())
+		s.m.httpRequests.WithLabelValues(endpoint, strconv.Itoa(sw.status)).Inc()
+	})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeProblem(w http.ResponseWriter, err error, s *service) {
+	var ae *apiError
+	if !errors.As(err, &ae) {
+		s.log.Error("request failed", "error", err.Error())
+		ae = &apiError{status: http.StatusServiceUnavailable, detail: "the rate limiter could not decide; try again"}
+	}
+	p := client.Problem{Title: http.StatusText(ae.status), Status: ae.status, Detail: ae.detail, Field: ae.field}
+	w.Header().Set("Content-Type", ratelimit.ContentTypeProblem)
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(ae.status)
+	_ = json.NewEncoder(w).Encode(p)
+}
+
+// decodeBody reads a JSON body strictly: the right media type, no unknown
+// field, no trailing data, within maxBody.
+func decodeBody(r *http.Request, v any) error {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "application/json" {
+		return &apiError{status: http.StatusUnsupportedMediaType, field: "Content-Type", detail: "send the body as application/json"}
+	}
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var mbe *http.MaxBytesError
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &mbe):
+			return &apiError{status: http.StatusRequestEntityTooLarge, field: "body", detail: fmt.Sprintf("the body is larger than %d bytes", maxBody)}
+		case errors.As(err, &se), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+			return badRequest("body", "malformed JSON")
+		case errors.As(err, &te):
+			return badRequest(te.Field, "%s must be a JSON %s", te.Field, te.Type)
+		case strings.HasPrefix(err.Error(), "json: unknown field "):
+			f := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+			return badRequest(f, "unknown field %q", f)
+		}
+		return badRequest("body", "malformed JSON")
+	}
+	if dec.More() {
+		return badRequest("body", "one JSON object only")
+	}
+	return nil
+}
+
+// resolve turns the request's policy names or inline policies into
+// policies.
+func (rt *runtime) resolve(names []string, field string) ([]core.Policy, error) {
+	if len(names) == 0 {
+		return nil, badRequest(field, "at least one policy")
+	}
+	if len(names) > maxPolicies {
+		return nil, badRequest(field, "at most %d policies", maxPolicies)
+	}
+	out := make([]core.Policy, len(names))
+	seen := map[string]bool{}
+	for i, n := range names {
+		f := fmt.Sprintf("%s[%d]", field, i)
+		if p, ok := rt.policies[n]; ok {
+			out[i] = p
+		} else if strings.Contains(n, "/") {
+			p, err := core.ParsePolicy(n)
+			if err != nil {
+				return nil, badRequest(f, "%v", err)
+			}
+			if p.Name == "" {
+				p.Name = n
+			}
+			out[i] = p
+		} else {
+			return nil, badRequest(f, "no policy named %q is configured, and it is not an inline policy such as \"10/s\"", n)
+		}
+		name := ratelimit.PolicyName(out[i])
+		if seen[name] {
+			return nil, badRequest(f, "policy %q is listed twice", name)
+		}
+		seen[name] = true
+	}
+	return out, nil
+}
+
+func checkKey(key string) error {
+	if err := core.ValidateKey(key); err != nil {
+		return badRequest("key", "the key must be 1 to %d bytes", core.MaxKeyLen)
+	}
+	return nil
+}
+
+// costError turns a core cost error into a 400 naming the field.
+func costError(err error) error {
+	var ce *core.CostError
+	if errors.As(err, &ce) {
+		if errors.Is(err, core.ErrCostExceedsCapacity) {
+			return badRequest("cost", "cost %d exceeds the capacity %d of policy %q: it could never succeed", ce.Cost, ce.Capacity, ce.Policy)
+		}
+		return badRequest("cost", "cost must be at least 1")
+	}
+	return err
+}
+
+func (s *service) handleCheck(w http.ResponseWriter, r *http.Request) error {
+	var req struct {
+		Key      string   `json:"key"`
+		Policies []string `json:"policies"`
+		Cost     *int     `json:"cost"` // absent: 1; present: at least 1
+	}
+	if err := decodeBody(r, &req); err != nil {
+		return err
+	}
+	if err := checkKey(req.Key); err != nil {
+		return err
+	}
+	rt := s.cfg.Load()
+	policies, err := rt.resolve(req.Policies, "policies")
+	if err != nil {
+		return err
+	}
+	cost := 1
+	if req.Cost != nil {
+		if cost = *req.Cost; cost <= 0 {
+			return badRequest("cost", "cost must be at least 1 (leave it out for 1)")
+		}
+	}
+	for _, p := range policies {
+		if err := p.CheckCost(cost); err != nil {
+			return costError(err)
+		}
+	}
+	res, err := s.store.limiter.Check(r.Context(), req.Key, policies, cost, nil)
+	if err != nil {
+		return err
+	}
+	s.observe(policies, res, cost)
+	_ = ratelimit.WriteHeaderFields(headerSetter{w.Header()}, ratelimit.HeadersDraft11, res)
+	status := http.StatusOK
+	if !res.Allowed {
+		status = http.StatusTooManyRequests
+	}
+	writeJSON(w, status, answer(res, false))
+	return nil
+}
+
+func (s *service) handleInspect(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	key := q.Get("key")
+	if err := checkKey(key); err != nil {
+		return err
+	}
+	rt := s.cfg.Load()
+	policies, err := rt.resolve(q["policy"], "policy")
+	if err != nil {
+		return err
+	}
+	out := make([]core.Decision, len(policies))
+	now := s.store.limiter.Clock().Now()
+	if err := s.store.limiter.Backend().Peek(r.Context(), key, policies, now, out); err != nil {
+		return err
+	}
+	allowed, binding := true, 0
+	for i := range out {
+		if !out[i].Allowed {
+			if allowed || out[i].RetryAfter > out[binding].RetryAfter {
+				binding = i
+			}
+			allowed = false
+		}
+	}
+	writeJSON(w, http.StatusOK, answer(core.Result{Allowed: allowed, Decisions: out, Binding: binding}, true))
+	return nil
+}
+
+func (s *service) handleReset(w http.ResponseWriter, r *http.Request) error {
+	rt := s.cfg.Load()
+	auth := r.Header.Get("Authorization")
+	tok, hasBearer := strings.CutPrefix(auth, "Bearer ")
+	switch {
+	case auth == "" || !hasBearer:
+		w.Header().Set("WWW-Authenticate", `Bearer realm="ratelimitd"`)
+		return &apiError{status: http.StatusUnauthorized, field: "Authorization", detail: "send the admin token as Authorization: Bearer <token>"}
+	case rt.adminToken == "":
+		return &apiError{status: http.StatusForbidden, field: "Authorization", detail: "reset is disabled: no admin token is configured (admin_token_env)"}
+	case subtle.ConstantTimeCompare([]byte(tok), []byte(rt.adminToken)) != 1:
+		return &apiError{status: http.StatusForbidden, field: "Authorization", detail: "wrong admin token"}
+	}
+	var req client.ResetRequest
+	if err := decodeBody(r, &req); err != nil {
+		return err
+	}
+	if err := checkKey(req.Key); err != nil {
+		return err
+	}
+	policies, err := rt.resolve(req.Policies, "policies")
+	if err != nil {
+		return err
+	}
+	if err := s.store.limiter.Reset(r.Context(), req.Key, policies...); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]bool{"reset": true})
+	return nil
+}
+
+// answer renders a result in the wire format.
+func answer(res core.Result, inspect bool) client.CheckResponse {
+	out := client.CheckResponse{Allowed: res.Allowed, Decisions: make([]client.Decision, len(res.Decisions))}
+	for i, d := range res.Decisions {
+		out.Decisions[i] = client.Decision{
+			Policy: ratelimit.PolicyName(d.Policy), Allowed: d.Allowed, Limit: d.Limit, Remaining: d.Remaining,
+			RetryAfterMs: ceilMs(d.RetryAfter), ResetAfterMs: ceilMs(d.ResetAfter),
+		}
+		if inspect {
+			out.Decisions[i].Algorithm = string(d.Policy.Algorithm.Resolve())
+			out.Decisions[i].Window = d.Policy.Window.String()
+		}
+	}
+	return out
+}
+
+// ceilMs rounds a duration up to whole milliseconds, so that a client that
+// waits that long is never early.
+func ceilMs(d time.Duration) int64 { return int64((d + time.Millisecond - 1) / time.Millisecond) }
+
+// headerSetter is a ratelimit.Response over an http.Header, for the header
+// fields alone.
+type headerSetter struct{ h http.Header }
+
+func (s headerSetter) SetHeader(name, value string)  { s.h[name] = []string{value} }
+func (headerSetter) Write(int, string, []byte) error { return nil }
+
+// observe feeds a decided check to the limiter's metrics, as the
+// middleware's observer would see it.
+func (s *service) observe(policies []core.Policy, res core.Result, cost int) {
+	ev := ratelimit.Event{Outcome: ratelimit.OutcomeAllowed, Policies: policies, Cost: cost, Result: res}
+	if !res.Allowed {
+		ev.Outcome = ratelimit.OutcomeDenied
+	}
+	if len(res.Decisions) > 0 {
+		ev.Source = res.Decisions[res.Binding].Source
+	}
+	s.metrics.Observer()(context.Background(), ev)
+}

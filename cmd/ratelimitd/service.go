@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"sync/atomic"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ratelimit-go/ratelimit/metrics"
+)
+
+// service is the running ratelimitd: the store, the current configuration
+// (swapped whole on reload), and the metrics.
+type service struct {
+	store   *store
+	cfg     atomic.Pointer[runtime]
+	log     *slog.Logger
+	metrics *metrics.Collector
+	reg     *prometheus.Registry
+	m       serviceMetrics
+
+	configPath, redisURL string
+}
+
+// serviceMetrics are the service's own metrics, beside the limiter's.
+type serviceMetrics struct {
+	httpRequests *prometheus.CounterVec
+	httpDuration *prometheus.HistogramVec
+	grpcRequests *prometheus.CounterVec
+	grpcDuration prometheus.Histogram
+	reloads      *prometheus.CounterVec
+}
+
+func newServiceMetrics(reg *prometheus.Registry) serviceMetrics {
+	m := serviceMetrics{
+		httpRequests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ratelimitd_http_requests_total", Help: "HTTP requests, by endpoint and status code."}, []string{"endpoint", "code"}),
+		httpDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "ratelimitd_http_request_duration_seconds", Help: "HTTP request duration, in seconds.", Buckets: metrics.DefaultBuckets}, []string{"endpoint"}),
+		grpcRequests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ratelimitd_grpc_requests_total", Help: "ShouldRateLimit calls, by gRPC status code and overall code."}, []string{"code", "overall"}),
+		grpcDuration: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "ratelimitd_grpc_request_duration_seconds", Help: "ShouldRateLimit duration, in seconds.", Buckets: metrics.DefaultBuckets}),
+		reloads:      prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ratelimitd_config_reloads_total", Help: "Configuration reloads, by result (applied or rejected)."}, []string{"result"}),
+	}
+	reg.MustRegister(m.httpRequests, m.httpDuration, m.grpcRequests, m.grpcDuration, m.reloads)
+	m.reloads.WithLabelValues("applied")
+	m.reloads.WithLabelValues("rejected")
+	return m
+}
+
+// newService loads the configuration and opens the store.
+func newService(configPath, redisURL string, log *slog.Logger) (*service, error) {
+	rt, err := loadConfig(configPath, redisURL)
+	if err != nil {
+		return nil, err
+	}
+	c, err := metrics.New()
+	if err != nil {
+		return nil, err
+	}
+	reg := prometheus.NewRegistry()
+	if err := c.Register(reg); err != nil {
+		return nil, err
+	}
+	st, err := openStore(rt.backend, c)
+	if err != nil {
+		return nil, err
+	}
+	s := &service{store: st, log: log, metrics: c, reg: reg, m: newServiceMetrics(reg), configPath: configPath, redisURL: redisURL}
+	s.cfg.Store(rt)
+	return s, nil
+}
+
+// reload reads the configuration again and applies it when valid: a new
+// configuration replaces the old one whole, and since state is found by
+// policy identity no client's state is reset. An invalid configuration,
+// or one that changes the backend (which needs a restart), is rejected:
+// the running one stays, the error is logged and counted.
+func (s *service) reload() error {
+	rt, err := loadConfig(s.configPath, s.redisURL)
+	if err == nil && rt.backend != s.cfg.Load().backend {
+		err = &configError{File: s.configPath, Field: "backend", Msg: "the backend cannot change without a restart"}
+	}
+	if err != nil {
+		s.m.reloads.WithLabelValues("rejected").Inc()
+		s.log.Error("configuration rejected; the running one stays", "error", err.Error())
+		return err
+	}
+	s.cfg.Store(rt)
+	s.m.reloads.WithLabelValues("applied").Inc()
+	s.log.Info("configuration reloaded", "file", s.configPath, "policies", len(rt.policies), "domains", len(rt.domains))
+	return nil
+}
+
+func (s *service) close() error { return s.store.close() }
+
+// ready reports whether the backend answers within its budget.
+func (s *service) ready(ctx context.Context) error { return s.store.ping(ctx) }

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/memstore"
+	"github.com/ratelimit-go/ratelimit/core/redisstore"
+	"github.com/ratelimit-go/ratelimit/core/resilient"
+	"github.com/ratelimit-go/ratelimit/metrics"
+)
+
+// store is the service's backend: the memory store, or Redis behind
+// core/resilient with the configured budget and failure mode.
+type store struct {
+	limiter *core.Limiter
+	ping    func(context.Context) error // readiness: the backend answers within its budget
+	close   func() error
+	desc    string // for the logs: "memory" or the Redis addresses
+}
+
+// openStore builds the backend spec describes, feeding c.
+func openStore(spec backendSpec, c *metrics.Collector) (*store, error) {
+	if spec.URL == "memory" {
+		m := memstore.New(memstore.WithMaxKeys(10_000_000))
+		if err := c.WatchMemstore("memory", m); err != nil {
+			return nil, err
+		}
+		return &store{limiter: core.NewLimiter(m), ping: func(context.Context) error { return nil }, close: func() error { return nil }, desc: "memory"}, nil
+	}
+	client, desc, err := redisClient(spec)
+	if err != nil {
+		return nil, err
+	}
+	var opts []redisstore.Option
+	if _, ok := client.(*redis.ClusterClient); ok {
+		// Every descriptor of one Envoy request must be decided in one
+		// script call, so a domain's keys share a slot.
+		opts = append(opts, redisstore.WithSlotKey(domainOfKey))
+	}
+	primary, err := redisstore.New(client, opts...)
+	if err != nil {
+		_ = client.Close()
+		return nil, err
+	}
+	fallback := memstore.New(memstore.WithMaxKeys(1_000_000))
+	ropts := []resilient.Option{resilient.WithBudget(spec.Budget), resilient.WithEvents(c.ResilientEvents())}
+	switch spec.OnFailure {
+	case "open":
+		ropts = append(ropts, resilient.WithFailOpen())
+	case "closed":
+		ropts = append(ropts, resilient.WithFailClosed())
+	default:
+		ropts = append(ropts, resilient.WithFallback(fallback))
+	}
+	b := resilient.New(c.Backend(primary), ropts...)
+	if err := errors.Join(c.WatchResilient("redis", b), c.WatchMemstore("fallback", fallback)); err != nil {
+		_ = client.Close()
+		return nil, err
+	}
+	ping := func(ctx context.Context) error {
+		ctx, cancel := context.WithTimeout(ctx, spec.Budget)
+		defer cancel()
+		return client.Ping(ctx).Err()
+	}
+	return &store{limiter: core.NewLimiter(b), ping: ping, close: client.Close, desc: desc}, nil
+}
+
+// domainOfKey is the slot key of a state key: its domain, the part before
+// the first '|' (see domain.match).
+func domainOfKey(key string) string {
+	if i := strings.IndexByte(key, '|'); i >= 0 {
+		return key[:i]
+	}
+	return key
+}
+
+// redisClient builds the go-redis client of a backend URL, with
+// resilient.RedisOptions for the budget.
+func redisClient(spec backendSpec) (redis.UniversalClient, string, error) {
+	t := resilient.RedisOptions(spec.Budget)
+	switch {
+	case strings.HasPrefix(spec.URL, "redis-cluster://"), strings.HasPrefix(spec.URL, "redis-sentinel://"):
+		u, err := url.Parse(spec.URL)
+		if err != nil {
+			return nil, "", fmt.Errorf("backend url: %w", err)
+		}
+		addrs := strings.Split(u.Host, ",")
+		password, _ := u.User.Password()
+		if u.Scheme == "redis-cluster" {
+			o := &redis.ClusterOptions{Addrs: addrs, Username: u.User.Username(), Password: password}
+			t.ApplyCluster(o)
+			return redis.NewClusterClient(o), "cluster " + u.Host, nil
+		}
+		master := strings.Trim(u.Path, "/")
+		if master == "" {
+			return nil, "", errors.New("backend url: redis-sentinel:// needs the master's name as its path")
+		}
+		o := &redis.FailoverOptions{MasterName: master, SentinelAddrs: addrs, Username: u.User.Username(), Password: password}
+		t.ApplyFailover(o)
+		return redis.NewFailoverClient(o), "sentinel " + u.Host + " master " + master, nil
+	}
+	o, err := redis.ParseURL(spec.URL)
+	if err != nil {
+		return nil, "", fmt.Errorf("backend url: %w", err)
+	}
+	t.Apply(o)
+	return redis.NewClient(o), "redis " + o.Addr, nil
+}

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// reloadDelay gathers the events of one save (editors write, rename and
+// chmod) into one reload.
+const reloadDelay = 100 * time.Millisecond
+
+// watch reloads the configuration when hup receives a signal and when the
+// configuration file or a domain file changes, until ctx ends. It watches
+// the files' directories, so that a file replaced by a rename (as editors
+// and Kubernetes ConfigMaps do) is still seen.
+func (s *service) watch(ctx context.Context, hup <-chan os.Signal) {
+	var events <-chan fsnotify.Event
+	var w *fsnotify.Watcher
+	if s.configPath != "" {
+		var err error
+		if w, err = fsnotify.NewWatcher(); err != nil {
+			s.log.Warn("cannot watch the configuration; reload with SIGHUP", "error", err.Error())
+		} else {
+			defer w.Close()
+			s.watchDirs(w)
+			events = w.Events
+		}
+	}
+	var timer <-chan time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+			if s.configPath != "" {
+				_ = s.reload()
+			}
+		case ev, ok := <-events:
+			if !ok {
+				events = nil
+				continue
+			}
+			if s.relevant(ev.Name) {
+				timer = time.After(reloadDelay)
+			}
+		case <-timer:
+			timer = nil
+			if s.reload() == nil && w != nil {
+				s.watchDirs(w) // the new configuration may name files elsewhere
+			}
+		}
+	}
+}
+
+// watchDirs watches the directories of the configuration and domain files.
+func (s *service) watchDirs(w *fsnotify.Watcher) {
+	dirs := map[string]bool{filepath.Dir(s.configPath): true}
+	for _, f := range s.cfg.Load().files {
+		dirs[filepath.Dir(f)] = true
+	}
+	for d := range dirs {
+		if err := w.Add(d); err != nil {
+			s.log.Warn("cannot watch a configuration directory; reload with SIGHUP", "dir", d, "error", err.Error())
+		}
+	}
+}
+
+// relevant reports whether a changed path is the configuration, one of its
+// domain files, or the "..data" link Kubernetes swaps to update a mounted
+// ConfigMap.
+func (s *service) relevant(name string) bool {
+	name = filepath.Clean(name)
+	if strings.HasPrefix(filepath.Base(name), "..") {
+		return true
+	}
+	if name == filepath.Clean(s.configPath) {
+		return true
+	}
+	for _, f := range s.cfg.Load().files {
+		if name == filepath.Clean(f) {
+			return true
+		}
+	}
+	return false
+}
