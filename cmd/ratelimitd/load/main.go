@@ -1,0 +1,237 @@
+// Command load is a bounded load generator for ratelimitd and for
+// envoyproxy/ratelimit, loopback only. It sends checks from -c concurrent
+// clients, round-robin over -keys keys, until -n requests or -duration,
+// whichever comes first, and prints the throughput and the p50 and p99
+// latency of the calls.
+//
+//	go run ./cmd/ratelimitd/load -mode http  -target 127.0.0.1:8080   # POST /v1/check (ratelimitd)
+//	go run ./cmd/ratelimitd/load -mode grpc  -target 127.0.0.1:8081   # ShouldRateLimit (either service)
+//	go run ./cmd/ratelimitd/load -mode json  -target 127.0.0.1:8080   # POST /json (envoyproxy/ratelimit)
+//
+// The policy is -policy for -mode http; the Envoy modes send domain -domain
+// with one descriptor (-descriptor, the key per request as its value).
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	extv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
+	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+)
+
+type options struct {
+	mode, target, policy, domain, descriptor, label string
+	conc, keys, n                                    int
+	duration                                         time.Duration
+}
+
+func main() {
+	o, err := parse(os.Args[1:])
+	if err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "load:", err)
+		}
+		os.Exit(2)
+	}
+	r, err := runLoad(context.Background(), o)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "load:", err)
+		os.Exit(1)
+	}
+	fmt.Println(r)
+}
+
+func parse(args []string) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("load", flag.ContinueOnError)
+	fs.StringVar(&o.mode, "mode", "http", "http (POST /v1/check), grpc (ShouldRateLimit) or json (envoyproxy/ratelimit's POST /json)")
+	fs.StringVar(&o.target, "target", "127.0.0.1:8080", "host:port of the service; loopback only")
+	fs.StringVar(&o.policy, "policy", "api", "policy name (or inline policy) for -mode http")
+	fs.StringVar(&o.domain, "domain", "load", "Envoy domain for -mode grpc and json")
+	fs.StringVar(&o.descriptor, "descriptor", "user", "descriptor key for -mode grpc and json; the request's key is its value")
+	fs.StringVar(&o.label, "label", "", "name of this run in the output")
+	fs.IntVar(&o.conc, "c", 64, "concurrent clients")
+	fs.IntVar(&o.keys, "keys", 1000, "distinct keys, round-robin")
+	fs.IntVar(&o.n, "n", 200_000, "requests at most")
+	fs.DurationVar(&o.duration, "duration", 10*time.Second, "time at most")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	host, _, err := net.SplitHostPort(o.target)
+	if err != nil {
+		return o, fmt.Errorf("-target %q: %v", o.target, err)
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return o, fmt.Errorf("-target %q: only loopback addresses are load-tested", o.target)
+	}
+	switch {
+	case o.mode != "http" && o.mode != "grpc" && o.mode != "json":
+		return o, fmt.Errorf("-mode %q: want http, grpc or json", o.mode)
+	case o.conc < 1 || o.conc > 1024:
+		return o, fmt.Errorf("-c %d: want 1 to 1024", o.conc)
+	case o.keys < 1, o.n < 1, o.n > 10_000_000:
+		return o, errors.New("-keys and -n must be positive, -n at most 10,000,000")
+	case o.duration <= 0 || o.duration > 5*time.Minute:
+		return o, errors.New("-duration: want up to 5m")
+	}
+	if o.label == "" {
+		o.label = o.mode + " " + o.target
+	}
+	return o, nil
+}
+
+// result is one run's figures.
+type result struct {
+	label    string
+	requests int
+	elapsed  time.Duration
+	p50, p99 time.Duration
+	codes    map[string]int
+}
+
+func (r result) String() string {
+	keys := make([]string, 0, len(r.codes))
+	for k := range r.codes {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var b bytes.Buffer
+	for _, k := range keys {
+		fmt.Fprintf(&b, " %s=%d", k, r.codes[k])
+	}
+	return fmt.Sprintf("%-34s %9d req %10.0f req/s   p50 %8v   p99 %8v  %s", r.label, r.requests,
+		float64(r.requests)/r.elapsed.Seconds(), r.p50.Round(time.Microsecond), r.p99.Round(time.Microsecond), b.String())
+}
+
+// caller sends request i and returns its outcome's name.
+type caller func(ctx context.Context, i int) (string, error)
+
+func runLoad(ctx context.Context, o options) (result, error) {
+	call, closeFn, err := newCaller(o)
+	if err != nil {
+		return result{}, err
+	}
+	defer closeFn()
+	ctx, cancel := context.WithTimeout(ctx, o.duration)
+	defer cancel()
+	// Warm up: connections and scripts.
+	for i := range o.conc {
+		if _, err := call(ctx, i); err != nil {
+			return result{}, fmt.Errorf("warm-up: %w", err)
+		}
+	}
+	var next int64
+	var mu sync.Mutex
+	lat := make([][]time.Duration, o.conc)
+	codes := make([]map[string]int, o.conc)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := range o.conc {
+		lat[w] = make([]time.Duration, 0, o.n/o.conc+1)
+		codes[w] = map[string]int{}
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				mu.Lock()
+				i := next
+				next++
+				mu.Unlock()
+				if int(i) >= o.n {
+					return
+				}
+				t := time.Now()
+				code, err := call(ctx, int(i))
+				if err != nil {
+					if ctx.Err() != nil {
+						return
+					}
+					code = "error"
+				}
+				lat[w] = append(lat[w], time.Since(t))
+				codes[w][code]++
+			}
+		})
+	}
+	wg.Wait()
+	r := result{label: o.label, elapsed: time.Since(start), codes: map[string]int{}}
+	var all []time.Duration
+	for w := range lat {
+		all = append(all, lat[w]...)
+		for k, v := range codes[w] {
+			r.codes[k] += v
+		}
+	}
+	r.requests = len(all)
+	if r.requests == 0 {
+		return r, errors.New("no request completed")
+	}
+	slices.Sort(all)
+	r.p50, r.p99 = all[len(all)*50/100], all[min(len(all)*99/100, len(all)-1)]
+	return r, nil
+}
+
+func newCaller(o options) (caller, func(), error) {
+	keys := make([]string, o.keys)
+	for i := range keys {
+		keys[i] = "load-" + strconv.Itoa(i)
+	}
+	switch o.mode {
+	case "grpc":
+		conn, err := grpc.NewClient(o.target, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			return nil, nil, err
+		}
+		c := rlsv3.NewRateLimitServiceClient(conn)
+		reqs := make([]*rlsv3.RateLimitRequest, o.keys)
+		for i, k := range keys {
+			reqs[i] = &rlsv3.RateLimitRequest{Domain: o.domain, Descriptors: []*extv3.RateLimitDescriptor{{Entries: []*extv3.RateLimitDescriptor_Entry{{Key: o.descriptor, Value: k}}}}}
+		}
+		return func(ctx context.Context, i int) (string, error) {
+			res, err := c.ShouldRateLimit(ctx, reqs[i%len(reqs)])
+			if err != nil {
+				return "", err
+			}
+			return res.OverallCode.String(), nil
+		}, func() { conn.Close() }, nil
+	}
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: o.conc, MaxConnsPerHost: o.conc}, Timeout: 10 * time.Second}
+	url := "http://" + o.target + "/v1/check"
+	bodies := make([][]byte, o.keys)
+	for i, k := range keys {
+		if o.mode == "json" {
+			bodies[i] = fmt.Appendf(nil, `{"domain":%q,"descriptors":[{"entries":[{"key":%q,"value":%q}]}]}`, o.domain, o.descriptor, k)
+		} else {
+			bodies[i] = fmt.Appendf(nil, `{"key":%q,"policies":[%q]}`, k, o.policy)
+		}
+	}
+	if o.mode == "json" {
+		url = "http://" + o.target + "/json"
+	}
+	return func(ctx context.Context, i int) (string, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(bodies[i%len(bodies)]))
+		if err != nil {
+			return "", err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		res, err := hc.Do(req)
+		if err != nil {
+			return "", err
+		}
+		_, _ = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		return strconv.Itoa(res.StatusCode), nil
+	}, hc.CloseIdleConnections, nil
+}

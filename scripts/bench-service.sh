@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Load-tests ratelimitd, and envoyproxy/ratelimit beside it when its binary
+# is present, on loopback, with the same rule and the same Redis, and prints
+# throughput and p50/p99 per run. Not part of CI: it takes about a minute.
+#
+#   bash scripts/redis-test-env.sh start      # the Redis on 127.0.0.1:16379
+#   bash scripts/bench-service.sh             # RATELIMIT_PEER=/path/to/service_cmd for the comparison
+#
+# envoyproxy/ratelimit builds with:
+#   GOBIN=/tmp/peers go install github.com/envoyproxy/ratelimit/src/service_cmd@v1.4.1-0.20260122083618-3fb702589d36
+# Every process this script starts is stopped by its PID on exit. Each load
+# run is bounded (LOAD_N requests or LOAD_DURATION, 64 clients by default).
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+redis=${RATELIMIT_REDIS_ADDR:-127.0.0.1:16379}
+conc=${LOAD_C:-64} n=${LOAD_N:-200000} dur=${LOAD_DURATION:-10s}
+peer=${RATELIMIT_PEER:-$(command -v service_cmd || { [[ -x /tmp/peers/service_cmd ]] && echo /tmp/peers/service_cmd; } || true)}
+
+(cd "$root" && go build -o "$work/ratelimitd" ./cmd/ratelimitd && go build -o "$work/load" ./cmd/ratelimitd/load)
+
+# The same rule everywhere: 1,000 requests per second per user, 1,000 users,
+# so that the load is checked, mostly admitted, and denied now and then.
+cat >"$work/ratelimitd.yaml" <<YAML
+policies:
+  api: "1000/1s;algorithm=fixed_window"
+envoy:
+  files: ["load.yaml"]
+YAML
+cat >"$work/load.yaml" <<YAML
+domain: load
+descriptors:
+  - key: user
+    rate_limit:
+      unit: second
+      requests_per_unit: 1000
+YAML
+mkdir -p "$work/runtime/ratelimit/config"
+cp "$work/load.yaml" "$work/runtime/ratelimit/config/load.yaml"
+
+wait_port() { # host:port
+  for _ in $(seq 1 100); do
+    (exec 3<>"/dev/tcp/${1%:*}/${1##*:}") 2>/dev/null && return 0
+    sleep 0.1
+  done
+  echo "bench-service: nothing listens on $1" >&2
+  return 1
+}
+load() { "$work/load" -c "$conc" -n "$n" -duration "$dur" "$@"; }
+
+start_ours() { # backend args...
+  "$work/ratelimitd" -config "$work/ratelimitd.yaml" -http 127.0.0.1:18080 -grpc 127.0.0.1:18081 "$@" 2>"$work/ours.log" &
+  ours=$!
+  pids+=("$ours")
+  wait_port 127.0.0.1:18080 && wait_port 127.0.0.1:18081
+}
+stop_ours() { kill "$ours"; wait "$ours" 2>/dev/null || true; }
+
+start_peer() {
+  env -i PATH="$PATH" USE_STATSD=false LOG_LEVEL=error BACKEND_TYPE=redis REDIS_SOCKET_TYPE=tcp REDIS_URL="$redis" \
+    RUNTIME_ROOT="$work/runtime" RUNTIME_SUBDIRECTORY=ratelimit RUNTIME_WATCH_ROOT=false \
+    HOST=127.0.0.1 PORT=18090 GRPC_HOST=127.0.0.1 GRPC_PORT=18091 DEBUG_HOST=127.0.0.1 DEBUG_PORT=18092 \
+    "$peer" >"$work/peer.log" 2>&1 &
+  peerpid=$!
+  pids+=("$peerpid")
+  wait_port 127.0.0.1:18090 && wait_port 127.0.0.1:18091
+}
+
+echo "== ratelimitd, memory store ($conc clients, at most $n requests or $dur per run)"
+start_ours
+load -mode http -target 127.0.0.1:18080 -label "ratelimitd /v1/check, memory"
+load -mode grpc -target 127.0.0.1:18081 -label "ratelimitd ShouldRateLimit, memory"
+stop_ours
+
+echo "== one Redis at $redis"
+start_ours -redis "redis://$redis/0"
+if [[ -n $peer ]]; then start_peer; fi
+for round in 1 2; do
+  load -mode grpc -target 127.0.0.1:18081 -label "ratelimitd ShouldRateLimit, redis"
+  if [[ -n $peer ]]; then load -mode grpc -target 127.0.0.1:18091 -label "envoyproxy/ratelimit gRPC, redis"; fi
+  load -mode http -target 127.0.0.1:18080 -label "ratelimitd /v1/check, redis"
+  if [[ -n $peer ]]; then load -mode json -target 127.0.0.1:18090 -label "envoyproxy/ratelimit /json, redis"; fi
+done
+if [[ -z $peer ]]; then
+  echo "(envoyproxy/ratelimit not found: set RATELIMIT_PEER to compare)"
+fi
