@@ -35,8 +35,8 @@ import (
 
 type options struct {
 	mode, target, policy, domain, descriptor, label string
-	conc, keys, n                                    int
-	duration                                         time.Duration
+	conc, keys, n                                   int
+	duration                                        time.Duration
 }
 
 func main() {
