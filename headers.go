@@ -294,7 +294,8 @@ func (s *policySet) writeHeaders(res Response, ds []core.Decision, binding int, 
 // decides checks itself, such as a rate-limit service answering over its
 // own protocol; the middleware does the same for every checked request. It
 // returns an error only for decisions whose policies cannot be rendered
-// (invalid, or two with one name).
+// (invalid, or two with one name). A HeaderWriter renders the fixed parts
+// once for a set of policies checked again and again.
 func WriteHeaderFields(res Response, mode HeaderMode, result core.Result) error {
 	if len(result.Decisions) == 0 {
 		return nil
@@ -302,15 +303,46 @@ func WriteHeaderFields(res Response, mode HeaderMode, result core.Result) error 
 	policies := make([]core.Policy, len(result.Decisions))
 	for i := range result.Decisions {
 		policies[i] = result.Decisions[i].Policy
-		policies[i].Shadow = false // headers speak of what is enforced
 	}
-	set, err := newPolicySet(mode, policies)
+	w, err := NewHeaderWriter(mode, policies)
 	if err != nil {
 		return err
 	}
-	set.writeHeaders(res, result.Decisions, result.Binding, nil)
+	w.Write(res, result)
+	return nil
+}
+
+// HeaderWriter writes the rate-limit header fields of one set of policies,
+// their fixed parts rendered once. Safe for concurrent use.
+type HeaderWriter struct{ set *policySet }
+
+// NewHeaderWriter prepares the header fields of mode for policies, in the
+// order their decisions will come (shadow policies are treated as
+// enforced: a HeaderWriter speaks of the decisions it is given).
+func NewHeaderWriter(mode HeaderMode, policies []core.Policy) (*HeaderWriter, error) {
+	if !mode.valid() {
+		return nil, fmt.Errorf("%w: unknown header mode %d", ErrInvalidConfig, mode)
+	}
+	ps := append([]core.Policy(nil), policies...)
+	for i := range ps {
+		ps[i].Shadow = false
+	}
+	set, err := newPolicySet(mode, ps)
+	if err != nil {
+		return nil, err
+	}
+	return &HeaderWriter{set: set}, nil
+}
+
+// Write sets the header fields for result, whose decisions are those of the
+// writer's policies in order, and Retry-After when it is a denial.
+func (w *HeaderWriter) Write(res Response, result core.Result) {
+	if len(result.Decisions) != len(w.set.policies) {
+		return
+	}
+	var buf [128]byte
+	w.set.writeHeaders(res, result.Decisions, result.Binding, buf[:0])
 	if !result.Allowed {
 		res.SetHeader(hdrRetryAfter, strconv.FormatInt(retryAfterSeconds(result.Decision().RetryAfter), 10))
 	}
-	return nil
 }

@@ -9,10 +9,13 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/resilient"
 )
@@ -76,6 +79,38 @@ type runtime struct {
 	domains    map[string]*domain
 	headers    bool // Envoy response_headers_to_add
 	files      []string
+
+	writers  sync.Map     // policy names joined by "\x00" -> *ratelimit.HeaderWriter
+	nWriters atomic.Int64 // entries in writers, bounded by maxWriters
+}
+
+// maxWriters bounds the cache of header writers, so that requests with
+// ever new inline policies cannot grow it.
+const maxWriters = 4096
+
+// headerWriter returns the cached header writer of policies.
+func (rt *runtime) headerWriter(policies []core.Policy) *ratelimit.HeaderWriter {
+	var b strings.Builder
+	for i, p := range policies {
+		if i > 0 {
+			b.WriteByte(0)
+		}
+		b.WriteString(p.String())
+	}
+	k := b.String()
+	if w, ok := rt.writers.Load(k); ok {
+		return w.(*ratelimit.HeaderWriter)
+	}
+	w, err := ratelimit.NewHeaderWriter(ratelimit.HeadersDraft11, policies)
+	if err != nil {
+		return nil
+	}
+	if rt.nWriters.Load() < maxWriters {
+		if _, loaded := rt.writers.LoadOrStore(k, w); !loaded {
+			rt.nWriters.Add(1)
+		}
+	}
+	return w
 }
 
 // configError is an invalid configuration: the file, the line when known,

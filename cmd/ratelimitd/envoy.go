@@ -137,7 +137,7 @@ type rule struct {
 
 // node is one level of a domain's descriptor tree.
 type node struct {
-	exact     map[string]*node // key "\x00" value
+	exact     map[entry]*node  // key and value
 	anyValue  map[string]*node // key: entries without a value
 	wildcards []wildcard       // values ending in "*", in file order
 	rule      *rule
@@ -157,7 +157,7 @@ type domain struct {
 }
 
 func newNode(path string) *node {
-	return &node{exact: map[string]*node{}, anyValue: map[string]*node{}, path: path}
+	return &node{exact: map[entry]*node{}, anyValue: map[string]*node{}, path: path}
 }
 
 // loadDomainFile reads one envoyproxy/ratelimit domain file.
@@ -228,7 +228,7 @@ func addDescriptors(file, domainName string, parent *node, ds []descriptorFile) 
 		case desc.ShareThreshold:
 			return bad("share_threshold", "share_threshold applies to wildcard values (ending in *) only")
 		case desc.Value != "":
-			k := desc.Key + "\x00" + desc.Value
+			k := entry{desc.Key, desc.Value}
 			if _, dup := parent.exact[k]; dup {
 				return bad("value", "descriptor %s=%s is configured twice at this level", desc.Key, desc.Value)
 			}
@@ -334,7 +334,7 @@ func (d *domain) match(entries []entry) (*rule, string) {
 	var key strings.Builder
 	key.WriteString(escapeKey(d.name))
 	for _, e := range entries {
-		next, v := n.exact[e.key+"\x00"+e.value], e.value
+		next, v := n.exact[e], e.value
 		if next == nil {
 			best := -1
 			for i, w := range n.wildcards {

@@ -131,6 +131,9 @@ func (s *service) shouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReque
 		var err error
 		result, err = s.store.limiter.CheckMany(ctx, items, cost, nil)
 		if err != nil {
+			if ctx.Err() != nil { // the caller gave up
+				return nil, status.FromContextError(ctx.Err()).Err()
+			}
 			s.log.Error("check failed", "domain", req.Domain, "error", err.Error())
 			return nil, status.Error(codes.Unavailable, "the rate limiter could not decide")
 		}
@@ -142,8 +145,9 @@ func (s *service) shouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReque
 		}
 		s.observe(policies, result, cost)
 		if rt.headers {
-			h := headerSetter{http.Header{}}
-			if ratelimit.WriteHeaderFields(h, ratelimit.HeadersDraft11, result) == nil {
+			if hw := rt.headerWriter(policies); hw != nil {
+				h := headerSetter{http.Header{}}
+				hw.Write(h, result)
 				for name, vs := range h.h {
 					resp.ResponseHeadersToAdd = append(resp.ResponseHeadersToAdd, &corev3.HeaderValue{Key: name, Value: vs[0]})
 				}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/ratelimit-go/ratelimit"
@@ -79,6 +80,11 @@ func (w *statusWriter) WriteHeader(code int) {
 // document (never with internal text for a 5xx), and counts it.
 func (s *service) instrument(endpoint string, h func(http.ResponseWriter, *http.Request) error) http.Handler {
 	dur := s.m.httpDuration.WithLabelValues(endpoint)
+	// The counters of the usual statuses, resolved once.
+	var byStatus [600]prometheus.Counter
+	for _, code := range []int{200, 400, 401, 403, 404, 413, 415, 429, 503} {
+		byStatus[code] = s.m.httpRequests.WithLabelValues(endpoint, strconv.Itoa(code))
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
@@ -87,7 +93,11 @@ func (s *service) instrument(endpoint string, h func(http.ResponseWriter, *http.
 			writeProblem(sw, err, s)
 		}
 		dur.Observe(time.Since(start).Seconds())
-		s.m.httpRequests.WithLabelValues(endpoint, strconv.Itoa(sw.status)).Inc()
+		if c := sw.status; c > 0 && c < len(byStatus) && byStatus[c] != nil {
+			byStatus[c].Inc()
+		} else {
+			s.m.httpRequests.WithLabelValues(endpoint, strconv.Itoa(c)).Inc()
+		}
 	})
 }
 
@@ -227,10 +237,15 @@ func (s *service) handleCheck(w http.ResponseWriter, r *http.Request) error {
 	}
 	res, err := s.store.limiter.Check(r.Context(), req.Key, policies, cost, nil)
 	if err != nil {
+		if r.Context().Err() != nil { // the client went away
+			return nil
+		}
 		return err
 	}
 	s.observe(policies, res, cost)
-	_ = ratelimit.WriteHeaderFields(headerSetter{w.Header()}, ratelimit.HeadersDraft11, res)
+	if hw := rt.headerWriter(policies); hw != nil {
+		hw.Write(headerSetter{w.Header()}, res)
+	}
 	status := http.StatusOK
 	if !res.Allowed {
 		status = http.StatusTooManyRequests

@@ -25,6 +25,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	goruntime "runtime"
 	"syscall"
 	"time"
 
@@ -125,7 +126,10 @@ func run(ctx context.Context, args []string, lookupEnv func(string) (string, boo
 			_ = httpSrv.Close()
 			return err
 		}
-		grpcSrv = grpc.NewServer(grpc.MaxRecvMsgSize(maxBody), grpc.ConnectionTimeout(5*time.Second))
+		grpcSrv = grpc.NewServer(grpc.MaxRecvMsgSize(maxBody), grpc.ConnectionTimeout(5*time.Second),
+			// A fixed pool of stream workers instead of a goroutine per call:
+			// less scheduling and stack growth per ShouldRateLimit.
+			grpc.NumStreamWorkers(uint32(goruntime.GOMAXPROCS(0))))
 		rlsv3.RegisterRateLimitServiceServer(grpcSrv, &rlsServer{s: s})
 		go func() { errs <- grpcSrv.Serve(gl) }()
 		addrs.GRPC = gl.Addr().String()
