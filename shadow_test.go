@@ -2,6 +2,7 @@ package ratelimit_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -153,5 +154,35 @@ func TestObserverPanicIsRecovered(t *testing.T) {
 	}
 	if m.ObserverPanics() != 2 || seen != 2 {
 		t.Fatalf("panics %d, later observer ran %d times; want 2 and 2", m.ObserverPanics(), seen)
+	}
+}
+
+// TestShadowPerRouteAndPlan: a shadow policy in a route table entry or a
+// plan is a dry run there too.
+func TestShadowPerRouteAndPlan(t *testing.T) {
+	var last ratelimit.Event
+	m, err := ratelimit.New(ratelimit.WithKeyFunc(keyfuncs.Constant("k")),
+		ratelimit.WithRoute("GET", "/search", core.MustParsePolicy("5/1m;name=search"), core.MustParsePolicy("1/1m;name=search-next;shadow=true")),
+		ratelimit.WithPlans(func(keyfuncs.Request) (string, error) { return "pro", nil },
+			map[string][]core.Policy{"pro": {core.MustParsePolicy("5/1m;name=pro"), core.MustParsePolicy("1/1m;name=pro-next;shadow=true")}}),
+		ratelimit.WithObserver(func(_ context.Context, e ratelimit.Event) { last = e }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pattern := range []string{"/search", "/other"} {
+		req := keyfuncstest.New("192.0.2.1:1")
+		req.Pattern = pattern
+		for i := range 2 {
+			rec := newRecorder()
+			if m.Handle(context.Background(), req, rec) != ratelimit.Continue {
+				t.Fatalf("%s request %d: denied", pattern, i+1)
+			}
+			if strings.Contains(rec.h.Get("RateLimit-Policy"), "next") {
+				t.Fatalf("%s: a shadow policy in the header fields: %v", pattern, rec.h)
+			}
+		}
+		if last.Shadow.Allowed || len(last.Shadow.Decisions) != 1 {
+			t.Fatalf("%s: second request: %+v, want a shadow denial", pattern, last.Shadow)
+		}
 	}
 }
