@@ -162,28 +162,27 @@ func (rt *runtime) resolve(names []string, field string) ([]core.Policy, error) 
 		return nil, badRequest(field, "at most %d policies", maxPolicies)
 	}
 	out := make([]core.Policy, len(names))
-	seen := map[string]bool{}
 	for i, n := range names {
-		f := fmt.Sprintf("%s[%d]", field, i)
+		f := func() string { return field + "[" + strconv.Itoa(i) + "]" }
 		if p, ok := rt.policies[n]; ok {
 			out[i] = p
 		} else if strings.Contains(n, "/") {
 			p, err := core.ParsePolicy(n)
 			if err != nil {
-				return nil, badRequest(f, "%v", err)
+				return nil, badRequest(f(), "%v", err)
 			}
 			if p.Name == "" {
 				p.Name = n
 			}
 			out[i] = p
 		} else {
-			return nil, badRequest(f, "no policy named %q is configured, and it is not an inline policy such as \"10/s\"", n)
+			return nil, badRequest(f(), "no policy named %q is configured, and it is not an inline policy such as \"10/s\"", n)
 		}
-		name := ratelimit.PolicyName(out[i])
-		if seen[name] {
-			return nil, badRequest(f, "policy %q is listed twice", name)
+		for j := range i {
+			if out[j].Name == out[i].Name {
+				return nil, badRequest(f(), "policy %q is listed twice", out[i].Name)
+			}
 		}
-		seen[name] = true
 	}
 	return out, nil
 }
