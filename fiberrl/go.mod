@@ -10,7 +10,6 @@ require (
 	github.com/gofiber/fiber/v2 v2.52.15
 	github.com/ratelimit-go/ratelimit/internal/fibertest v0.0.0-00010101000000-000000000000
 	github.com/valyala/fasthttp v1.51.0
-	go.uber.org/goleak v1.3.0
 )
 
 require (
@@ -26,6 +25,7 @@ require (
 	github.com/rivo/uniseg v0.2.0 // indirect
 	github.com/valyala/bytebufferpool v1.0.0 // indirect
 	github.com/valyala/tcplisten v1.0.0 // indirect
+	go.uber.org/goleak v1.3.0 // indirect
 	golang.org/x/sys v0.50.0 // indirect
 )
 

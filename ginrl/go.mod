@@ -5,7 +5,6 @@ go 1.26.0
 require (
 	github.com/gin-gonic/gin v1.12.0
 	github.com/ratelimit-go/ratelimit v0.0.0-00010101000000-000000000000
-	go.uber.org/goleak v1.3.0
 )
 
 require github.com/stretchr/testify v1.12.1 // indirect
@@ -37,6 +36,7 @@ require (
 	github.com/twitchyliquid64/golang-asm v0.15.1 // indirect
 	github.com/ugorji/go/codec v1.3.1 // indirect
 	go.mongodb.org/mongo-driver/v2 v2.5.0 // indirect
+	go.uber.org/goleak v1.3.0 // indirect
 	golang.org/x/arch v0.22.0 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/net v0.62.0 // indirect

@@ -33,41 +33,11 @@ func (b *Backend) CheckMany(ctx context.Context, items []core.Keyed, cost int, n
 			return err
 		}
 	}
-	switch b.mode {
-	case modeOpen:
-		for i, it := range items {
-			out[i] = core.Decision{Allowed: true, Limit: it.Policy.Limit, Policy: it.Policy}
-		}
-		b.stats.failedOpen.Add(1)
-		answered(ctx, out, SourceFailOpen, cause)
-		return nil
-	case modeClosed:
-		wait := b.br.retryIn(b.clock.Now())
-		wait = (wait + time.Microsecond - 1).Truncate(time.Microsecond)
-		for i, it := range items {
-			out[i] = core.Decision{Limit: it.Policy.Limit, RetryAfter: wait, ResetAfter: wait, Policy: it.Policy}
-		}
-		b.stats.failedClosed.Add(1)
-		answered(ctx, out, SourceFailClosed, cause)
-		return nil
-	case modeFallback:
+	return b.degradeOut(ctx, out, func(i int) core.Policy { return items[i].Policy }, func() error {
 		fb, ok := b.fallback.(core.MultiKeyChecker)
 		if !ok {
-			report(ctx, SourceUnavailable, cause)
-			return &UnavailableError{Op: "check", Cause: cause, Fallback: errNoMultiKey}
+			return errNoMultiKey
 		}
-		err := fb.CheckMany(ctx, items, cost, now, out)
-		if err == nil {
-			b.stats.fallback.Add(1)
-			answered(ctx, out, SourceFallback, cause)
-			return nil
-		}
-		if callerError(err) {
-			return err
-		}
-		report(ctx, SourceUnavailable, cause)
-		return &UnavailableError{Op: "check", Cause: cause, Fallback: err}
-	}
-	report(ctx, SourceUnavailable, cause)
-	return &UnavailableError{Op: "check", Cause: cause}
+		return fb.CheckMany(ctx, items, cost, now, out)
+	}, cause)
 }

@@ -292,33 +292,45 @@ func (b *Backend) emit(e Event) {
 
 // degrade answers a check the primary could not, as the failure mode says.
 func (b *Backend) degrade(ctx context.Context, key string, policies []core.Policy, cost int, now time.Time, out []core.Decision, cause error) error {
+	out = out[:len(policies)]
+	return b.degradeOut(ctx, out, func(i int) core.Policy { return policies[i] }, func() error {
+		if b.fallbackSingle != nil && len(policies) == 1 {
+			var err error
+			out[0], err = b.fallbackSingle.CheckOne(ctx, key, policies[0], cost, now)
+			return err
+		}
+		return b.fallback.Check(ctx, key, policies, cost, now, out)
+	}, cause)
+}
+
+// degradeOut fills out, whose i-th decision is for policyOf(i), as the
+// failure mode says: admitted, denied until the next probe, or decided by
+// tryFallback, which runs the check on the fallback.
+func (b *Backend) degradeOut(ctx context.Context, out []core.Decision, policyOf func(int) core.Policy, tryFallback func() error, cause error) error {
 	switch b.mode {
 	case modeOpen:
-		for i, p := range policies {
+		for i := range out {
+			p := policyOf(i)
 			out[i] = core.Decision{Allowed: true, Limit: p.Limit, Policy: p}
 		}
 		b.stats.failedOpen.Add(1)
-		answered(ctx, out[:len(policies)], SourceFailOpen, cause)
+		answered(ctx, out, SourceFailOpen, cause)
 		return nil
 	case modeClosed:
 		wait := b.br.retryIn(b.clock.Now())
 		wait = (wait + time.Microsecond - 1).Truncate(time.Microsecond)
-		for i, p := range policies {
+		for i := range out {
+			p := policyOf(i)
 			out[i] = core.Decision{Limit: p.Limit, RetryAfter: wait, ResetAfter: wait, Policy: p}
 		}
 		b.stats.failedClosed.Add(1)
-		answered(ctx, out[:len(policies)], SourceFailClosed, cause)
+		answered(ctx, out, SourceFailClosed, cause)
 		return nil
 	case modeFallback:
-		var err error
-		if b.fallbackSingle != nil && len(policies) == 1 {
-			out[0], err = b.fallbackSingle.CheckOne(ctx, key, policies[0], cost, now)
-		} else {
-			err = b.fallback.Check(ctx, key, policies, cost, now, out)
-		}
+		err := tryFallback()
 		if err == nil {
 			b.stats.fallback.Add(1)
-			answered(ctx, out[:len(policies)], SourceFallback, cause)
+			answered(ctx, out, SourceFallback, cause)
 			return nil
 		}
 		if callerError(err) {

@@ -1,0 +1,15 @@
+package fiberrl_test
+
+import (
+	"testing"
+
+	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/fiberrl"
+	"github.com/ratelimit-go/ratelimit/internal/httpsuite"
+)
+
+// TestConstructors: New leaks no goroutine and refuses patterns in
+// net/http's syntax.
+func TestConstructors(t *testing.T) {
+	httpsuite.RunConstructors(t, func(opts ...ratelimit.Option) (any, error) { return fiberrl.New(opts...) })
+}

@@ -1,0 +1,46 @@
+package httpsuite
+
+import (
+	"errors"
+	"runtime"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/keyfuncs"
+)
+
+// New is an adapter's New, its handler type erased.
+type New func(opts ...ratelimit.Option) (any, error)
+
+// RunConstructors checks an adapter's New as the README shows it: 100 calls,
+// never closed, leave no goroutine behind (the default memory store has no
+// sweeper), and a route pattern in net/http's syntax, which the adapter's
+// framework never reports, is refused with a *ratelimit.RouteError.
+func RunConstructors(t *testing.T, newFn New) {
+	t.Run("NoGoroutine", func(t *testing.T) {
+		defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+		before := runtime.NumGoroutine()
+		var keep []any
+		for range 100 {
+			h, err := newFn(ratelimit.WithKeyFunc(keyfuncs.RemoteIP), ratelimit.WithPolicy(core.MustParsePolicy("100/1m;name=api")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			keep = append(keep, h)
+		}
+		if n := runtime.NumGoroutine() - before; n > 0 {
+			t.Fatalf("100 calls of New left %d goroutines running", n)
+		}
+		runtime.KeepAlive(keep)
+	})
+	t.Run("ForeignPatterns", func(t *testing.T) {
+		_, err := newFn(ratelimit.WithKeyFunc(keyfuncs.RemoteIP), ratelimit.WithRoute("GET", "/users/{id}", core.MustParsePolicy("1/1m")))
+		var re *ratelimit.RouteError
+		if !errors.As(err, &re) || !errors.Is(err, ratelimit.ErrInvalidConfig) || re.Pattern != "/users/{id}" {
+			t.Fatalf("New = %v, want a *ratelimit.RouteError for /users/{id}", err)
+		}
+	})
+}
