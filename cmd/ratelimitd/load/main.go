@@ -25,6 +25,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	extv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
@@ -134,8 +135,7 @@ func runLoad(ctx context.Context, o options) (result, error) {
 			return result{}, fmt.Errorf("warm-up: %w", err)
 		}
 	}
-	var next int64
-	var mu sync.Mutex
+	var next atomic.Int64
 	lat := make([][]time.Duration, o.conc)
 	codes := make([]map[string]int, o.conc)
 	var wg sync.WaitGroup
@@ -145,10 +145,7 @@ func runLoad(ctx context.Context, o options) (result, error) {
 		codes[w] = map[string]int{}
 		wg.Go(func() {
 			for ctx.Err() == nil {
-				mu.Lock()
-				i := next
-				next++
-				mu.Unlock()
+				i := next.Add(1) - 1
 				if int(i) >= o.n {
 					return
 				}
