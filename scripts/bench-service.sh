@@ -74,8 +74,11 @@ start_peer() {
 }
 
 echo "== ratelimitd, memory store ($conc clients, at most $n requests or $dur per run)"
+echo "   (floor: a server that does no work, started by the generator, for scale)"
 start_ours
+load -mode http -floor -label "floor: net/http, a fixed answer"
 load -mode http -target 127.0.0.1:18080 -label "ratelimitd /v1/check, memory"
+load -mode grpc -floor -label "floor: gRPC, a fixed answer"
 load -mode grpc -target 127.0.0.1:18081 -label "ratelimitd ShouldRateLimit, memory"
 stop_ours
 

@@ -7,7 +7,11 @@
 //	go run ./cmd/ratelimitd/load -mode http  -target 127.0.0.1:8080   # POST /v1/check (ratelimitd)
 //	go run ./cmd/ratelimitd/load -mode grpc  -target 127.0.0.1:8081   # ShouldRateLimit (either service)
 //	go run ./cmd/ratelimitd/load -mode json  -target 127.0.0.1:8080   # POST /json (envoyproxy/ratelimit)
+//	go run ./cmd/ratelimitd/load -mode grpc  -floor                   # a do-nothing server, for scale
 //
+// -floor starts, in the same process, a server of the mode's protocol that
+// does no work (it writes a fixed answer) and loads it instead of -target:
+// the most this machine and this generator can measure.
 // The policy is -policy for -mode http; the Envoy modes send domain -domain
 // with one descriptor (-descriptor, the key per request as its value).
 package main
@@ -38,6 +42,7 @@ type options struct {
 	mode, target, policy, domain, descriptor, label string
 	conc, keys, n                                   int
 	duration                                        time.Duration
+	floor                                           bool
 }
 
 func main() {
@@ -47,6 +52,15 @@ func main() {
 			fmt.Fprintln(os.Stderr, "load:", err)
 		}
 		os.Exit(2)
+	}
+	if o.floor {
+		addr, stop, err := startFloor(o.mode)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "load:", err)
+			os.Exit(1)
+		}
+		defer stop()
+		o.target = addr
 	}
 	r, err := runLoad(context.Background(), o)
 	if err != nil {
@@ -69,6 +83,7 @@ func parse(args []string) (options, error) {
 	fs.IntVar(&o.keys, "keys", 1000, "distinct keys, round-robin")
 	fs.IntVar(&o.n, "n", 200_000, "requests at most")
 	fs.DurationVar(&o.duration, "duration", 10*time.Second, "time at most")
+	fs.BoolVar(&o.floor, "floor", false, "load a do-nothing server of the mode's protocol, started here, instead of -target")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -91,6 +106,9 @@ func parse(args []string) (options, error) {
 	}
 	if o.label == "" {
 		o.label = o.mode + " " + o.target
+		if o.floor {
+			o.label = "floor: " + o.mode + ", a fixed answer"
+		}
 	}
 	return o, nil
 }

@@ -22,3 +22,22 @@ func TestParseRefusesNonLoopback(t *testing.T) {
 		}
 	}
 }
+
+// TestFloor: the do-nothing servers answer the generator's requests.
+func TestFloor(t *testing.T) {
+	for _, mode := range []string{"http", "grpc"} {
+		addr, stop, err := startFloor(mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, err := parse([]string{"-mode", mode, "-target", addr, "-c", "4", "-n", "200"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := runLoad(t.Context(), o)
+		stop()
+		if err != nil || r.requests != 200 || r.codes["error"] != 0 {
+			t.Fatalf("%s: %v %+v", mode, err, r)
+		}
+	}
+}
