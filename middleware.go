@@ -63,8 +63,8 @@ func (m *Middleware) With(opts ...Option) (*Middleware, error) {
 }
 
 // Route returns the middleware to attach to a single route when it is
-// registered: m's options, with policies as its only policies and no
-// route table. Adapters expose it in their framework's idiom
+// registered: m's options, with policies as its only policies, no route
+// table and no plans. Adapters expose it in their framework's idiom
 // (stdhttp.Route). It runs in addition to any middleware that wraps the
 // whole router; the headers of the check that runs last are the ones the
 // client sees.
@@ -76,7 +76,7 @@ func (m *Middleware) With(opts ...Option) (*Middleware, error) {
 // with the global ones in the route table instead, WithRoute(method,
 // pattern, global..., stricter...): one atomic check, all or nothing.
 func (m *Middleware) Route(policies ...core.Policy) (*Middleware, error) {
-	return m.With(func(s *settings) { s.routes = nil }, WithPolicy(policies...))
+	return m.With(func(s *settings) { s.routes, s.plans, s.choose = nil, nil, nil }, WithPolicy(policies...))
 }
 
 func build(s settings) (*Middleware, error) {

@@ -186,3 +186,23 @@ func TestShadowPerRouteAndPlan(t *testing.T) {
 		}
 	}
 }
+
+// TestRouteDropsPlans: a per-route middleware derived from one with plans
+// checks the route's policies, not the caller's plan.
+func TestRouteDropsPlans(t *testing.T) {
+	base, err := ratelimit.New(ratelimit.WithKeyFunc(keyfuncs.Constant("k")),
+		ratelimit.WithPlans(func(keyfuncs.Request) (string, error) { return "pro", nil },
+			map[string][]core.Policy{"pro": {core.MustParsePolicy("100/1m;name=pro")}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	login, err := base.Route(core.MustParsePolicy("1/1m;name=login"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := newRecorder()
+	login.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), rec)
+	if got := rec.h.Get("RateLimit-Policy"); got != `"login";q=1;w=60` {
+		t.Fatalf("per-route middleware checked %q, want the route's policy", got)
+	}
+}
