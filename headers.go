@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/ratelimit-go/ratelimit/core"
@@ -102,6 +103,35 @@ type policySet struct {
 	quoted   []string      // names as sf-strings, quotes included
 	policyHV string        // the RateLimit-Policy value, "" when not written
 	maxCap   int           // the smallest capacity: larger costs can never pass
+	// denied caches the default 429 body by the set of policies that
+	// denied (bit i: policy i), built on first use, so that a flood of
+	// denied requests marshals nothing. Sets of more than maxPreparedPolicies
+	// policies build the body per request.
+	denied []atomic.Pointer[[]byte]
+}
+
+// maxPreparedPolicies bounds the policy sets whose 429 bodies are cached
+// (2^n bodies for n policies).
+const maxPreparedPolicies = 6
+
+// deniedBody returns the default 429 body for result, from the cache when
+// the set is small enough.
+func (s *policySet) deniedBody(result core.Result) []byte {
+	var mask uint
+	for i := range result.Decisions {
+		if !result.Decisions[i].Allowed {
+			mask |= 1 << i
+		}
+	}
+	if s.denied == nil || int(mask) >= len(s.denied) {
+		return deniedProblem(result)
+	}
+	if b := s.denied[mask].Load(); b != nil {
+		return *b
+	}
+	b := deniedProblem(result)
+	s.denied[mask].Store(&b)
+	return b
 }
 
 // newPolicySet validates policies and renders their fixed header values.
@@ -129,6 +159,9 @@ func newPolicySet(mode HeaderMode, policies []core.Policy) (*policySet, error) {
 	}
 	policies = enforced
 	s.policies = enforced
+	if len(enforced) <= maxPreparedPolicies {
+		s.denied = make([]atomic.Pointer[[]byte], 1<<len(enforced))
+	}
 	s.names = make([]string, len(policies))
 	s.quoted = make([]string, len(policies))
 	for i, p := range policies {

@@ -2,6 +2,7 @@ package ratelimit
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -180,5 +181,37 @@ func TestWriteHeaderFields(t *testing.T) {
 	}
 	if res.h.Get("Ratelimit-Policy") != `"api";q=10;w=60` || res.h.Get("Ratelimit") != `"api";r=0;t=2` || res.h.Get("Retry-After") != "2" {
 		t.Fatalf("headers %v", res.h)
+	}
+}
+
+// TestPreparedDeniedBodies: the cached 429 bodies are exactly
+// DefaultDeniedHandler's for every set of violated policies, and sets too
+// large to cache still get theirs.
+func TestPreparedDeniedBodies(t *testing.T) {
+	ps := []core.Policy{core.MustParsePolicy("1/s;name=a"), core.MustParsePolicy("2/s;name=b"), core.MustParsePolicy("3/s;name=c")}
+	set := mustSet(t, HeadersDraft11, ps...)
+	for mask := 1; mask < 8; mask++ {
+		res := core.Result{Decisions: make([]core.Decision, 3)}
+		for i := range ps {
+			res.Decisions[i] = core.Decision{Allowed: mask&(1<<i) == 0, Policy: ps[i]}
+		}
+		for range 2 { // built, then cached
+			rec := newRecorder()
+			if err := DefaultDeniedHandler(nil, rec, res); err != nil {
+				t.Fatal(err)
+			}
+			if got := set.deniedBody(res); string(got) != string(rec.body) {
+				t.Fatalf("mask %b: %s, want %s", mask, got, rec.body)
+			}
+		}
+	}
+	var many []core.Policy
+	for i := range maxPreparedPolicies + 1 {
+		many = append(many, core.MustParsePolicy("1/s;name=p"+strconv.Itoa(i)))
+	}
+	big := mustSet(t, HeadersDraft11, many...)
+	res := core.Result{Decisions: []core.Decision{{Policy: many[0]}}}
+	if !strings.Contains(string(big.deniedBody(res)), `"p0"`) {
+		t.Fatal("a large set's body does not name the violated policy")
 	}
 }

@@ -24,7 +24,10 @@ type Middleware struct {
 	routes  map[routeKey]*policySet
 	plans   map[string]*policySet // nil: no WithPlans
 	panics  atomic.Uint64         // observer calls that panicked
-	scratch sync.Pool             // *scratch
+	// defaultDenied: the 429 is DefaultDeniedHandler's, whose bodies each
+	// policy set prepares once.
+	defaultDenied bool
+	scratch       sync.Pool // *scratch
 }
 
 type routeKey struct{ method, pattern string }
@@ -101,13 +104,14 @@ func build(s settings) (*Middleware, error) {
 	if s.limiter == nil {
 		s.limiter, s.owned = defaultLimiter()
 	}
-	if s.denied == nil {
+	defaultDenied := s.denied == nil
+	if defaultDenied {
 		s.denied = DefaultDeniedHandler
 	}
 	if s.onError == nil {
 		s.onError = DefaultErrorHandler
 	}
-	m := &Middleware{s: s, limiter: s.limiter}
+	m := &Middleware{s: s, limiter: s.limiter, defaultDenied: defaultDenied}
 	var err error
 	if len(s.policies) > 0 {
 		if m.global, err = newPolicySet(s.mode, withDefaults(s.policies, s.algorithm, s.maxDelay)); err != nil {
@@ -311,11 +315,19 @@ func (m *Middleware) Handle(ctx context.Context, req keyfuncs.Request, res Respo
 		}
 		return Continue
 	}
-	res.SetHeader(hdrRetryAfter, strconv.FormatInt(retryAfterSeconds(result.Decision().RetryAfter), 10))
-	tr := &trackedResponse{Response: res}
-	werr := m.s.denied(req, tr, result)
-	if !tr.wrote { // a handler that wrote nothing must not turn a denial into a 200
-		werr = errors.Join(werr, DefaultDeniedHandler(req, res, result))
+	sc.buf = strconv.AppendInt(sc.buf[:0], retryAfterSeconds(result.Decision().RetryAfter), 10)
+	setHeaderBytes(res, hdrRetryAfter, sc.buf)
+	var werr error
+	if m.defaultDenied {
+		// The prepared body of this set and these violated policies: a flood
+		// of denied requests marshals nothing.
+		werr = res.Write(http.StatusTooManyRequests, ContentTypeProblem, set.deniedBody(result))
+	} else {
+		tr := &trackedResponse{Response: res}
+		werr = m.s.denied(req, tr, result)
+		if !tr.wrote { // a handler that wrote nothing must not turn a denial into a 200
+			werr = errors.Join(werr, DefaultDeniedHandler(req, res, result))
+		}
 	}
 	m.observe(ctx, Event{Outcome: OutcomeDenied, Request: req, Key: key, Plan: plan, Policies: set.policies, Cost: cost, Result: result, Err: werr, Source: result.Decisions[result.Binding].Source})
 	return Handled

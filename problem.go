@@ -49,6 +49,11 @@ type problem struct {
 // "violated-policies" names the policies that denied the request (their
 // PolicyName).
 func DefaultDeniedHandler(_ keyfuncs.Request, res Response, result core.Result) error {
+	return res.Write(http.StatusTooManyRequests, ContentTypeProblem, deniedProblem(result))
+}
+
+// deniedProblem is the body DefaultDeniedHandler writes for result.
+func deniedProblem(result core.Result) []byte {
 	p := problem{
 		Type:   ProblemTypeQuotaExceeded,
 		Title:  "Request cannot be satisfied as the assigned quota has been exceeded",
@@ -60,7 +65,11 @@ func DefaultDeniedHandler(_ keyfuncs.Request, res Response, result core.Result) 
 			p.ViolatedPolicies = append(p.ViolatedPolicies, PolicyName(result.Decisions[i].Policy))
 		}
 	}
-	return writeProblem(res, &p)
+	body, err := json.Marshal(&p)
+	if err != nil { // cannot happen for strings and ints
+		return nil
+	}
+	return body
 }
 
 // DefaultErrorHandler answers status with an application/problem+json

@@ -12,7 +12,9 @@ type Response interface {
 	// canonicalise it; value never contains CR, LF or NUL.
 	SetHeader(name, value string)
 	// Write sends the status line, a Content-Type of contentType and body,
-	// completing the response. An error means the body could not be
+	// completing the response. body may be shared between responses (the
+	// middleware prepares its 429 bodies once): it must not be modified, nor
+	// kept after Write returns. An error means the body could not be
 	// written (the client went away); the middleware reports it to
 	// observers and otherwise ignores it.
 	Write(status int, contentType string, body []byte) error

@@ -117,7 +117,7 @@ func (e *exchange) RemoteAddr() string { return e.r.RemoteAddr }
 // together once per request and never reused, so the strings handed to the
 // header map stay immutable.
 type headerBlock struct {
-	vals [4]string
+	vals [6]string
 	buf  [96]byte
 	n    int // values used
 	used int // bytes of buf used
@@ -159,9 +159,9 @@ func (e *exchange) SetHeaderBytes(name string, value []byte) {
 
 // Write completes the response.
 func (e *exchange) Write(status int, contentType string, body []byte) error {
+	e.SetHeader("Content-Type", contentType) // in the header block: no slice of their own
+	e.SetHeader("X-Content-Type-Options", "nosniff")
 	h := e.w.Header()
-	h.Set("Content-Type", contentType)
-	h.Set("X-Content-Type-Options", "nosniff")
 	h.Del("Content-Length")
 	e.w.WriteHeader(status)
 	_, err := e.w.Write(body)
