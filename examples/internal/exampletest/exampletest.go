@@ -125,32 +125,61 @@ func Check(t *testing.T, h http.Handler, clock *core.ManualClock) {
 	}
 }
 
+// running is an example's main logic running on loopback ports.
+type running struct {
+	urls map[string]string // the reported addresses by their log prefix ("listening on ")
+	stop func(t *testing.T)
+}
+
+// start runs an example's main logic with args, waits until it has reported
+// an address for every prefix of want (its log lines "listening on ...",
+// "metrics on ..."), and returns them; stop cancels its context and checks
+// that it returns nil within 10 s.
+func start(t *testing.T, run func(ctx context.Context, args []string, logw io.Writer) error, args []string, want ...string) running {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		err := run(ctx, args, pw)
+		_ = pw.CloseWithError(io.EOF)
+		done <- err
+	}()
+	urls := map[string]string{}
+	lines := bufio.NewScanner(pr)
+	for len(urls) < len(want) && lines.Scan() {
+		for _, prefix := range want {
+			if a, ok := strings.CutPrefix(lines.Text(), prefix); ok {
+				urls[prefix] = a
+			}
+		}
+	}
+	if len(urls) < len(want) {
+		cancel()
+		t.Fatalf("addresses reported: %v, want %q; run returned %v", urls, want, <-done)
+	}
+	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	return running{urls: urls, stop: func(t *testing.T) {
+		t.Helper()
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("run: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("run did not return after its context ended")
+		}
+	}}
+}
+
 // Serve runs an example's main logic with -addr 127.0.0.1:0 and the given
 // extra arguments, waits for it to report its address, checks that GET /
 // is answered over the socket with rate-limit fields, then cancels its
 // context and checks that it returns nil.
 func Serve(t *testing.T, run func(ctx context.Context, args []string, logw io.Writer) error, args ...string) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	pr, pw := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		err := run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), pw)
-		_ = pw.CloseWithError(io.EOF)
-		done <- err
-	}()
-	lines := bufio.NewScanner(pr)
-	var base string
-	for lines.Scan() {
-		if a, ok := strings.CutPrefix(lines.Text(), "listening on "); ok {
-			base = a
-			break
-		}
-	}
-	if base == "" {
-		t.Fatalf("no address reported; run returned %v", <-done)
-	}
-	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	r := start(t, run, append([]string{"-addr", "127.0.0.1:0"}, args...), "listening on ")
+	base := r.urls["listening on "]
 	client := &http.Client{Transport: &http.Transport{}}
 	defer client.CloseIdleConnections()
 	res, err := client.Get(base + "/")
@@ -162,15 +191,7 @@ func Serve(t *testing.T, run func(ctx context.Context, args []string, logw io.Wr
 	if res.StatusCode != http.StatusOK || !strings.HasPrefix(res.Header.Get("RateLimit"), `"api";r=99;`) {
 		t.Fatalf("GET / over the socket: %d %v", res.StatusCode, res.Header)
 	}
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("run: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("run did not return after its context ended")
-	}
+	r.stop(t)
 }
 
 // HungRedis runs an example's main logic against the real Redis srv with a
@@ -184,29 +205,9 @@ func Serve(t *testing.T, run func(ctx context.Context, args []string, logw io.Wr
 // response and the scrape.
 func HungRedis(t *testing.T, run func(ctx context.Context, args []string, logw io.Writer) error, srv *redisproc.Server) (time.Duration, string) {
 	const budget = 50 * time.Millisecond
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	pr, pw := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		err := run(ctx, []string{"-addr", "127.0.0.1:0", "-metrics-addr", "127.0.0.1:0", "-redis", "redis://" + srv.Addr + "/0", "-redis-budget", budget.String()}, pw)
-		_ = pw.CloseWithError(io.EOF)
-		done <- err
-	}()
-	lines := bufio.NewScanner(pr)
-	var base, metricsURL string
-	for (base == "" || metricsURL == "") && lines.Scan() {
-		if a, ok := strings.CutPrefix(lines.Text(), "listening on "); ok {
-			base = a
-		}
-		if a, ok := strings.CutPrefix(lines.Text(), "metrics on "); ok {
-			metricsURL = a
-		}
-	}
-	if base == "" || metricsURL == "" {
-		t.Fatalf("no addresses reported; run returned %v", <-done)
-	}
-	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	r := start(t, run, []string{"-addr", "127.0.0.1:0", "-metrics-addr", "127.0.0.1:0", "-redis", "redis://" + srv.Addr + "/0", "-redis-budget", budget.String()},
+		"listening on ", "metrics on ")
+	base, metricsURL := r.urls["listening on "], r.urls["metrics on "]
 	client := &http.Client{Transport: &http.Transport{}, Timeout: 20 * time.Second}
 	denied := 0
 	for range 12 {
@@ -274,14 +275,6 @@ func HungRedis(t *testing.T, run func(ctx context.Context, args []string, logw i
 	if !strings.Contains(scrape, `ratelimit_backend_errors_total{kind="timeout"}`) {
 		t.Errorf("no backend error counts in the scrape")
 	}
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("run: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("run did not return after its context ended")
-	}
+	r.stop(t)
 	return worst, scrape
 }
