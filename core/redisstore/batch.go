@@ -4,24 +4,29 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 )
 
-// batcher groups script calls that arrive while earlier ones are on the
-// wire into pipelines (group commit): at most max pipelines are in flight;
-// a call that finds them all busy queues, and when a pipeline returns, its
-// sender hands everything queued meanwhile to one of the queued callers,
-// which sends it as the next pipeline. Under load, one write and one read
-// carry many checks; alone, a call goes out at once as a plain EVALSHA.
+// batcher groups checks that arrive while earlier ones are on the wire
+// (group commit): at most max script calls are in flight; a check that finds
+// them all busy queues, and when a call returns, its sender hands everything
+// queued meanwhile to one of the queued callers, which sends it next. Queued
+// checks bound for the same Redis node go out as one script call that
+// decides them one after another (a script runs without interleaving, so
+// each is exactly as atomic as its own call would be); checks that cannot
+// share a call, on a Cluster those of different slots, share a pipeline.
+// Alone, a check goes out at once as a plain EVALSHA.
 //
-// Each check is still its own script call, atomic on its own: a pipeline
-// only shares the round trip. The zero value is not usable.
+// The zero value is not usable.
 type batcher struct {
 	client  redis.UniversalClient
 	max     int
+	perCall int           // the most checks one script call decides
+	route   routing       // which queued checks may share a script call
 	timeout time.Duration // the Store's budget for a call; 0 means none
 
 	mu       sync.Mutex
@@ -29,17 +34,44 @@ type batcher struct {
 	inFlight int
 }
 
-// call is one script call waiting for its reply.
+// routing says which checks may be decided by one script call: those whose
+// keys the client sends to one node.
+type routing int
+
+const (
+	routeOne  routing = iota // one node (a *redis.Client, also under Sentinel): any checks
+	routeSlot                // a Cluster: checks whose keys share a hash slot
+	routeTag                 // anything else: checks whose keys share a hash tag
+)
+
+// routingOf is the routing of client's type.
+func routingOf(client redis.UniversalClient) routing {
+	switch client.(type) {
+	case *redis.Client:
+		return routeOne
+	case *redis.ClusterClient:
+		return routeSlot
+	}
+	return routeTag
+}
+
+// call is one check waiting for its reply.
 type call struct {
-	keys  []string
+	keys []string
+	// args are the script's arguments for this check alone: the margin and
+	// a check count of 1, then the check's own arguments.
 	args  []any
 	reply []int64
 	err   error
 	// batch is set, under batcher.mu, when this call must send it: the
-	// calls queued while every pipeline was busy, itself included.
+	// calls queued while every script call was busy, itself included.
 	batch []*call
 	done  chan struct{} // receives once: the reply is in, or batch is set
 }
+
+// callHead is the number of arguments of a call that belong to the script
+// call rather than to the check: the margin and the number of checks.
+const callHead = 2
 
 // run executes the check script for keys and args and returns its reply.
 func (b *batcher) run(ctx context.Context, keys []string, args []any) ([]int64, error) {
@@ -82,7 +114,7 @@ func (b *batcher) run(ctx context.Context, keys []string, args []any) ([]int64, 
 			bctx, cancel = context.WithTimeout(bctx, b.timeout)
 			defer cancel()
 		}
-		exec(bctx, b.client, c.batch)
+		b.exec(bctx, c.batch)
 		for _, o := range c.batch {
 			if o != c {
 				o.done <- struct{}{}
@@ -95,7 +127,7 @@ func (b *batcher) run(ctx context.Context, keys []string, args []any) ([]int64, 
 
 // handOff is called by a sender whose call has returned: it passes the
 // calls queued meanwhile to the first of them, which sends them next, or
-// gives the pipeline slot back.
+// gives the slot back.
 func (b *batcher) handOff() {
 	b.mu.Lock()
 	if len(b.pending) > 0 {
@@ -109,37 +141,199 @@ func (b *batcher) handOff() {
 	b.mu.Unlock()
 }
 
-// exec runs every call of batch: one EVALSHA, or a pipeline of them. Calls
-// that Redis answers with NOSCRIPT did not run, so they are sent again with
-// EVAL (which caches the script). No other failure is retried: the script
-// may have run.
-func exec(ctx context.Context, client redis.UniversalClient, batch []*call) {
-	if len(batch) == 1 {
-		c := batch[0]
-		c.reply, c.err = checkScript.Run(ctx, client, c.keys, c.args...).Int64Slice()
+// exec decides every call of batch: the calls are grouped into script calls
+// (group), and the script calls go out alone or as one pipeline. A script
+// call that Redis answers with NOSCRIPT did not run, so it is sent again
+// with EVAL (which caches the script). No other failure is retried: the
+// script may have run.
+func (b *batcher) exec(ctx context.Context, batch []*call) {
+	groups := b.group(batch)
+	if len(groups) == 1 {
+		keys, args := merge(groups[0])
+		deliver(groups[0], checkScript.Run(ctx, b.client, keys, args...))
 		return
 	}
-	cmds, _ := client.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for _, c := range batch {
-			checkScript.EvalSha(ctx, p, c.keys, c.args...)
+	cmds, _ := b.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, g := range groups {
+			keys, args := merge(g)
+			checkScript.EvalSha(ctx, p, keys, args...)
 		}
 		return nil
 	})
-	var retry []int
-	for i, cmd := range cmds {
-		if err := cmd.Err(); err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
-			retry = append(retry, i)
+	for i, g := range groups {
+		if i >= len(cmds) {
+			for _, c := range g {
+				c.err = errors.New("pipeline returned fewer replies than commands")
+			}
 			continue
 		}
-		batch[i].reply, batch[i].err = cmd.(*redis.Cmd).Int64Slice()
+		cmd := cmds[i].(*redis.Cmd)
+		if err := cmd.Err(); err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+			keys, args := merge(g)
+			cmd = checkScript.Eval(ctx, b.client, keys, args...)
+		}
+		deliver(g, cmd)
 	}
-	for _, i := range retry {
-		c := batch[i]
-		c.reply, c.err = checkScript.Eval(ctx, client, c.keys, c.args...).Int64Slice()
+}
+
+// group splits batch, in order, into the checks each script call decides:
+// at most perCall each, and only checks the client sends to one node
+// together. A check whose own keys span slots (or tags) goes alone, so that
+// its error stays its own.
+func (b *batcher) group(batch []*call) [][]*call {
+	if b.perCall <= 1 || len(batch) == 1 {
+		groups := make([][]*call, len(batch))
+		for i := range batch {
+			groups[i] = batch[i : i+1 : i+1]
+		}
+		return groups
 	}
-	if len(cmds) != len(batch) {
-		for _, c := range batch[len(cmds):] {
-			c.err = errors.New("pipeline returned fewer replies than commands")
+	if b.route == routeOne {
+		groups := make([][]*call, 0, (len(batch)+b.perCall-1)/b.perCall)
+		for len(batch) > 0 {
+			n := min(len(batch), b.perCall)
+			groups = append(groups, batch[:n:n])
+			batch = batch[n:]
+		}
+		return groups
+	}
+	var groups [][]*call
+	open := make(map[string]int) // node key -> index of its group still filling
+	for _, c := range batch {
+		k, ok := b.nodeKey(c.keys)
+		if !ok {
+			groups = append(groups, []*call{c})
+			continue
+		}
+		if i, found := open[k]; found && len(groups[i]) < b.perCall {
+			groups[i] = append(groups[i], c)
+			continue
+		}
+		open[k] = len(groups)
+		groups = append(groups, []*call{c})
+	}
+	return groups
+}
+
+// nodeKey returns what decides the node of every key in keys, as text (the
+// slot on a Cluster, the hash tag otherwise), and false if they differ.
+func (b *batcher) nodeKey(keys []string) (string, bool) {
+	first := hashTag(keys[0])
+	for _, k := range keys[1:] {
+		t := hashTag(k)
+		if t == first {
+			continue
+		}
+		if b.route != routeSlot || slot(t) != slot(first) {
+			return "", false
 		}
 	}
+	if b.route == routeSlot {
+		s := slot(first)
+		return string([]byte{byte(s >> 8), byte(s)}), true
+	}
+	return first, true
+}
+
+// merge returns the keys and arguments of one script call deciding every
+// check of g, in order.
+func merge(g []*call) ([]string, []any) {
+	if len(g) == 1 {
+		return g[0].keys, g[0].args
+	}
+	nk, na := 0, callHead
+	for _, c := range g {
+		nk += len(c.keys)
+		na += len(c.args) - callHead
+	}
+	keys := make([]string, 0, nk)
+	args := make([]any, 0, na)
+	args = append(args, g[0].args[0], int64(len(g)))
+	for _, c := range g {
+		keys = append(keys, c.keys...)
+		args = append(args, c.args[callHead:]...)
+	}
+	return keys, args
+}
+
+// deliver decodes the reply of the script call that decided g into each
+// call's reply or error.
+func deliver(g []*call, cmd *redis.Cmd) {
+	if len(g) == 1 {
+		g[0].reply, g[0].err = cmd.Int64Slice()
+		return
+	}
+	vals, err := cmd.Slice()
+	if err != nil {
+		for _, c := range g {
+			c.err = err
+		}
+		return
+	}
+	i := 0
+	for _, c := range g {
+		if i < len(vals) {
+			if text, ok := vals[i].(string); ok {
+				c.err = checkError(text)
+				i++
+				continue
+			}
+		}
+		n := replyPerKey * len(c.keys)
+		if i+n > len(vals) {
+			c.err = errors.New("redisstore: the script's reply ended early")
+			i = len(vals)
+			continue
+		}
+		reply := make([]int64, n)
+		for j := range reply {
+			v, ok := vals[i+j].(int64)
+			if !ok {
+				c.err = errors.New("redisstore: the script replied a non-integer")
+				break
+			}
+			reply[j] = v
+		}
+		if c.err == nil {
+			c.reply = reply
+		}
+		i += n
+	}
+}
+
+// checkError is the error one check of a shared script call raised, as
+// Redis would have answered it alone: a redis.Error.
+type checkError string
+
+func (e checkError) Error() string { return string(e) }
+
+// RedisError marks checkError as an error Redis replied (redis.Error).
+func (checkError) RedisError() {}
+
+// hashTag returns the part of key Redis hashes to choose its slot: the text
+// between the first '{' and the next '}' when it is not empty, else key.
+func hashTag(key string) string {
+	if i := strings.IndexByte(key, '{'); i >= 0 {
+		if j := strings.IndexByte(key[i+1:], '}'); j > 0 {
+			return key[i+1 : i+1+j]
+		}
+	}
+	return key
+}
+
+// slot returns the Redis Cluster hash slot of a hash tag: CRC-16/XMODEM
+// modulo 16384.
+func slot(tag string) uint16 {
+	var crc uint16
+	for i := 0; i < len(tag); i++ {
+		crc ^= uint16(tag[i]) << 8
+		for range 8 {
+			if crc&0x8000 != 0 {
+				crc = crc<<1 ^ 0x1021
+			} else {
+				crc <<= 1
+			}
+		}
+	}
+	return crc & 16383
 }

@@ -18,13 +18,13 @@ import (
 // or in pipelines) and can hold them until released. Other commands, such
 // as those go-redis sends to set up a connection, pass untouched.
 type gate struct {
-	held       chan struct{} // receives when a script call is held
-	release    chan struct{} // closed to let held ones go
-	hold       atomic.Bool
-	scripts    atomic.Int64 // script calls sent, alone or in pipelines
-	pipelines  atomic.Int64 // pipelines of script calls sent
-	piped      atomic.Int64 // script calls inside pipelines
-	beforePipe func()       // runs before each pipeline of script calls, if set
+	held      chan struct{} // receives when a script call is held
+	release   chan struct{} // closed to let held ones go
+	hold      atomic.Bool
+	scripts   atomic.Int64 // script calls sent, alone or in pipelines
+	pipelines atomic.Int64 // pipelines of script calls sent
+	piped     atomic.Int64 // script calls inside pipelines
+	before    func()       // runs before each script call or pipeline of them is sent, if set
 }
 
 func newGate() *gate {
@@ -48,6 +48,9 @@ func (g *gate) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		if isScript(cmd) {
 			g.wait()
+			if g.before != nil {
+				g.before()
+			}
 			g.scripts.Add(1)
 		}
 		return next(ctx, cmd)
@@ -60,8 +63,8 @@ func (g *gate) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Process
 			return next(ctx, cmds)
 		}
 		g.wait()
-		if g.beforePipe != nil {
-			g.beforePipe()
+		if g.before != nil {
+			g.before()
 		}
 		g.pipelines.Add(1)
 		g.piped.Add(int64(len(cmds)))
@@ -70,14 +73,14 @@ func (g *gate) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Process
 	}
 }
 
-func gatedStore(t *testing.T, pipelines int) (*Store, *gate, *miniredis.Miniredis) {
+func gatedStore(t *testing.T, pipelines int, opts ...Option) (*Store, *gate, *miniredis.Miniredis) {
 	t.Helper()
 	m := miniredis.RunT(t)
 	c := redis.NewClient(&redis.Options{Addr: m.Addr(), MaxRetries: -1})
 	t.Cleanup(func() { _ = c.Close() })
 	g := newGate()
 	c.AddHook(g)
-	s, err := New(c, WithPipelines(pipelines))
+	s, err := New(c, append([]Option{WithPipelines(pipelines)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,11 +95,17 @@ func (b *batcher) queued() int {
 
 var testNow = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 
-// TestBatchingGroupsQueuedChecks: with one pipeline in flight, checks that
-// arrive meanwhile go out together as one pipeline, and each gets its own
+// TestBatchingGroupsQueuedChecks: with one script call in flight, checks
+// that arrive meanwhile go out together, as one script call deciding them
+// all or, with one check per call, as one pipeline; each gets its own
 // correct decision.
 func TestBatchingGroupsQueuedChecks(t *testing.T) {
-	s, g, _ := gatedStore(t, 1)
+	t.Run("one call", func(t *testing.T) { testGroupsQueued(t, DefaultChecksPerCall) })
+	t.Run("pipeline", func(t *testing.T) { testGroupsQueued(t, 1) })
+}
+
+func testGroupsQueued(t *testing.T, perCall int) {
+	s, g, _ := gatedStore(t, 1, WithChecksPerCall(perCall))
 	ctx := context.Background()
 	p := core.Policy{Limit: 3, Window: time.Minute, Algorithm: core.FixedWindow}
 	g.hold.Store(true)
@@ -138,15 +147,29 @@ func TestBatchingGroupsQueuedChecks(t *testing.T) {
 	if admitted != 3 {
 		t.Fatalf("admitted %d of %d on one key with limit 3", admitted, n)
 	}
-	if got := g.pipelines.Load(); got != 1 || g.piped.Load() != n {
-		t.Fatalf("%d pipelines with %d commands, want 1 with %d", got, g.piped.Load(), n)
+	if perCall == 1 {
+		if got := g.pipelines.Load(); got != 1 || g.piped.Load() != n {
+			t.Fatalf("%d pipelines with %d commands, want 1 with %d", got, g.piped.Load(), n)
+		}
+		return
+	}
+	// The first check is EVALSHA, NOSCRIPT on a fresh server, then EVAL;
+	// the queued checks are one EVALSHA.
+	if got := g.scripts.Load(); got != 3 || g.pipelines.Load() != 0 {
+		t.Fatalf("%d script calls and %d pipelines, want 3 calls (the first check twice, then the %d queued in one)", got, g.pipelines.Load(), n)
 	}
 }
 
 // TestBatchingNoScriptInPipeline: when Redis has lost the script by the time
-// a pipeline arrives, its checks are sent again with EVAL and succeed.
+// the queued checks go out, as one shared script call or as a pipeline,
+// they are sent again with EVAL and succeed, each counted once.
 func TestBatchingNoScriptInPipeline(t *testing.T) {
-	s, g, m := gatedStore(t, 1)
+	t.Run("one call", func(t *testing.T) { testNoScriptQueued(t, DefaultChecksPerCall) })
+	t.Run("pipeline", func(t *testing.T) { testNoScriptQueued(t, 1) })
+}
+
+func testNoScriptQueued(t *testing.T, perCall int) {
+	s, g, m := gatedStore(t, 1, WithChecksPerCall(perCall))
 	ctx := context.Background()
 	p := core.Policy{Limit: 100, Window: time.Minute}
 	if _, err := s.CheckOne(ctx, "warm", p, 1, testNow); err != nil {
@@ -155,8 +178,10 @@ func TestBatchingNoScriptInPipeline(t *testing.T) {
 	flusher := redis.NewClient(&redis.Options{Addr: m.Addr()})
 	defer flusher.Close()
 	var flushed atomic.Bool
-	g.beforePipe = func() {
-		if flushed.CompareAndSwap(false, true) {
+	var sends atomic.Int64
+	g.before = func() {
+		// The first send is the held check; the second carries the queue.
+		if sends.Add(1) == 2 && flushed.CompareAndSwap(false, true) {
 			if err := flusher.ScriptFlush(ctx).Err(); err != nil {
 				t.Error(err)
 			}

@@ -70,7 +70,8 @@ func throughput(b *testing.B, goroutines, n int, op func(i int) error) float64 {
 
 // BenchmarkCheck measures checks through a Limiter (wall clock, policy
 // 100/1m, 1,000 keys round-robin, one go-redis client) at 1 and 64
-// goroutines, with the default pipelining and, at 64, also without it; and
+// goroutines, with the defaults and, at 64, also with one script call per
+// check inside pipelines, and with neither pipelines nor shared calls; and
 // in the same run the EVALSHA floor: a script that only returns 1, on the
 // same keys, each call its own EVALSHA. It reports both rates (checks/s,
 // floor/s) and their ratio.
@@ -89,14 +90,16 @@ func BenchmarkCheck(b *testing.B) {
 			name       string
 			goroutines int
 			pipelines  int
+			perCall    int
 		}{
-			{"g1", 1, redisstore.DefaultPipelines},
-			{"g64", 64, redisstore.DefaultPipelines},
-			{"g64-unpipelined", 64, 0}, // every check its own EVALSHA, as the floor
+			{"g1", 1, redisstore.DefaultPipelines, redisstore.DefaultChecksPerCall},
+			{"g64", 64, redisstore.DefaultPipelines, redisstore.DefaultChecksPerCall},
+			{"g64-percheck", 64, redisstore.DefaultPipelines, 1}, // queued checks share a pipeline, not a call
+			{"g64-unpipelined", 64, 0, 1},                        // every check its own EVALSHA, as the floor
 		} {
 			g := v.goroutines
 			b.Run(string(a)+"/"+v.name, func(b *testing.B) {
-				s, err := redisstore.New(c, redisstore.WithPipelines(v.pipelines),
+				s, err := redisstore.New(c, redisstore.WithPipelines(v.pipelines), redisstore.WithChecksPerCall(v.perCall),
 					redisstore.WithPrefix("bench:"+strconv.FormatInt(time.Now().UnixNano(), 36)+":"))
 				if err != nil {
 					b.Fatal(err)

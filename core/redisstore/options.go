@@ -19,6 +19,7 @@ type config struct {
 	margin    int64 // milliseconds added to every TTL
 	timeout   time.Duration
 	pipelines int
+	perCall   int
 	err       error // the first invalid option
 }
 
@@ -79,15 +80,40 @@ func WithTimeout(d time.Duration) Option {
 // not given.
 const DefaultPipelines = 4
 
-// WithPipelines sets how many script calls (each a pipeline of checks) a
-// Store keeps in flight at once; checks that arrive while all are busy wait
-// and go out together in the next pipeline, so that under load one write and
-// one read carry many checks. Each check remains its own atomic script call.
-// The default is DefaultPipelines (4); keep it below the client's pool size.
-// n <= 0 sends every check as its own EVALSHA the moment it arrives, with up
-// to the client's pool size in flight.
+// WithPipelines sets how many script calls a Store keeps in flight at once;
+// checks that arrive while all are busy wait and go out together next, so
+// that under load one write and one read carry many checks: as one script
+// call per node that decides them one after another (WithChecksPerCall), or
+// as a pipeline of script calls where they cannot share one. Each check
+// remains atomic and all-or-nothing on its own. The default is
+// DefaultPipelines (4); keep it below the client's pool size. n <= 0 sends
+// every check as its own EVALSHA the moment it arrives, with up to the
+// client's pool size in flight.
 func WithPipelines(n int) Option {
 	return func(c *config) { c.pipelines = n }
+}
+
+// DefaultChecksPerCall is the most checks one script call decides when
+// WithChecksPerCall is not given.
+const DefaultChecksPerCall = 64
+
+// WithChecksPerCall sets the most queued checks one script call decides (see
+// WithPipelines). A script call holds its Redis node for the time its checks
+// take, a few microseconds each, so a bound keeps a node's other clients
+// waiting at most that long. The checks one call may share are those the
+// client sends to one node: any checks on a *redis.Client (one Redis, or
+// the master under Sentinel), checks of one hash slot on a
+// *redis.ClusterClient, checks of one hash tag on any other client. n = 1
+// gives every check a script call of its own (queued checks still share a
+// pipeline). n < 1 makes New return an error.
+func WithChecksPerCall(n int) Option {
+	return func(c *config) {
+		if n < 1 {
+			c.fail(fmt.Errorf("redisstore: checks per call %d is below 1", n))
+			return
+		}
+		c.perCall = n
+	}
 }
 
 func (c *config) fail(err error) {

@@ -40,7 +40,7 @@ func scriptSource() string {
 
 // Argument layout of the script; see lua/90_check.lua.
 const (
-	headArgs      = 3 // now, cost, TTL margin
+	headArgs      = 5 // TTL margin, number of checks (1), now, cost, number of policies
 	argsPerPolicy = 7 // algorithm code, limit, window, interval, tolerance, window start, max delay
 	replyPerKey   = 5 // allowed, remaining, retry after, reset after, delay
 )

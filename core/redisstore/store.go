@@ -54,7 +54,7 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 	if client == nil {
 		return nil, errors.New("redisstore: New called with a nil client")
 	}
-	c := config{prefix: DefaultPrefix, pipelines: DefaultPipelines}
+	c := config{prefix: DefaultPrefix, pipelines: DefaultPipelines, perCall: DefaultChecksPerCall}
 	for _, o := range opts {
 		o(&c)
 	}
@@ -65,7 +65,7 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 		c.pipelines = math.MaxInt // no batching: every call goes out at once
 	}
 	return &Store{slotKey: c.slotKey, client: client, prefix: c.prefix, margin: c.margin, timeout: c.timeout,
-		calls: &batcher{client: client, max: c.pipelines, timeout: c.timeout}}, nil
+		calls: &batcher{client: client, max: c.pipelines, perCall: c.perCall, route: routingOf(client), timeout: c.timeout}}, nil
 }
 
 // Check implements core.Backend: one script call decides the check against
@@ -124,7 +124,7 @@ func (s *Store) run(ctx context.Context, op, key string, policies []core.Policy,
 	}
 	us := now.UnixMicro()
 	args := make([]any, 0, headArgs+argsPerPolicy*len(policies))
-	args = append(args, us, cost, s.margin)
+	args = append(args, s.margin, int64(1), us, cost, int64(len(policies)))
 	keys := make([]string, len(policies))
 	head := s.head(key)
 	for i, p := range policies {
@@ -156,7 +156,7 @@ func (s *Store) CheckMany(ctx context.Context, items []core.Keyed, cost int, now
 	}
 	us := now.UnixMicro()
 	args := make([]any, 0, headArgs+argsPerPolicy*len(items))
-	args = append(args, us, int64(cost), s.margin)
+	args = append(args, s.margin, int64(1), us, int64(cost), int64(len(items)))
 	keys := make([]string, len(items))
 	policies := make([]core.Policy, len(items))
 	for i, it := range items {

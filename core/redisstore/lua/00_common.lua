@@ -8,11 +8,13 @@
 -- is ever turned into text by Lua (tostring and .. print %.14g); numbers
 -- travel to Redis as command arguments, which Redis formats as integers.
 --
--- ARGV[1] is now in microseconds, ARGV[2] the cost (0 means peek), ARGV[3] a
--- margin in milliseconds added to every TTL. Policy i has seven arguments from
--- ARGV[b] with b = 4 + 7 * (i - 1): algorithm code, limit, window, interval,
+-- ARGV[1] is a margin in milliseconds added to every TTL and ARGV[2] the
+-- number of checks the call carries (see 90_check.lua). Each check has three
+-- arguments, now in microseconds, the cost (0 means peek) and its number of
+-- policies, then seven per policy: algorithm code, limit, window, interval,
 -- tolerance, window start (floor(now / window) * window) and max delay (the
--- leaky bucket's ceiling on Delay, 0 for none), all computed in Go.
+-- leaky bucket's ceiling on Delay, 0 for none), all computed in Go. b below
+-- is the index in ARGV of a policy's first argument.
 -- Each algorithm function takes (key, b, cost, now, write), reads its state,
 -- decides like its Go counterpart in core/algo, writes the new state only
 -- when write is true and the check is admitted, and returns allowed (1 or
@@ -20,7 +22,7 @@
 
 local max = math.max
 local floor = math.floor
-local margin = tonumber(ARGV[3])
+local margin = tonumber(ARGV[1])
 
 -- idiv is Go's integer division for b > 0: the quotient truncated towards
 -- zero, exact even where a / b rounds up to the next integer.

@@ -1,77 +1,130 @@
--- The check: one key, all its policies, one cost, decided atomically.
+-- The dispatcher: one or more checks, each of one key's policies (or of a
+-- multi-key check's keys), each decided atomically and all-or-nothing on its
+-- own. A script runs without interleaving, so the checks of one call run one
+-- after another exactly as if each were its own call.
 --
--- KEYS[i] is the state of policy i (built in Go; this script never builds a
--- key). Every policy is evaluated first; new states are written only if
--- every one admits the check. A denied check or a peek writes nothing. The
--- reply holds five integers per policy: allowed (1 or 0), remaining, retry
--- after, reset after and delay, the durations in microseconds.
+-- A check's KEYS are the states of its policies, in order, after the KEYS of
+-- the checks before it (built in Go; this script never builds a key). Every
+-- policy is evaluated first; new states are written only if every one admits
+-- the check. A denied check or a peek writes nothing. A check's reply is five
+-- integers per policy: allowed (1 or 0), remaining, retry after, reset after
+-- and delay, the durations in microseconds. When a call carries several
+-- checks, a check that fails (a key of the wrong type, say) answers with its
+-- error text, one string, in place of its numbers, and the others still run.
 
-local now = tonumber(ARGV[1])
-local cost = tonumber(ARGV[2])
-local count = #KEYS
-if #ARGV ~= 3 + 7 * count then
-  return redis.error_reply('ERR ratelimit: want 7 arguments per key')
-end
+-- The check being decided: its keys follow KEYS[ck], its policy arguments
+-- start at ARGV[cb], its time is cnow, and its reply goes into out from
+-- out[co + 1]. Plain upvalues rather than closures made per check.
+local ck, cb, cnow, co = 0, 0, 0, 0
+local out = {}
 
--- decide runs policy i's algorithm for cost units; see 00_common.lua.
+-- decide runs policy i's algorithm for units; see 00_common.lua.
 local function decide(i, units, write)
-  local b = 4 + 7 * (i - 1)
-  local code = tonumber(ARGV[b])
-  if code == 5 then return gcra(KEYS[i], b, units, now, write) end
-  if code == 1 then return fixed_window(KEYS[i], b, units, now, write) end
-  if code == 2 then return sliding_log(KEYS[i], b, units, now, write) end
-  if code == 3 then return sliding_window(KEYS[i], b, units, now, write) end
-  if code == 4 then return token_bucket(KEYS[i], b, units, now, write) end
-  if code == 6 then return leaky_bucket(KEYS[i], b, units, now, write) end
+  local pb = cb + 7 * (i - 1)
+  local key = KEYS[ck + i]
+  local code = tonumber(ARGV[pb])
+  if code == 5 then return gcra(key, pb, units, cnow, write) end
+  if code == 1 then return fixed_window(key, pb, units, cnow, write) end
+  if code == 2 then return sliding_log(key, pb, units, cnow, write) end
+  if code == 3 then return sliding_window(key, pb, units, cnow, write) end
+  if code == 4 then return token_bucket(key, pb, units, cnow, write) end
+  if code == 6 then return leaky_bucket(key, pb, units, cnow, write) end
   error('ratelimit: unknown algorithm code')
 end
 
-local reply = {}
 local function put(i, allowed, remaining, retry, reset, delay)
-  local r = 5 * (i - 1)
-  reply[r + 1], reply[r + 2], reply[r + 3], reply[r + 4], reply[r + 5] = allowed, remaining, retry, reset, delay
+  local r = co + 5 * (i - 1)
+  out[r + 1], out[r + 2], out[r + 3], out[r + 4], out[r + 5] = allowed, remaining, retry, reset, delay
 end
 
-if cost == 0 then
-  -- Peek: the state as it stands, and whether one unit would pass.
-  for i = 1, count do
-    local _, remaining, _, reset = decide(i, 0, false)
-    local allowed, _, retry = decide(i, 1, false)
-    put(i, allowed, remaining, retry, reset, 0)
-  end
-  return reply
-end
-
-if count == 1 then
-  put(1, decide(1, cost, true))
-  return reply
-end
-
-local all = true
-for i = 1, count do
-  local allowed, remaining, retry, reset, delay = decide(i, cost, false)
-  put(i, allowed, remaining, retry, reset, delay)
-  if allowed == 0 then all = false end
-end
-if all then
-  -- Write every state. Nothing has changed since the evaluation above, so
-  -- each policy decides the same again. A policy named twice is one state
-  -- and consumes once.
-  for i = 1, count do
-    local seen = false
-    for j = 1, i - 1 do
-      if KEYS[j] == KEYS[i] then seen = true end
-    end
-    if not seen then decide(i, cost, true) end
-  end
-else
-  -- Denied: nothing is written, and policies that had room report the state
-  -- as it stands.
-  for i = 1, count do
-    if reply[5 * (i - 1) + 1] == 1 then
-      local allowed, remaining, retry, reset = decide(i, 0, false)
+-- check decides the current check (ck, cb, cnow, co) of count policies.
+local function check(cost, count)
+  if cost == 0 then
+    -- Peek: the state as it stands, and whether one unit would pass.
+    for i = 1, count do
+      local _, remaining, _, reset = decide(i, 0, false)
+      local allowed, _, retry = decide(i, 1, false)
       put(i, allowed, remaining, retry, reset, 0)
     end
+    return
+  end
+
+  if count == 1 then
+    put(1, decide(1, cost, true))
+    return
+  end
+
+  local all = true
+  for i = 1, count do
+    local allowed, remaining, retry, reset, delay = decide(i, cost, false)
+    put(i, allowed, remaining, retry, reset, delay)
+    if allowed == 0 then all = false end
+  end
+  if all then
+    -- Write every state. Nothing has changed since the evaluation above, so
+    -- each policy decides the same again. A policy named twice is one state
+    -- and consumes once.
+    for i = 1, count do
+      local seen = false
+      for j = 1, i - 1 do
+        if KEYS[ck + j] == KEYS[ck + i] then seen = true end
+      end
+      if not seen then decide(i, cost, true) end
+    end
+  else
+    -- Denied: nothing is written, and policies that had room report the
+    -- state as it stands.
+    for i = 1, count do
+      if out[co + 5 * (i - 1) + 1] == 1 then
+        local allowed, remaining, retry, reset = decide(i, 0, false)
+        put(i, allowed, remaining, retry, reset, 0)
+      end
+    end
   end
 end
-return reply
+
+-- The layout is checked whole before anything runs.
+local checks = tonumber(ARGV[2])
+if not checks or checks < 1 then
+  return redis.error_reply('ERR ratelimit: want the number of checks in ARGV[2]')
+end
+local nargs, nkeys, p = #ARGV, 0, 3
+for _ = 1, checks do
+  if p + 2 > nargs then
+    return redis.error_reply('ERR ratelimit: arguments end inside a check')
+  end
+  local count = tonumber(ARGV[p + 2])
+  nkeys = nkeys + count
+  p = p + 3 + 7 * count
+end
+if p ~= nargs + 1 or nkeys ~= #KEYS then
+  return redis.error_reply('ERR ratelimit: want 3 arguments per check, 7 per key and one key per policy')
+end
+
+if checks == 1 then
+  ck, cb, cnow, co = 0, 6, tonumber(ARGV[3]), 0
+  check(tonumber(ARGV[4]), tonumber(ARGV[5]))
+  return out
+end
+
+-- errtext is the message of an error a check raised: redis.call raises a
+-- table with an err field, error() a string.
+local function errtext(e)
+  if type(e) == 'table' and type(e.err) == 'string' then return e.err end
+  if type(e) == 'string' then return e end
+  return 'ERR ratelimit: a check failed'
+end
+
+p = 3
+for _ = 1, checks do
+  local count = tonumber(ARGV[p + 2])
+  cb, cnow, co = p + 3, tonumber(ARGV[p]), #out
+  local ok, e = pcall(check, tonumber(ARGV[p + 1]), count)
+  if not ok then
+    for i = #out, co + 1, -1 do out[i] = nil end
+    out[co + 1] = errtext(e)
+  end
+  ck = ck + count
+  p = p + 3 + 7 * count
+end
+return out
