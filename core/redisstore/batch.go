@@ -24,6 +24,7 @@ import (
 // The zero value is not usable.
 type batcher struct {
 	client  redis.UniversalClient
+	margin  any // the TTL margin in milliseconds, an int64 boxed once
 	max     int
 	perCall int           // the most checks one script call decides
 	route   routing       // which queued checks may share a script call
@@ -57,33 +58,29 @@ func routingOf(client redis.UniversalClient) routing {
 
 // call is one check waiting for its reply.
 type call struct {
-	keys []string
-	// args are the script's arguments for this check alone: the margin and
-	// a check count of 1, then the check's own arguments.
-	args  []any
-	reply []int64
-	err   error
+	now, cost int64         // microseconds; units (0 for a peek)
+	keys      []string      // one Redis key per policy (or item)
+	pis       []*policyInfo // the policy of each key
+	reply     []int64
+	err       error
 	// batch is set, under batcher.mu, when this call must send it: the
 	// calls queued while every script call was busy, itself included.
 	batch []*call
 	done  chan struct{} // receives once: the reply is in, or batch is set
 }
 
-// callHead is the number of arguments of a call that belong to the script
-// call rather than to the check: the margin and the number of checks.
-const callHead = 2
-
-// run executes the check script for keys and args and returns its reply.
-func (b *batcher) run(ctx context.Context, keys []string, args []any) ([]int64, error) {
+// run decides c and returns its reply.
+func (b *batcher) run(ctx context.Context, c *call) ([]int64, error) {
 	b.mu.Lock()
 	if b.inFlight < b.max {
 		b.inFlight++
 		b.mu.Unlock()
-		reply, err := checkScript.Run(ctx, b.client, keys, args...).Int64Slice()
+		one := [1]*call{c}
+		reply, err := checkScript.Run(ctx, b.client, c.keys, b.args(one[:])...).Int64Slice()
 		b.handOff()
 		return reply, err
 	}
-	c := &call{keys: keys, args: args, done: make(chan struct{}, 1)}
+	c.done = make(chan struct{}, 1)
 	b.pending = append(b.pending, c)
 	b.mu.Unlock()
 
@@ -149,14 +146,12 @@ func (b *batcher) handOff() {
 func (b *batcher) exec(ctx context.Context, batch []*call) {
 	groups := b.group(batch)
 	if len(groups) == 1 {
-		keys, args := merge(groups[0])
-		deliver(groups[0], checkScript.Run(ctx, b.client, keys, args...))
+		deliver(groups[0], checkScript.Run(ctx, b.client, keysOf(groups[0]), b.args(groups[0])...))
 		return
 	}
 	cmds, _ := b.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for _, g := range groups {
-			keys, args := merge(g)
-			checkScript.EvalSha(ctx, p, keys, args...)
+			checkScript.EvalSha(ctx, p, keysOf(g), b.args(g)...)
 		}
 		return nil
 	})
@@ -169,8 +164,7 @@ func (b *batcher) exec(ctx context.Context, batch []*call) {
 		}
 		cmd := cmds[i].(*redis.Cmd)
 		if err := cmd.Err(); err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
-			keys, args := merge(g)
-			cmd = checkScript.Eval(ctx, b.client, keys, args...)
+			cmd = checkScript.Eval(ctx, b.client, keysOf(g), b.args(g)...)
 		}
 		deliver(g, cmd)
 	}
@@ -235,25 +229,83 @@ func (b *batcher) nodeKey(keys []string) (string, bool) {
 	return first, true
 }
 
-// merge returns the keys and arguments of one script call deciding every
-// check of g, in order.
-func merge(g []*call) ([]string, []any) {
+// keysOf returns the KEYS of one script call deciding every check of g, in
+// order.
+func keysOf(g []*call) []string {
 	if len(g) == 1 {
-		return g[0].keys, g[0].args
+		return g[0].keys
 	}
-	nk, na := 0, callHead
+	n := 0
 	for _, c := range g {
-		nk += len(c.keys)
-		na += len(c.args) - callHead
+		n += len(c.keys)
 	}
-	keys := make([]string, 0, nk)
-	args := make([]any, 0, na)
-	args = append(args, g[0].args[0], int64(len(g)))
+	keys := make([]string, 0, n)
 	for _, c := range g {
 		keys = append(keys, c.keys...)
-		args = append(args, c.args[callHead:]...)
 	}
-	return keys, args
+	return keys
+}
+
+// args returns the ARGV of one script call deciding every check of g, in
+// order: each distinct policy once, then each check, naming its keys'
+// policies by number (see lua/90_check.lua).
+func (b *batcher) args(g []*call) []any {
+	if len(g) == 1 {
+		// One check: its policies in order, a policy named twice sent
+		// twice rather than searched for.
+		c := g[0]
+		args := make([]any, 0, callHead+(argsPerPolicy+1)*len(c.pis)+checkHead)
+		args = append(args, b.margin, int64(1), int64(len(c.pis)))
+		for _, pi := range c.pis {
+			args = append(args, pi.args[:]...)
+		}
+		args = append(args, c.now, c.cost, int64(len(c.pis)))
+		for i := range c.pis {
+			args = append(args, int64(i+1))
+		}
+		return args
+	}
+	refs := make([]int64, 0, 2*len(g))
+	distinct := make([]*policyInfo, 0, 4)
+	var index map[*policyInfo]int64 // once distinct outgrows a linear search
+	for _, c := range g {
+		for _, pi := range c.pis {
+			n := int64(-1)
+			if index != nil {
+				if i, ok := index[pi]; ok {
+					n = i
+				}
+			} else if i := slices.Index(distinct, pi); i >= 0 {
+				n = int64(i)
+			}
+			if n < 0 {
+				n = int64(len(distinct))
+				distinct = append(distinct, pi)
+				if index != nil {
+					index[pi] = n
+				} else if len(distinct) > 16 {
+					index = make(map[*policyInfo]int64, 2*len(distinct))
+					for i, d := range distinct {
+						index[d] = int64(i)
+					}
+				}
+			}
+			refs = append(refs, n+1)
+		}
+	}
+	args := make([]any, 0, callHead+argsPerPolicy*len(distinct)+checkHead*len(g)+len(refs))
+	args = append(args, b.margin, int64(len(g)), int64(len(distinct)))
+	for _, pi := range distinct {
+		args = append(args, pi.args[:]...)
+	}
+	for _, c := range g {
+		args = append(args, c.now, c.cost, int64(len(c.pis)))
+		for _, r := range refs[:len(c.pis)] {
+			args = append(args, r)
+		}
+		refs = refs[len(c.pis):]
+	}
+	return args
 }
 
 // deliver decodes the reply of the script call that decided g into each

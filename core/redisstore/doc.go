@@ -20,12 +20,18 @@
 // (after SCRIPT FLUSH, a restart or a failover); that is the only retry the
 // Store ever makes, because only then is it certain the script did not run.
 //
-// Under load, checks that arrive while earlier ones are on the wire travel
-// together in one pipeline (WithPipelines): each is still its own atomic
-// script call, but one write and one read carry many of them, which is how
-// one client at 64 goroutines outruns single EVALSHA calls of a script that
-// does nothing. A pipeline that meets NOSCRIPT sends those calls again with
-// EVAL.
+// Under load, checks that arrive while earlier ones are on the wire wait and
+// go out together (WithPipelines). Those bound for one Redis node, all of
+// them on one Redis or under Sentinel, those of one hash slot on a Cluster,
+// share one script call that decides them one after another
+// (WithChecksPerCall): a script runs without interleaving, so each check is
+// as atomic and all-or-nothing as in its own call, and one that fails (a key
+// of the wrong type) answers with its own error while the others proceed.
+// Checks that cannot share a call share a pipeline. That is how one client at
+// 64 goroutines outruns single EVALSHA calls of a script that does nothing:
+// Redis pays its per-call cost once for many checks, and one write and one
+// read carry them. A script call or pipeline that meets NOSCRIPT is sent
+// again with EVAL.
 //
 // Time is a parameter: the caller's instant travels to Redis as integer
 // microseconds and Redis's own clock is never read. Keys whose callers'

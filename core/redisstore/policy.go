@@ -17,12 +17,7 @@ const maxCachedPolicies = 1024
 // arguments, boxed once. Immutable once built.
 type policyInfo struct {
 	id   string
-	args [argsPerPolicy - 2]any // code, limit, window, interval, tolerance
-	// maxDelay is the last argument, boxed once like args.
-	maxDelay any
-	// rateBased is true when the script needs no window start.
-	rateBased bool
-	window    int64
+	args [argsPerPolicy]any // code, limit, window, interval, tolerance, max delay
 }
 
 // policyCache maps core.Policy values to their policyInfo. The zero value is
@@ -39,11 +34,8 @@ func (c *policyCache) get(p core.Policy) *policyInfo {
 	}
 	pr, _ := p.Params() // validated by the caller
 	pi := &policyInfo{
-		id:        string(appendPolicyID(make([]byte, 0, policyIDLen), p)),
-		maxDelay:  pr.MaxDelay,
-		args:      [argsPerPolicy - 2]any{algorithmCode(pr.Algorithm), pr.Limit, pr.Window, pr.Interval, pr.Tolerance},
-		rateBased: pr.Algorithm.RateBased(),
-		window:    pr.Window,
+		id:   string(appendPolicyID(make([]byte, 0, policyIDLen), p)),
+		args: [argsPerPolicy]any{algorithmCode(pr.Algorithm), pr.Limit, pr.Window, pr.Interval, pr.Tolerance, pr.MaxDelay},
 	}
 	if c.n.Load() < maxCachedPolicies {
 		if v, loaded := c.m.LoadOrStore(p, pi); loaded {

@@ -9,7 +9,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ratelimit-go/ratelimit/core"
-	"github.com/ratelimit-go/ratelimit/core/algo"
 )
 
 //go:embed lua/*.lua
@@ -38,10 +37,11 @@ func scriptSource() string {
 	return b.String()
 }
 
-// Argument layout of the script; see lua/90_check.lua.
+// Argument layout of the script; see lua/00_common.lua and lua/90_check.lua.
 const (
-	headArgs      = 5 // TTL margin, number of checks (1), now, cost, number of policies
-	argsPerPolicy = 7 // algorithm code, limit, window, interval, tolerance, window start, max delay
+	callHead      = 3 // TTL margin, number of checks, number of policies
+	argsPerPolicy = 6 // algorithm code, limit, window, interval, tolerance, max delay
+	checkHead     = 3 // now, cost, number of keys; then one policy number per key
 	replyPerKey   = 5 // allowed, remaining, retry after, reset after, delay
 )
 
@@ -63,14 +63,4 @@ func algorithmCode(a core.Algorithm) int64 {
 		return 6
 	}
 	return 0 // unreachable for validated params; the script rejects it
-}
-
-// appendPolicyArgs appends the script arguments of one policy: everything
-// that needs no state is computed in Go rather than in Lua.
-func appendPolicyArgs(args []any, pi *policyInfo, now int64) []any {
-	var start int64
-	if !pi.rateBased {
-		start = algo.WindowStart(now, pi.window)
-	}
-	return append(append(args, pi.args[:]...), start, pi.maxDelay)
 }

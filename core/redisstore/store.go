@@ -26,7 +26,6 @@ type Store struct {
 	slotKey  func(string) string // nil: every key is its own hash tag
 	client   redis.UniversalClient
 	prefix   string
-	margin   any // int64 milliseconds, boxed once for the script arguments
 	timeout  time.Duration
 	calls    *batcher
 	policies policyCache
@@ -64,8 +63,8 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 	if c.pipelines <= 0 {
 		c.pipelines = math.MaxInt // no batching: every call goes out at once
 	}
-	return &Store{slotKey: c.slotKey, client: client, prefix: c.prefix, margin: c.margin, timeout: c.timeout,
-		calls: &batcher{client: client, max: c.pipelines, perCall: c.perCall, route: routingOf(client), timeout: c.timeout}}, nil
+	return &Store{slotKey: c.slotKey, client: client, prefix: c.prefix, timeout: c.timeout,
+		calls: &batcher{client: client, margin: c.margin, max: c.pipelines, perCall: c.perCall, route: routingOf(client), timeout: c.timeout}}, nil
 }
 
 // Check implements core.Backend: one script call decides the check against
@@ -122,17 +121,29 @@ func (s *Store) run(ctx context.Context, op, key string, policies []core.Policy,
 	if len(out) < len(policies) {
 		return fmt.Errorf("redisstore: %s: out has %d elements for %d policies", op, len(out), len(policies))
 	}
-	us := now.UnixMicro()
-	args := make([]any, 0, headArgs+argsPerPolicy*len(policies))
-	args = append(args, s.margin, int64(1), us, cost, int64(len(policies)))
-	keys := make([]string, len(policies))
+	return s.call(ctx, op, s.newCall(key, policies, cost, now), policies, out)
+}
+
+// newCall returns the call that decides a validated check of key under
+// policies.
+func (s *Store) newCall(key string, policies []core.Policy, cost int64, now time.Time) *call {
+	c := &call{now: now.UnixMicro(), cost: cost, keys: make([]string, len(policies)), pis: make([]*policyInfo, len(policies))}
 	head := s.head(key)
 	for i, p := range policies {
-		pi := s.policies.get(p)
-		args = appendPolicyArgs(args, pi, us)
-		keys[i] = string(append(head, pi.id...))
+		c.pis[i] = s.policies.get(p)
+		c.keys[i] = string(append(head, c.pis[i].id...))
 	}
-	return s.call(ctx, op, keys, args, policies, out)
+	return c
+}
+
+// newManyCall returns the call that decides a validated multi-key check.
+func (s *Store) newManyCall(items []core.Keyed, cost int64, now time.Time) *call {
+	c := &call{now: now.UnixMicro(), cost: cost, keys: make([]string, len(items)), pis: make([]*policyInfo, len(items))}
+	for i, it := range items {
+		c.pis[i] = s.policies.get(it.Policy)
+		c.keys[i] = string(append(s.head(it.Key), c.pis[i].id...))
+	}
+	return c
 }
 
 // head returns what the Redis keys of key start with.
@@ -154,30 +165,23 @@ func (s *Store) CheckMany(ctx context.Context, items []core.Keyed, cost int, now
 	if len(out) < len(items) {
 		return fmt.Errorf("redisstore: check: out has %d elements for %d items", len(out), len(items))
 	}
-	us := now.UnixMicro()
-	args := make([]any, 0, headArgs+argsPerPolicy*len(items))
-	args = append(args, s.margin, int64(1), us, int64(cost), int64(len(items)))
-	keys := make([]string, len(items))
+	c := s.newManyCall(items, int64(cost), now)
 	policies := make([]core.Policy, len(items))
 	for i, it := range items {
-		pi := s.policies.get(it.Policy)
-		args = appendPolicyArgs(args, pi, us)
-		keys[i] = string(append(s.head(it.Key), pi.id...))
 		policies[i] = it.Policy
 	}
-	err := s.call(ctx, "check", keys, args, policies, out)
+	err := s.call(ctx, "check", c, policies, out)
 	if err != nil && strings.Contains(err.Error(), "CROSSSLOT") {
 		return fmt.Errorf("%w: %w", ErrCrossSlot, err)
 	}
 	return err
 }
 
-// call runs the script for keys and args and decodes its reply into out,
-// one decision per policy.
-func (s *Store) call(ctx context.Context, op string, keys []string, args []any, policies []core.Policy, out []core.Decision) error {
+// call decides c and decodes its reply into out, one decision per policy.
+func (s *Store) call(ctx context.Context, op string, c *call, policies []core.Policy, out []core.Decision) error {
 	ctx, cancel := s.budget(ctx)
 	defer cancel()
-	reply, err := s.calls.run(ctx, keys, args)
+	reply, err := s.calls.run(ctx, c)
 	if err != nil {
 		return fmt.Errorf("redisstore: %s: %w", op, err)
 	}

@@ -8,13 +8,14 @@
 -- is ever turned into text by Lua (tostring and .. print %.14g); numbers
 -- travel to Redis as command arguments, which Redis formats as integers.
 --
--- ARGV[1] is a margin in milliseconds added to every TTL and ARGV[2] the
--- number of checks the call carries (see 90_check.lua). Each check has three
--- arguments, now in microseconds, the cost (0 means peek) and its number of
--- policies, then seven per policy: algorithm code, limit, window, interval,
--- tolerance, window start (floor(now / window) * window) and max delay (the
--- leaky bucket's ceiling on Delay, 0 for none), all computed in Go. b below
--- is the index in ARGV of a policy's first argument.
+-- ARGV[1] is a margin in milliseconds added to every TTL, ARGV[2] the number
+-- of checks the call carries and ARGV[3] the number of distinct policies
+-- they use. Six arguments per policy follow, all computed in Go: algorithm
+-- code, limit, window, interval, tolerance and max delay (the leaky bucket's
+-- ceiling on Delay, 0 for none); b below is the index in ARGV of a policy's
+-- first argument. Then each check has now in microseconds, the cost (0 means
+-- peek), its number of keys and, per key, the number of its policy (see
+-- 90_check.lua).
 -- Each algorithm function takes (key, b, cost, now, write), reads its state,
 -- decides like its Go counterpart in core/algo, writes the new state only
 -- when write is true and the check is admitted, and returns allowed (1 or
@@ -43,6 +44,14 @@ end
 -- now: milliseconds rounded up, at least 1, plus the margin.
 local function ttl(reset)
   return max(idiv(reset + 999, 1000), 1) + margin
+end
+
+-- window_start is algo.WindowStart: the start of the window of the given
+-- length that holds now, exact for negative now too.
+local function window_start(now, window)
+  local m = now - idiv(now, window) * window
+  if m < 0 then m = m + window end
+  return now - m
 end
 
 -- reset_at is algo.resetAt: the time from now until a backlog of used

@@ -30,7 +30,8 @@ local function sw_floor(x)
 end
 
 local function sliding_window(key, b, cost, now, write)
-  local limit, w, start = tonumber(ARGV[b + 1]), tonumber(ARGV[b + 2]), tonumber(ARGV[b + 5])
+  local limit, w = tonumber(ARGV[b + 1]), tonumber(ARGV[b + 2])
+  local start = window_start(now, w)
   local h = redis.call('HMGET', key, 's', 'p', 'c')
   local st_start, st_prev, st_curr = tonumber(h[1]) or 0, tonumber(h[2]) or 0, tonumber(h[3]) or 0
   local at = now -- the instant the estimate is taken at

@@ -1,5 +1,5 @@
 -- Leaky bucket, the queue form: algo.LeakyBucket. State: hash {v = backlog
--- in microseconds of draining (level), l = last}. ARGV[b + 6] is the policy's
+-- in microseconds of draining (level), l = last}. ARGV[b + 5] is the policy's
 -- MaxDelay in microseconds, 0 for none.
 
 -- leaky_remaining is algo.leakyRemaining.
@@ -10,7 +10,7 @@ end
 
 local function leaky_bucket(key, b, cost, now, write)
   local interval, tolerance = tonumber(ARGV[b + 3]), tonumber(ARGV[b + 4])
-  local max_delay = tonumber(ARGV[b + 6])
+  local max_delay = tonumber(ARGV[b + 5])
   local h = redis.call('HMGET', key, 'v', 'l')
   local st_level, st_last = tonumber(h[1]) or 0, tonumber(h[2]) or 0
   local last, backlog = now, 0

@@ -12,15 +12,16 @@
 -- checks, a check that fails (a key of the wrong type, say) answers with its
 -- error text, one string, in place of its numbers, and the others still run.
 
--- The check being decided: its keys follow KEYS[ck], its policy arguments
--- start at ARGV[cb], its time is cnow, and its reply goes into out from
--- out[co + 1]. Plain upvalues rather than closures made per check.
-local ck, cb, cnow, co = 0, 0, 0, 0
+-- The check being decided: its keys follow KEYS[ck], the numbers of their
+-- policies follow ARGV[cr], its time is cnow, and its reply goes into out
+-- from out[co + 1]. Plain upvalues rather than closures made per check.
+local ck, cr, cnow, co = 0, 0, 0, 0
 local out = {}
 
--- decide runs policy i's algorithm for units; see 00_common.lua.
+-- decide runs the algorithm of the check's key i for units; see
+-- 00_common.lua.
 local function decide(i, units, write)
-  local pb = cb + 7 * (i - 1)
+  local pb = 4 + 6 * (tonumber(ARGV[cr + i]) - 1)
   local key = KEYS[ck + i]
   local code = tonumber(ARGV[pb])
   if code == 5 then return gcra(key, pb, units, cnow, write) end
@@ -37,7 +38,7 @@ local function put(i, allowed, remaining, retry, reset, delay)
   out[r + 1], out[r + 2], out[r + 3], out[r + 4], out[r + 5] = allowed, remaining, retry, reset, delay
 end
 
--- check decides the current check (ck, cb, cnow, co) of count policies.
+-- check decides the current check (ck, cr, cnow, co) of count keys.
 local function check(cost, count)
   if cost == 0 then
     -- Peek: the state as it stands, and whether one unit would pass.
@@ -84,26 +85,27 @@ local function check(cost, count)
 end
 
 -- The layout is checked whole before anything runs.
-local checks = tonumber(ARGV[2])
-if not checks or checks < 1 then
-  return redis.error_reply('ERR ratelimit: want the number of checks in ARGV[2]')
+local checks, policies = tonumber(ARGV[2]), tonumber(ARGV[3])
+if not checks or checks < 1 or not policies or policies < 1 then
+  return redis.error_reply('ERR ratelimit: want the numbers of checks and policies in ARGV[2] and ARGV[3]')
 end
-local nargs, nkeys, p = #ARGV, 0, 3
+local nargs, nkeys, first = #ARGV, 0, 4 + 6 * policies
+local p = first
 for _ = 1, checks do
   if p + 2 > nargs then
     return redis.error_reply('ERR ratelimit: arguments end inside a check')
   end
   local count = tonumber(ARGV[p + 2])
   nkeys = nkeys + count
-  p = p + 3 + 7 * count
+  p = p + 3 + count
 end
 if p ~= nargs + 1 or nkeys ~= #KEYS then
-  return redis.error_reply('ERR ratelimit: want 3 arguments per check, 7 per key and one key per policy')
+  return redis.error_reply('ERR ratelimit: want 6 arguments per policy, 3 per check and one key and policy number per key')
 end
 
 if checks == 1 then
-  ck, cb, cnow, co = 0, 6, tonumber(ARGV[3]), 0
-  check(tonumber(ARGV[4]), tonumber(ARGV[5]))
+  ck, cr, cnow, co = 0, first + 2, tonumber(ARGV[first]), 0
+  check(tonumber(ARGV[first + 1]), tonumber(ARGV[first + 2]))
   return out
 end
 
@@ -115,16 +117,16 @@ local function errtext(e)
   return 'ERR ratelimit: a check failed'
 end
 
-p = 3
+p = first
 for _ = 1, checks do
   local count = tonumber(ARGV[p + 2])
-  cb, cnow, co = p + 3, tonumber(ARGV[p]), #out
+  cr, cnow, co = p + 2, tonumber(ARGV[p]), #out
   local ok, e = pcall(check, tonumber(ARGV[p + 1]), count)
   if not ok then
     for i = #out, co + 1, -1 do out[i] = nil end
     out[co + 1] = errtext(e)
   end
   ck = ck + count
-  p = p + 3 + 7 * count
+  p = p + 3 + count
 end
 return out
