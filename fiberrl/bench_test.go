@@ -13,6 +13,7 @@ import (
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/fiberrl"
+	"github.com/ratelimit-go/ratelimit/internal/httpsuite"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
 
@@ -76,6 +77,49 @@ func benchParallel(b *testing.B, h fasthttp.RequestHandler) {
 			}
 		}
 	})
+}
+
+// BenchmarkDeny is a denied request as a flood of limited clients sends it:
+// 1,000 client addresses round robin, keyed by the peer address, each past
+// its limit before the timer starts (as httpsuite.BenchDeny does for the
+// net/http adapters); compare BenchmarkAllowRemoteIP.
+func BenchmarkDeny(b *testing.B) {
+	mw, err := fiberrl.New(
+		ratelimit.WithLimiter(core.NewLimiter(memstore.New())),
+		ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
+		ratelimit.WithPolicy(core.MustParsePolicy(httpsuite.DenyPolicy)),
+	)
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := benchApp(mw)
+	ctxs := make([]*fasthttp.RequestCtx, httpsuite.DenyClients)
+	for i := range ctxs {
+		var req fasthttp.Request
+		req.Header.SetMethod("GET")
+		req.SetRequestURI("/")
+		ctxs[i] = new(fasthttp.RequestCtx)
+		ctxs[i].Init(&req, &net.TCPAddr{IP: net.IPv4(10, 0, byte(i/250), byte(i%250)), Port: 1234}, nil)
+	}
+	for range 101 {
+		for _, c := range ctxs {
+			c.Response.Reset()
+			h(c)
+		}
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		c := ctxs[i]
+		c.Response.Reset()
+		h(c)
+		if code := c.Response.StatusCode(); code != http.StatusTooManyRequests {
+			b.Fatalf("status %d, want 429", code)
+		}
+		if i++; i == len(ctxs) {
+			i = 0
+		}
+	}
 }
 
 // BenchmarkBare is the baseline: the app and its handler alone.

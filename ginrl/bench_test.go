@@ -49,6 +49,20 @@ func BenchmarkAllow(b *testing.B) {
 // BenchmarkAllowRemoteIP is BenchmarkAllow keyed by the peer address.
 func BenchmarkAllowRemoteIP(b *testing.B) { httpsuite.Bench(b, engine(allowAll(b, keyfuncs.RemoteIP))) }
 
+// BenchmarkDeny is a denied request: 1,000 client addresses round robin,
+// each past its limit (see httpsuite.BenchDeny); compare BenchmarkAllowRemoteIP.
+func BenchmarkDeny(b *testing.B) {
+	mw, err := ginrl.New(
+		ratelimit.WithLimiter(core.NewLimiter(memstore.New())),
+		ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
+		ratelimit.WithPolicy(core.MustParsePolicy(httpsuite.DenyPolicy)),
+	)
+	if err != nil {
+		b.Fatal(err)
+	}
+	httpsuite.BenchDeny(b, engine(mw))
+}
+
 // BenchmarkBareParallel is BenchmarkBare on every P.
 func BenchmarkBareParallel(b *testing.B) { httpsuite.BenchParallel(b, engine()) }
 

@@ -142,3 +142,24 @@ func denyHarness(b *testing.B, kf keyfuncs.KeyFunc, limit string) {
 
 // BenchmarkDeny is a denied request (see denyHarness).
 func BenchmarkDeny(b *testing.B) { denyHarness(b, keyfuncs.RemoteIP, "100/1h;name=api") }
+
+// BenchmarkDenyDiscard is BenchmarkDeny into a server-like writer, which
+// neither copies the header map nor buffers the body as the recorder does;
+// compare BenchmarkAllowRemoteIPDiscard.
+func BenchmarkDenyDiscard(b *testing.B) {
+	mw, err := stdhttp.New(
+		ratelimit.WithLimiter(core.NewLimiter(memstore.New())),
+		ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
+		ratelimit.WithPolicy(core.MustParsePolicy(httpsuite.DenyPolicy)),
+	)
+	if err != nil {
+		b.Fatal(err)
+	}
+	httpsuite.BenchDeny(b, mw(benchHandler))
+}
+
+// BenchmarkAllowRemoteIPDiscard is BenchmarkAllowRemoteIP into a
+// server-like writer.
+func BenchmarkAllowRemoteIPDiscard(b *testing.B) {
+	httpsuite.Bench(b, allowAll(b, keyfuncs.RemoteIP)(benchHandler))
+}

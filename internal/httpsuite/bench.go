@@ -1,6 +1,7 @@
 package httpsuite
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -47,4 +48,42 @@ func BenchParallel(b *testing.B, h http.Handler) {
 			}
 		}
 	})
+}
+
+// DenyClients is the number of client addresses BenchDeny cycles through.
+const DenyClients = 1000
+
+// DenyPolicy is the policy BenchDeny's middleware must enforce: each client
+// is past it after BenchDeny's warm-up, and none is refilled while a
+// benchmark runs.
+const DenyPolicy = "100/1h;name=api"
+
+// BenchDeny is the deny path as a flood of limited clients sends it:
+// DenyClients client addresses round robin, each past DenyPolicy before the
+// timer starts, served by h (middleware keyed by the peer address in front
+// of a 204 handler) into a server-like writer. It fails unless every timed
+// response is 429, and reports allocations.
+func BenchDeny(b *testing.B, h http.Handler) {
+	reqs := make([]*http.Request, DenyClients)
+	for i := range reqs {
+		reqs[i] = httptest.NewRequest("GET", "/", nil)
+		reqs[i].RemoteAddr = fmt.Sprintf("10.0.%d.%d:1234", i/250, i%250)
+	}
+	for range 101 {
+		for _, r := range reqs {
+			h.ServeHTTP(&discardWriter{h: make(http.Header)}, r)
+		}
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		w := &discardWriter{h: make(http.Header)}
+		h.ServeHTTP(w, reqs[i])
+		if w.code != http.StatusTooManyRequests {
+			b.Fatalf("status %d, want 429", w.code)
+		}
+		if i++; i == len(reqs) {
+			i = 0
+		}
+	}
 }
