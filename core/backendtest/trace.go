@@ -50,16 +50,20 @@ func WithKeys(n int) TraceOption {
 	}
 }
 
-// Trace start instants: one near the project's present and one in the year
-// 2100, where microsecond timestamps are larger than any real clock reads.
+// Trace start instants: one near the project's present, one in the year
+// 2100, where microsecond timestamps are larger than any real clock reads,
+// and one a day before the Unix epoch, where they are negative (and a
+// trace may cross zero, which an empty state's zero fields must not be
+// confused with).
 var (
-	nearToday = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	year2100  = time.Date(2100, 3, 1, 0, 0, 0, 0, time.UTC)
+	nearToday  = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	year2100   = time.Date(2100, 3, 1, 0, 0, 0, 0, time.UTC)
+	before1970 = time.Date(1969, 12, 31, 0, 0, 0, 0, time.UTC)
 )
 
 // RandomTrace returns a deterministic trace of n steps for seed: a first step
-// that sets the clock (to a random microsecond within two days of either
-// 2026-11-29 or 2100-03-01), then checks (mostly), peeks and resets across several keys
+// that sets the clock (to a random microsecond within two days of
+// 2026-11-29, 2100-03-01 or 1969-12-31), then checks (mostly), peeks and resets across several keys
 // (including keys with '{', '}', binary bytes and a long key) and a pool of
 // policies covering every selected algorithm, with single- and
 // multi-policy steps, costs up to the capacity, and clock advances from zero
@@ -83,10 +87,7 @@ func RandomTrace(seed uint64, n int, opts ...TraceOption) []Step {
 			pool = append(pool, p)
 		}
 	}
-	start := nearToday
-	if rng.IntN(2) == 1 {
-		start = year2100
-	}
+	start := [...]time.Time{nearToday, year2100, before1970}[rng.IntN(3)]
 	start = start.Add(time.Duration(rng.Int64N(int64(48*time.Hour))) / time.Microsecond * time.Microsecond)
 
 	steps := make([]Step, 0, n)

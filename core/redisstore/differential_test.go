@@ -14,9 +14,9 @@ import (
 	"github.com/ratelimit-go/ratelimit/internal/redistest"
 )
 
-// Differential traces: enough seeds that both start instants RandomTrace
-// picks from (near today and in the year 2100) are covered, which the test
-// asserts.
+// Differential traces: enough seeds that the three start instants
+// RandomTrace picks from (near today, in the year 2100 and before 1970) are
+// covered, which the test asserts.
 const (
 	diffSeeds = 16
 	diffSteps = 300
@@ -44,8 +44,8 @@ func TestDifferential(t *testing.T) {
 		traces[i] = backendtest.RandomTrace(uint64(1000+i), diffSteps, backendtest.WithKeys(6), backendtest.WithInvalidSteps())
 		years[traces[i][0].Set.Year()] = true
 	}
-	if !years[2026] || !years[2100] {
-		t.Fatalf("traces start in years %v; want both 2026 and 2100", years)
+	if !years[2026] || !years[2100] || !years[1969] {
+		t.Fatalf("traces start in years %v; want 2026, 2100 and 1969", years)
 	}
 	ctx := context.Background()
 	for _, b := range backends {

@@ -37,6 +37,7 @@ var (
 	fuzzStarts  = []time.Time{
 		time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC),
 		time.Date(2100, 3, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(1969, 12, 31, 23, 0, 0, 0, time.UTC), // crosses the epoch within a trace
 	}
 )
 
@@ -49,7 +50,7 @@ var (
 func decodeTrace(data []byte) []backendtest.Step {
 	d := &decoder{data: data}
 	s0 := d.byte()
-	start := fuzzStarts[s0&1].Add(time.Duration(s0>>1) * 1237 * time.Millisecond)
+	start := fuzzStarts[int(s0)%len(fuzzStarts)].Add(time.Duration(s0/3) * 1237 * time.Millisecond)
 	pool := make([]core.Policy, 0, 4)
 	for range 1 + int(d.byte()%4) {
 		p := core.Policy{

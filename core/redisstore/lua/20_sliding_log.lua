@@ -28,9 +28,11 @@ local function sliding_log(key, b, cost, now, write)
   local cutoff = now - window
   local first = sliding_log_first_after(key, len, cutoff)
   local n = len - first
-  local newest = 0
-  if len > 0 then newest = tonumber(redis.call('LINDEX', key, -1)) end
-  local ts = max(now, newest)
+  local newest, ts = 0, now
+  if len > 0 then -- an empty log has no newest entry, also before 1970
+    newest = tonumber(redis.call('LINDEX', key, -1))
+    ts = max(now, newest)
+  end
   if n + cost <= limit then
     local reset = 0
     if cost > 0 then

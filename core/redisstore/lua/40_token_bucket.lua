@@ -5,8 +5,11 @@ local function token_bucket(key, b, cost, now, write)
   local interval, tolerance = tonumber(ARGV[b + 3]), tonumber(ARGV[b + 4])
   local h = redis.call('HMGET', key, 'u', 'l')
   local st_used, st_last = tonumber(h[1]) or 0, tonumber(h[2]) or 0
-  local last = max(st_last, now)
-  local used = max(st_used - (last - st_last), 0)
+  local last, used = now, 0
+  if st_used > 0 then -- a zero used is a full bucket whatever last says, also before 1970
+    last = max(st_last, now)
+    used = max(st_used - (last - st_last), 0)
+  end
   local need = cost * interval
   if used + need <= tolerance then
     used = used + need

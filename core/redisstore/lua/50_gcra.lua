@@ -4,7 +4,10 @@
 local function gcra(key, b, cost, now, write)
   local interval, tolerance = tonumber(ARGV[b + 3]), tonumber(ARGV[b + 4])
   local tat = tonumber(redis.call('GET', key)) or 0
-  local base = max(tat, now)
+  local base = now
+  if tat ~= 0 then -- zero is an empty key, also before 1970
+    base = max(tat, now)
+  end
   local new_tat = base + cost * interval
   local allow_at = new_tat - tolerance
   if allow_at <= now then
