@@ -6,8 +6,9 @@
 //		backendtest.Run(t, func(t *testing.T) core.Backend { return memstore.New() })
 //	}
 //
-// Run checks three things. Vectors: the YAML files in testdata/conformance at
-// the repository root pin exact decisions (Allowed, Remaining, RetryAfter,
+// Run checks three things. Vectors: the YAML files in testdata/conformance,
+// embedded in this package (the suite runs under -trimpath too), pin exact
+// decisions (Allowed, Remaining, RetryAfter,
 // ResetAfter, Delay, or a typed error) step by step for all six algorithms.
 // Properties: seeded random traces (see RandomTrace) must never admit more
 // than an exact algorithm's limit, a denied check must change nothing, the

@@ -3,11 +3,11 @@ package backendtest
 import (
 	"bytes"
 	"context"
+	"embed"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"runtime"
+	"io/fs"
+	"path"
 	"sort"
 	"strings"
 	"testing"
@@ -91,31 +91,23 @@ func (w *wants) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// VectorDir returns the directory holding the vector files,
-// testdata/conformance at the repository root, found from this source file's
-// location so that any package's test can load it.
-func VectorDir() (string, error) {
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		return "", errors.New("backendtest: cannot locate the source directory")
-	}
-	return filepath.Join(filepath.Dir(file), "..", "..", "testdata", "conformance"), nil
-}
+// vectorFiles are the vector files, testdata/conformance/*.yaml beside this
+// package, embedded so that the suite needs no source tree at run time (it
+// passes under go test -trimpath and from a module cache).
+//
+//go:embed testdata/conformance/*.yaml
+var vectorFiles embed.FS
 
-// loadVectors reads and validates every *.yaml file in VectorDir.
+// loadVectors reads and validates every embedded vector file.
 func loadVectors(t *testing.T) map[string][]vector {
 	t.Helper()
-	dir, err := VectorDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	files, err := fs.Glob(vectorFiles, "testdata/conformance/*.yaml")
 	if err != nil || len(files) == 0 {
-		t.Fatalf("no vector files in %s (err %v)", dir, err)
+		t.Fatalf("no vector files embedded (err %v)", err)
 	}
 	out := make(map[string][]vector, len(files))
 	for _, f := range files {
-		data, err := os.ReadFile(f)
+		data, err := vectorFiles.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -123,12 +115,12 @@ func loadVectors(t *testing.T) map[string][]vector {
 		dec.KnownFields(true)
 		var vf vectorFile
 		if err := dec.Decode(&vf); err != nil {
-			t.Fatalf("%s: %v", filepath.Base(f), err)
+			t.Fatalf("%s: %v", path.Base(f), err)
 		}
 		if len(vf.Vectors) == 0 {
-			t.Fatalf("%s: no vectors", filepath.Base(f))
+			t.Fatalf("%s: no vectors", path.Base(f))
 		}
-		out[strings.TrimSuffix(filepath.Base(f), ".yaml")] = vf.Vectors
+		out[strings.TrimSuffix(path.Base(f), ".yaml")] = vf.Vectors
 	}
 	return out
 }
