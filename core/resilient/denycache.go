@@ -40,6 +40,9 @@ type denyEntry struct {
 	cost      int
 	at        int64 // the check's instant, in microseconds
 	until     int64 // the denial holds before this instant, in microseconds
+	// windowed is set when every policy is a fixed window: a larger cost
+	// is then answered too (see exactDenial).
+	windowed bool
 }
 
 func newDenyCache(entries int) *denyCache {
@@ -72,16 +75,16 @@ func samePolicies(a, b []core.Policy) bool {
 
 func micros(t time.Time) int64 { return t.UnixMicro() }
 
-// answer serves a check locally when the primary denied the same key and
-// policies for a cost no larger than cost, and the denial still holds at now.
-// It writes the decisions into out, with the durations shortened by the time
-// elapsed since the primary answered, and reports whether it did.
+// answer serves a check locally when the primary denied the same key,
+// policies and cost (or, for fixed windows, a cost no larger) and the
+// denial still holds at now. It writes the decisions into out, with the
+// durations shortened by the time elapsed since the primary answered, and
+// reports whether it did.
 //
-// Soundness: every algorithm needs at least as long to admit a larger cost,
-// and nothing but time (or a Reset, which clears the entry) makes a denied
-// check admissible on this instance, so denying until the earliest
-// RetryAfter of the denying policies never denies what the primary would
-// admit. A clock that went back before the primary's answer misses.
+// The answer is the primary's exactly (see exactDenial): nothing but time,
+// or a Reset (which clears the entry), changes a denied key on this
+// instance, and only denials whose every field moves with time alone are
+// kept. A clock that went back before the primary's answer misses.
 func (c *denyCache) answer(key string, policies []core.Policy, cost int, now time.Time, out []core.Decision) bool {
 	if len(key) > denyMaxKeyLen || len(policies) > denyMaxPolicies {
 		return false
@@ -92,12 +95,10 @@ func (c *denyCache) answer(key string, policies []core.Policy, cost int, now tim
 	defer s.mu.Unlock()
 	for i := range bk {
 		e := &bk[i]
-		if e.until > t && t >= e.at && e.cost <= cost && e.key == key && samePolicies(e.policies, policies) {
+		if e.until > t && t >= e.at && (e.cost == cost || e.windowed && e.cost < cost) && e.key == key && samePolicies(e.policies, policies) {
 			elapsed := time.Duration(t-e.at) * time.Microsecond
 			for j, d := range e.decisions {
-				if !d.Allowed {
-					d.RetryAfter -= elapsed
-				}
+				d.RetryAfter -= elapsed
 				d.ResetAfter = max(d.ResetAfter-elapsed, d.RetryAfter)
 				out[j] = d
 			}
@@ -105,6 +106,30 @@ func (c *denyCache) answer(key string, policies []core.Policy, cost int, now tim
 		}
 	}
 	return false
+}
+
+// exactDenial reports whether the primary's answer ds to a check of cost
+// can be replayed until the earliest RetryAfter, shifted by the time
+// elapsed, and still be exactly what the primary would answer, and whether
+// larger costs can be answered with it too. That holds when every policy
+// denied (a policy with room refills while it waits, changing its
+// Remaining) and either the cost is 1 (a unit check denied has Remaining 0
+// until its RetryAfter under every algorithm, and nothing else moves but the
+// clock) or every policy is a fixed window, whose count and window end do
+// not move until the window ends, whatever the cost. Any other denial (a
+// larger cost under a refilling algorithm, whose Remaining grows before its
+// RetryAfter and whose RetryAfter depends on the cost) is not cached.
+func exactDenial(policies []core.Policy, cost int, ds []core.Decision) (ok, windowed bool) {
+	windowed = true
+	for i := range ds {
+		if ds[i].Allowed {
+			return false, false
+		}
+		if policies[i].Algorithm != core.FixedWindow {
+			windowed = false
+		}
+	}
+	return cost == 1 || windowed, windowed
 }
 
 // record stores what the primary answered a check at now: a denial is
@@ -135,6 +160,10 @@ func (c *denyCache) record(key string, policies []core.Policy, cost int, now tim
 		}
 		return
 	}
+	exact, windowed := exactDenial(policies, cost, out[:len(policies)])
+	if !exact {
+		return
+	}
 	// The entry of the same check if there is one, else an empty or
 	// expired one, else the one that expires first.
 	victim := 0
@@ -149,7 +178,7 @@ func (c *denyCache) record(key string, policies []core.Policy, cost int, now tim
 		}
 	}
 	e := &bk[victim]
-	e.key, e.cost, e.at, e.until = key, cost, t, until
+	e.key, e.cost, e.at, e.until, e.windowed = key, cost, t, until, windowed
 	e.policies = append(e.policies[:0], policies...)
 	e.decisions = append(e.decisions[:0], out[:len(policies)]...)
 }

@@ -144,6 +144,53 @@ func TestDenyCacheCost(t *testing.T) {
 	}
 }
 
+// TestDenyCacheExactRetryAfter: under an algorithm that refills, a denial
+// of one cost says nothing exact about another (a larger cost waits longer,
+// and Remaining grows before a denied larger cost fits), so those checks
+// reach the primary and get its exact answer: the case the conformance
+// suite caught, RetryAfter 11h44m from the cache where 23h44m was right.
+func TestDenyCacheExactRetryAfter(t *testing.T) {
+	p := core.Policy{Limit: 2, Window: 24 * time.Hour, Algorithm: core.GCRA}
+	rec := newRecorder(t)
+	b := resilient.New(rec, resilient.WithDenyCache(16))
+	plain := newMem(t)
+	ctx := context.Background()
+	both := func(cost int, at time.Time) core.Decision {
+		t.Helper()
+		got, err := b.CheckOne(ctx, "k", p, cost, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := plain.CheckOne(ctx, "k", p, cost, at)
+		got.Source = want.Source
+		if got != want {
+			t.Fatalf("cost %d at %v: cache %+v, store %+v", cost, at, got, want)
+		}
+		return got
+	}
+	both(2, t0) // both units used
+	if d := both(1, t0.Add(16*time.Minute)); d.Allowed {
+		t.Fatal("admitted with no unit left")
+	}
+	calls := rec.calls()
+	if d := both(2, t0.Add(16*time.Minute)); d.Allowed || d.RetryAfter != 23*time.Hour+44*time.Minute {
+		t.Fatalf("cost 2: %+v", d)
+	}
+	if rec.calls() != calls+1 {
+		t.Fatal("a larger cost under GCRA was answered from a cost-1 denial")
+	}
+	calls = rec.calls()
+	both(2, t0.Add(17*time.Minute)) // not cached either: cost 2 under GCRA
+	if rec.calls() != calls+1 {
+		t.Fatal("a cost-2 GCRA denial was cached")
+	}
+	calls = rec.calls()
+	both(1, t0.Add(17*time.Minute)) // the cost-1 denial still answers
+	if rec.calls() != calls {
+		t.Fatal("a cost-1 denial was not answered from the cache")
+	}
+}
+
 // TestDenyCacheIdentity: only the exact key and policy set are answered.
 func TestDenyCacheIdentity(t *testing.T) {
 	p := core.Policy{Name: "a", Limit: 1, Window: time.Minute, Algorithm: core.GCRA}
