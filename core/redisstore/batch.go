@@ -23,7 +23,7 @@ import (
 //
 // The zero value is not usable.
 type batcher struct {
-	client  redis.UniversalClient
+	client  Client
 	margin  any // the TTL margin in milliseconds, an int64 boxed once
 	max     int
 	perCall int           // the most checks one script call decides
@@ -46,7 +46,7 @@ const (
 )
 
 // routingOf is the routing of client's type.
-func routingOf(client redis.UniversalClient) routing {
+func routingOf(client Client) routing {
 	switch client.(type) {
 	case *redis.Client:
 		return routeOne

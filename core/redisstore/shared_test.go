@@ -80,7 +80,7 @@ func (s *Store) opCall(op sharedOp) *call {
 // poison gives key "bad" a hash under every policy's GCRA-style string state
 // and a string under the hash states, so that every check of it meets
 // WRONGTYPE.
-func poison(t *testing.T, s *Store, ops []sharedOp) {
+func poison(t *testing.T, s *Store, client redis.UniversalClient, ops []sharedOp) {
 	t.Helper()
 	ctx := context.Background()
 	for _, op := range ops {
@@ -92,9 +92,9 @@ func poison(t *testing.T, s *Store, ops []sharedOp) {
 			var err error
 			switch op.policies[i].Algorithm {
 			case core.GCRA, core.TokenBucket:
-				err = s.client.HSet(ctx, k, "x", "1").Err()
+				err = client.HSet(ctx, k, "x", "1").Err()
 			default:
-				err = s.client.Set(ctx, k, "x", 0).Err()
+				err = client.Set(ctx, k, "x", 0).Err()
 			}
 			if err != nil {
 				t.Fatal(err)
@@ -140,7 +140,7 @@ func testSharedMatch(t *testing.T, client redis.UniversalClient, many, bad bool,
 				if err != nil {
 					t.Fatal(err)
 				}
-				poison(t, s, ops)
+				poison(t, s, client, ops)
 				t.Cleanup(func() { _ = redistest.DeletePrefix(ctx, client, s.prefix) })
 				return s
 			}

@@ -24,7 +24,7 @@ import (
 // when done). Create one with New; the zero value is not usable.
 type Store struct {
 	slotKey  func(string) string // nil: every key is its own hash tag
-	client   redis.UniversalClient
+	client   Client
 	prefix   string
 	timeout  time.Duration
 	calls    *batcher
@@ -42,15 +42,35 @@ var (
 // Give the keys a common slot key (WithSlotKey).
 var ErrCrossSlot = errors.New("redisstore: the keys of a multi-key check are in different cluster slots; use WithSlotKey")
 
+// Client is what a Store calls of a go-redis client: scripts, pipelines
+// and DEL. Every client of github.com/redis/go-redis/v9 satisfies it
+// (*redis.Client, also under Sentinel, *redis.ClusterClient, *redis.Ring,
+// and any redis.UniversalClient), and so can a wrapper or a test double.
+// Checks queued together share one script call on a *redis.Client and
+// within one hash slot on a *redis.ClusterClient; on any other Client only
+// checks of one hash tag share a call (see WithChecksPerCall).
+type Client interface {
+	redis.Scripter
+	Pipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
+	Del(ctx context.Context, keys ...string) *redis.IntCmd
+}
+
+var (
+	_ Client = redis.UniversalClient(nil)
+	_ Client = (*redis.Client)(nil)
+	_ Client = (*redis.ClusterClient)(nil)
+	_ Client = (*redis.Ring)(nil)
+)
+
 // New returns a Store over client, which may be a *redis.Client, a
-// *redis.ClusterClient, a Sentinel client (redis.NewFailoverClient) or a
-// *redis.Ring. Without options keys start with DefaultPrefix, TTLs have no
+// *redis.ClusterClient, a Sentinel client (redis.NewFailoverClient), a
+// *redis.Ring or anything else that is a Client. Without options keys start with DefaultPrefix, TTLs have no
 // margin and calls are bounded by the caller's context alone. New makes no
 // round trip: the script is sent on first use.
 //
 // New returns an error for a nil client or an invalid option.
-func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
-	if client == nil {
+func New(client Client, opts ...Option) (*Store, error) {
+	if client == nil || isNilPointer(client) {
 		return nil, errors.New("redisstore: New called with a nil client")
 	}
 	c := config{prefix: DefaultPrefix, pipelines: DefaultPipelines, perCall: DefaultChecksPerCall}
@@ -209,4 +229,18 @@ func (s *Store) budget(ctx context.Context) (context.Context, context.CancelFunc
 		return context.WithTimeout(ctx, s.timeout)
 	}
 	return ctx, func() {}
+}
+
+// isNilPointer reports whether c holds a nil pointer of one of go-redis's
+// client types, which a nil check of the interface does not catch.
+func isNilPointer(c Client) bool {
+	switch v := c.(type) {
+	case *redis.Client:
+		return v == nil
+	case *redis.ClusterClient:
+		return v == nil
+	case *redis.Ring:
+		return v == nil
+	}
+	return false
 }

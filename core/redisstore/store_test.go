@@ -18,11 +18,18 @@ func TestNewErrors(t *testing.T) {
 	if _, err := redisstore.New(nil); err == nil {
 		t.Error("New(nil): want an error")
 	}
+	if _, err := redisstore.New((*redis.Client)(nil)); err == nil {
+		t.Error("New of a nil *redis.Client: want an error")
+	}
+	if _, err := redisstore.New((*redis.ClusterClient)(nil)); err == nil {
+		t.Error("New of a nil *redis.ClusterClient: want an error")
+	}
 	for name, opt := range map[string]redisstore.Option{
-		"brace prefix":    redisstore.WithPrefix("app{x}:"),
-		"long prefix":     redisstore.WithPrefix(strings.Repeat("p", redisstore.MaxPrefixLen+1)),
-		"negative margin": redisstore.WithTTLMargin(-time.Second),
-		"negative budget": redisstore.WithTimeout(-time.Second),
+		"brace prefix":       redisstore.WithPrefix("app{x}:"),
+		"long prefix":        redisstore.WithPrefix(strings.Repeat("p", redisstore.MaxPrefixLen+1)),
+		"negative margin":    redisstore.WithTTLMargin(-time.Second),
+		"negative budget":    redisstore.WithTimeout(-time.Second),
+		"no checks per call": redisstore.WithChecksPerCall(0),
 	} {
 		if _, err := redisstore.New(c, opt); err == nil {
 			t.Errorf("%s: want an error", name)
