@@ -81,16 +81,21 @@
 //
 // WithDenyCache remembers checks the primary denied. Until the earliest
 // RetryAfter of the denying policies has passed (measured with the instant
-// each check carries), a check of the same key and the same policies, for
-// the same or a larger cost, is denied locally without a round trip: an
-// abusive client hammering one key costs the primary one call per RetryAfter
-// instead of one per request. It never denies what the primary would admit
-// for this instance: every algorithm needs at least as long to admit a
-// larger cost, an admission by the primary drops denials it proves stale,
-// and Reset through this Backend drops the key's entries. A Reset made
-// through another instance is not seen before the entry expires, and for a
-// larger cost the RetryAfter served is a lower bound. Remaining is the value
-// the primary reported; RetryAfter and ResetAfter count down from it.
+// each check carries), a check of the same key, the same policies and the
+// same cost is denied locally without a round trip: an abusive client
+// hammering one key costs the primary one call per RetryAfter instead of one
+// per request. An answer from the cache is the primary's own, to the
+// microsecond, shifted by the time elapsed (Decision.Source says it came
+// from the cache): only denials whose every field moves with time alone are
+// kept, those where every policy denied and the cost is 1 (a unit check
+// denied has no unit left until its RetryAfter, under every algorithm), or
+// where every policy is a fixed window (whose count and window end stand
+// still until the window ends; such a denial also answers larger costs).
+// Other denials go to the primary each time. It never denies what the
+// primary would admit for this instance: an admission by the primary drops
+// denials it proves stale, and Reset through this Backend drops the key's
+// entries. A Reset, or consumption, through another instance is not seen
+// before the entry expires.
 //
 // The cache is a fixed table of set-associative buckets: it never grows past
 // its capacity, a lookup allocates nothing, and keys longer than 512 bytes or

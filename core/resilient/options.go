@@ -176,10 +176,11 @@ func WithMaxAbandoned(n int) Option {
 
 // WithDenyCache turns on the local deny cache with room for entries checks
 // (DefaultDenyCacheSize when entries is zero or less). When the primary
-// denies a check, the same key, policies and cost (or a larger cost) are
-// denied locally until the earliest RetryAfter of the denying policies
-// passes, without a round trip. See the package documentation for what it
-// guarantees. Off by default.
+// denies a check of cost 1 under all its policies (or of any cost under
+// fixed windows only), the same check is denied locally, with the primary's
+// exact answer counted down, until the earliest RetryAfter of the denying
+// policies passes, without a round trip. See the package documentation for
+// what it guarantees. Off by default.
 func WithDenyCache(entries int) Option {
 	return func(c *config) {
 		if entries <= 0 {
