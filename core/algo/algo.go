@@ -236,11 +236,32 @@ func resetAt(last, used, now int64) int64 {
 	return last + used - now
 }
 
+// Func is the shape of the algorithms whose state is a value: given a
+// policy's Params, the key's state (the zero value for an empty key), a cost
+// and now, it returns the outcome and the state to store if the check is
+// admitted with a positive cost.
+type Func[S any] func(p *core.Params, st S, cost, now int64) (Outcome, S)
+
+var (
+	_ Func[GCRAState]          = GCRA
+	_ Func[FixedWindowState]   = FixedWindow
+	_ Func[SlidingWindowState] = SlidingWindow
+	_ Func[TokenBucketState]   = TokenBucket
+	_ Func[LeakyBucketState]   = LeakyBucket
+)
+
+// GCRAState is the theoretical arrival time (TAT) of the next unit, in
+// microseconds. The zero value is an empty key.
+type GCRAState struct {
+	TAT int64
+}
+
 // GCRA keeps the theoretical arrival time (TAT) of the next unit. A check of
 // cost units moves it to max(tat, now) + cost*Interval and is admitted when
-// that lies at most Tolerance (Burst*Interval) ahead of now. A zero tat is an
-// empty key; the returned tat is the state to store.
-func GCRA(p *core.Params, tat, cost, now int64) (Outcome, int64) {
+// that lies at most Tolerance (Burst*Interval) ahead of now. A zero TAT is an
+// empty key; the returned state is the one to store.
+func GCRA(p *core.Params, st GCRAState, cost, now int64) (Outcome, GCRAState) {
+	tat := st.TAT
 	base := now
 	if tat != 0 { // zero is an empty key, also before 1970
 		base = max(tat, now)
@@ -248,13 +269,13 @@ func GCRA(p *core.Params, tat, cost, now int64) (Outcome, int64) {
 	newTat := base + cost*p.Interval
 	allowAt := newTat - p.Tolerance
 	if allowAt <= now {
-		return Outcome{Allowed: true, Remaining: max(p.Tolerance-(newTat-now), 0) / p.Interval, ResetAfter: newTat - now}, newTat
+		return Outcome{Allowed: true, Remaining: max(p.Tolerance-(newTat-now), 0) / p.Interval, ResetAfter: newTat - now}, GCRAState{TAT: newTat}
 	}
 	return Outcome{
 		Remaining:  max(p.Tolerance-(base-now), 0) / p.Interval,
 		Wait:       allowAt - now,
 		ResetAfter: base - now,
-	}, tat
+	}, st
 }
 
 // LeakyBucketState is the queue's backlog in microseconds of draining (one

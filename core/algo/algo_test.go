@@ -145,15 +145,15 @@ func TestGCRA(t *testing.T) {
 	p := mustParams(t, core.Policy{Limit: 2, Window: time.Second, Burst: 3, Algorithm: core.GCRA})
 	iv := p.Interval
 	now := int64(unix2023)
-	tat := int64(0)
+	var tat GCRAState
 	var o Outcome
 	for i := range 3 {
 		if o, tat = GCRA(p, tat, 1, now); !o.Allowed || o.Remaining != int64(2-i) || o.ResetAfter != int64(i+1)*iv {
 			t.Fatalf("unit %d: %+v", i, o)
 		}
 	}
-	if tat != now+3*iv {
-		t.Fatalf("tat = %d, want now+3 intervals", tat-now)
+	if tat.TAT != now+3*iv {
+		t.Fatalf("tat = %d, want now+3 intervals", tat.TAT-now)
 	}
 	if o, _ = GCRA(p, tat, 1, now); o.Allowed || o.RetryAfter() != iv || o.ResetAfter != 3*iv {
 		t.Fatalf("fourth unit: %+v", o)
@@ -162,7 +162,7 @@ func TestGCRA(t *testing.T) {
 		t.Fatalf("two units: %+v", o)
 	}
 	// Before 1970 an empty key is still empty.
-	if o, tat = GCRA(p, 0, 3, -year2100); !o.Allowed || tat != -year2100+3*iv {
+	if o, tat = GCRA(p, GCRAState{}, 3, -year2100); !o.Allowed || tat.TAT != -year2100+3*iv {
 		t.Fatalf("empty key before 1970: %+v, tat %d", o, tat)
 	}
 }
@@ -277,7 +277,7 @@ func TestLogGrowthBoundedAndCompact(t *testing.T) {
 			CommitSlidingLog(p, l, 1, ts, now)
 		}
 		newest := l.Newest()
-		if got := l.ExpiresAt(p.Window); got != newest+p.Window {
+		if got := l.ExpiresAt(p); got != newest+p.Window {
 			t.Fatalf("ExpiresAt = %d, want newest+window", got)
 		}
 		l.Compact(p.Window, newest+p.Window-1)
@@ -365,8 +365,8 @@ func TestOutcomeInRegisters(t *testing.T) {
 // of the longest allowed tolerance still admits and reports exact times.
 func TestLargeValues(t *testing.T) {
 	p := mustParams(t, core.Policy{Limit: 1, Window: core.MaxWindow, Burst: 31, Algorithm: core.GCRA})
-	o, tat := GCRA(p, 0, 31, year2100)
-	if !o.Allowed || o.ResetAfter != p.Tolerance || tat != year2100+p.Tolerance {
+	o, tat := GCRA(p, GCRAState{}, 31, year2100)
+	if !o.Allowed || o.ResetAfter != p.Tolerance || tat.TAT != year2100+p.Tolerance {
 		t.Fatalf("%+v tat %d", o, tat)
 	}
 	if o, _ := GCRA(p, tat, 1, year2100); o.Allowed || o.RetryAfter() != p.Interval {

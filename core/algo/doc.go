@@ -3,6 +3,13 @@
 // now, and returns an Outcome and the state to store if the check is
 // admitted. None of them reads a clock, allocates, or writes anywhere.
 //
+// Five of them have one shape, Func: a state value in, the outcome and the
+// next state out (GCRA, FixedWindow, SlidingWindow, TokenBucket,
+// LeakyBucket). The sliding log keeps a buffer of timestamps that a store
+// updates in place rather than copying per check, so it is two steps:
+// SlidingLog decides, CommitSlidingLog writes. Every state type has
+// ExpiresAt(*core.Params), and its zero value is an empty key.
+//
 // The memory store runs these functions directly. The Redis scripts in
 // core/redisstore follow them step for step, and a differential test holds
 // the two to identical decisions.

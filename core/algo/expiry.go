@@ -1,25 +1,31 @@
 package algo
 
+import "github.com/ratelimit-go/ratelimit/core"
+
 // Expiry instants: the first instant at which a stored state means the same
 // as an absent one, so a store may drop it. They equal now + ResetAfter of
-// the check that stored the state.
+// the check that stored the state. Every state has the same method, so that
+// a store handles them alike.
+
+// ExpiresAt returns when the GCRA state can be dropped: its TAT.
+func (s GCRAState) ExpiresAt(*core.Params) int64 { return s.TAT }
 
 // ExpiresAt returns when the fixed window state can be dropped.
-func (s FixedWindowState) ExpiresAt(window int64) int64 { return s.Start + window }
+func (s FixedWindowState) ExpiresAt(p *core.Params) int64 { return s.Start + p.Window }
 
 // ExpiresAt returns when the sliding window state can be dropped.
-func (s SlidingWindowState) ExpiresAt(window int64) int64 {
+func (s SlidingWindowState) ExpiresAt(p *core.Params) int64 {
 	if s.Curr > 0 {
-		return s.Start + 2*window
+		return s.Start + 2*p.Window
 	}
-	return s.Start + window
+	return s.Start + p.Window
 }
 
 // ExpiresAt returns when the token bucket is full again.
-func (s TokenBucketState) ExpiresAt() int64 { return s.Last + s.Used }
+func (s TokenBucketState) ExpiresAt(*core.Params) int64 { return s.Last + s.Used }
 
 // ExpiresAt returns when the leaky bucket's queue is empty.
-func (s LeakyBucketState) ExpiresAt() int64 { return s.Last + s.Level }
+func (s LeakyBucketState) ExpiresAt(*core.Params) int64 { return s.Last + s.Level }
 
 // ExpiresAt returns when every entry of the log has left the window.
-func (l *Log) ExpiresAt(window int64) int64 { return l.Newest() + window }
+func (l *Log) ExpiresAt(p *core.Params) int64 { return l.Newest() + p.Window }

@@ -35,7 +35,7 @@ func newMachine(t testing.TB, p *core.Params) *machine {
 			}
 			return o
 		}
-		m.expiresAt = func() int64 { return st.ExpiresAt(p.Window) }
+		m.expiresAt = func() int64 { return st.ExpiresAt(p) }
 		m.stamp = func() int64 { return st.Start }
 	case core.SlidingWindow:
 		var st SlidingWindowState
@@ -47,7 +47,7 @@ func newMachine(t testing.TB, p *core.Params) *machine {
 			}
 			return o
 		}
-		m.expiresAt = func() int64 { return st.ExpiresAt(p.Window) }
+		m.expiresAt = func() int64 { return st.ExpiresAt(p) }
 		m.stamp = func() int64 { return st.Start }
 	case core.TokenBucket:
 		var st TokenBucketState
@@ -59,10 +59,10 @@ func newMachine(t testing.TB, p *core.Params) *machine {
 			}
 			return o
 		}
-		m.expiresAt = func() int64 { return st.ExpiresAt() }
+		m.expiresAt = func() int64 { return st.ExpiresAt(p) }
 		m.stamp = func() int64 { return st.Last }
 	case core.GCRA:
-		var tat int64
+		var tat GCRAState
 		m.decide = func(c, now int64) Outcome { o, _ := GCRA(p, tat, c, now); return o }
 		m.commit = func(c, now int64) Outcome {
 			o, next := GCRA(p, tat, c, now)
@@ -71,8 +71,8 @@ func newMachine(t testing.TB, p *core.Params) *machine {
 			}
 			return o
 		}
-		m.expiresAt = func() int64 { return tat }
-		m.stamp = func() int64 { return tat }
+		m.expiresAt = func() int64 { return tat.ExpiresAt(p) }
+		m.stamp = func() int64 { return tat.TAT }
 	case core.LeakyBucket:
 		var st LeakyBucketState
 		m.decide = func(c, now int64) Outcome { o, _ := LeakyBucket(p, st, c, now); return o }
@@ -83,7 +83,7 @@ func newMachine(t testing.TB, p *core.Params) *machine {
 			}
 			return o
 		}
-		m.expiresAt = func() int64 { return st.ExpiresAt() }
+		m.expiresAt = func() int64 { return st.ExpiresAt(p) }
 		m.stamp = func() int64 { return st.Last }
 	case core.SlidingLog:
 		l := new(Log)
@@ -95,7 +95,7 @@ func newMachine(t testing.TB, p *core.Params) *machine {
 			}
 			return o
 		}
-		m.expiresAt = func() int64 { return l.ExpiresAt(p.Window) }
+		m.expiresAt = func() int64 { return l.ExpiresAt(p) }
 		m.stamp = l.Newest
 	default:
 		t.Fatalf("no machine for %q", p.Algorithm)

@@ -19,7 +19,7 @@ import (
 // one as a core.Backend. A Reference is safe for concurrent use.
 type Reference struct {
 	mu     sync.Mutex
-	states map[stateKey]any // algo.FixedWindowState, algo.SlidingWindowState, *algo.Log, algo.TokenBucketState, int64 (GCRA), algo.LeakyBucketState
+	states map[stateKey]any // algo.FixedWindowState, algo.SlidingWindowState, *algo.Log, algo.TokenBucketState, algo.GCRAState, algo.LeakyBucketState
 }
 
 // stateKey identifies one key's state under one policy identity
@@ -155,8 +155,8 @@ func (r *Reference) eval(p *core.Params, k stateKey, cost, now int64) (algo.Outc
 		o, next := algo.TokenBucket(p, s, cost, now)
 		return o, func() { r.states[k] = next }
 	case core.GCRA:
-		tat, _ := st.(int64)
-		o, next := algo.GCRA(p, tat, cost, now)
+		s, _ := st.(algo.GCRAState)
+		o, next := algo.GCRA(p, s, cost, now)
 		return o, func() { r.states[k] = next }
 	case core.LeakyBucket:
 		s, _ := st.(algo.LeakyBucketState)

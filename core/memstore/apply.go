@@ -10,103 +10,70 @@ import (
 // outcome and whether key had no state under pi. The only error is
 // ErrStoreFull, from mode commit. Requires sh.mu.
 func (s *Store) apply(sh *shard, pi *policyInfo, key string, h uint64, cost, now int64, m mode) (algo.Outcome, bool, error) {
-	p := &pi.params
-	write := m != evaluate
 	switch pi.kind {
 	case kindGCRA:
-		t := tableOf[gcraTat](s, sh, pi, write)
-		i := t.find(key, h)
-		var cur gcraTat
-		if i >= 0 {
-			cur = t.slots[i].st
-		}
-		o, next := algo.GCRA(p, int64(cur), cost, now)
-		if write && o.Allowed && cost > 0 {
-			if err := store(s, sh, t, m, key, h, i, gcraTat(next)); err != nil {
-				return o, i < 0, err
-			}
-		}
-		return o, i < 0, nil
+		return applyValue(s, sh, pi, key, h, cost, now, m, algo.GCRA)
 	case kindFixedWindow:
-		t := tableOf[fixedState](s, sh, pi, write)
-		i := t.find(key, h)
-		var cur fixedState
-		if i >= 0 {
-			cur = t.slots[i].st
-		}
-		o, next := algo.FixedWindow(p, algo.FixedWindowState(cur), cost, now)
-		if write && o.Allowed && cost > 0 {
-			if err := store(s, sh, t, m, key, h, i, fixedState(next)); err != nil {
-				return o, i < 0, err
-			}
-		}
-		return o, i < 0, nil
+		return applyValue(s, sh, pi, key, h, cost, now, m, algo.FixedWindow)
 	case kindSlidingWindow:
-		t := tableOf[slidingState](s, sh, pi, write)
-		i := t.find(key, h)
-		var cur slidingState
-		if i >= 0 {
-			cur = t.slots[i].st
-		}
-		o, next := algo.SlidingWindow(p, algo.SlidingWindowState(cur), cost, now)
-		if write && o.Allowed && cost > 0 {
-			if err := store(s, sh, t, m, key, h, i, slidingState(next)); err != nil {
-				return o, i < 0, err
-			}
-		}
-		return o, i < 0, nil
+		return applyValue(s, sh, pi, key, h, cost, now, m, algo.SlidingWindow)
 	case kindTokenBucket:
-		t := tableOf[tokenState](s, sh, pi, write)
-		i := t.find(key, h)
-		var cur tokenState
-		if i >= 0 {
-			cur = t.slots[i].st
-		}
-		o, next := algo.TokenBucket(p, algo.TokenBucketState(cur), cost, now)
-		if write && o.Allowed && cost > 0 {
-			if err := store(s, sh, t, m, key, h, i, tokenState(next)); err != nil {
-				return o, i < 0, err
-			}
-		}
-		return o, i < 0, nil
+		return applyValue(s, sh, pi, key, h, cost, now, m, algo.TokenBucket)
 	case kindLeakyBucket:
-		t := tableOf[leakyState](s, sh, pi, write)
-		i := t.find(key, h)
-		var cur leakyState
-		if i >= 0 {
-			cur = t.slots[i].st
-		}
-		o, next := algo.LeakyBucket(p, algo.LeakyBucketState(cur), cost, now)
-		if write && o.Allowed && cost > 0 {
-			if err := store(s, sh, t, m, key, h, i, leakyState(next)); err != nil {
-				return o, i < 0, err
-			}
-		}
-		return o, i < 0, nil
+		return applyValue(s, sh, pi, key, h, cost, now, m, algo.LeakyBucket)
 	case kindSlidingLog:
-		t := tableOf[*logState](s, sh, pi, write)
-		i := t.find(key, h)
-		var empty algo.Log // a new key: evaluate against an empty log
-		l := &empty
-		if i >= 0 {
-			l = &t.slots[i].st.Log
-		}
-		o, ts := algo.SlidingLog(p, l, cost, now)
-		if write && o.Allowed && cost > 0 {
-			if i >= 0 { // the log is updated in place
-				algo.CommitSlidingLog(p, l, cost, ts, now)
-				return o, false, nil
-			}
-			nl := new(logState)
-			algo.CommitSlidingLog(p, &nl.Log, cost, ts, now)
-			if err := store(s, sh, t, m, key, h, i, nl); err != nil {
-				return o, true, err
-			}
-		}
-		return o, i < 0, nil
+		return s.applyLog(sh, pi, key, h, cost, now, m)
 	}
 	// Unreachable: kindOf admits only the six kinds above.
 	return algo.Outcome{}, false, nil
+}
+
+// applyValue is apply for the algorithms whose state is a value (shape
+// algo.Func): the key's state, or the zero value for a new key, goes in, and
+// the next state is stored in its slot.
+func applyValue[S state](s *Store, sh *shard, pi *policyInfo, key string, h uint64, cost, now int64, m mode, decide algo.Func[S]) (algo.Outcome, bool, error) {
+	write := m != evaluate
+	t := tableOf[S](s, sh, pi, write)
+	i := t.find(key, h)
+	var cur S
+	if i >= 0 {
+		cur = t.slots[i].st
+	}
+	o, next := decide(&pi.params, cur, cost, now)
+	if write && o.Allowed && cost > 0 {
+		if err := store(s, sh, t, m, key, h, i, next); err != nil {
+			return o, i < 0, err
+		}
+	}
+	return o, i < 0, nil
+}
+
+// applyLog is apply for the sliding log, whose buffer is updated in place:
+// decided first (algo.SlidingLog), written only when admitted
+// (algo.CommitSlidingLog).
+func (s *Store) applyLog(sh *shard, pi *policyInfo, key string, h uint64, cost, now int64, m mode) (algo.Outcome, bool, error) {
+	p := &pi.params
+	write := m != evaluate
+	t := tableOf[*logState](s, sh, pi, write)
+	i := t.find(key, h)
+	var empty algo.Log // a new key: evaluate against an empty log
+	l := &empty
+	if i >= 0 {
+		l = &t.slots[i].st.Log
+	}
+	o, ts := algo.SlidingLog(p, l, cost, now)
+	if write && o.Allowed && cost > 0 {
+		if i >= 0 { // the log is updated in place
+			algo.CommitSlidingLog(p, l, cost, ts, now)
+			return o, false, nil
+		}
+		nl := new(logState)
+		algo.CommitSlidingLog(p, &nl.Log, cost, ts, now)
+		if err := store(s, sh, t, m, key, h, i, nl); err != nil {
+			return o, true, err
+		}
+	}
+	return o, i < 0, nil
 }
 
 // store writes st to slot i of t, or inserts it when the key has no state

@@ -13,6 +13,7 @@ import (
 	"unsafe"
 
 	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/algo"
 )
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -332,8 +333,8 @@ func TestReclaimSkipsTheCheckedKey(t *testing.T) {
 func TestTableMatchesAMap(t *testing.T) {
 	p := &core.Params{Window: 10}
 	seed := maphash.MakeSeed()
-	tb := newTable[gcraTat](p, seed)
-	model := map[string]gcraTat{}
+	tb := newTable[algo.GCRAState](p, seed)
+	model := map[string]algo.GCRAState{}
 	rng := rand.New(rand.NewPCG(1, 2))
 	var mu sync.Mutex
 	var clock atomic.Int64
@@ -344,7 +345,7 @@ func TestTableMatchesAMap(t *testing.T) {
 		}
 		for k, v := range model {
 			if got, ok := tb.lookup(k); !ok || got != v {
-				t.Fatalf("step %d: %q = %d, %v; want %d", step, k, got, ok, v)
+				t.Fatalf("step %d: %q = %v, %v; want %v", step, k, got, ok, v)
 			}
 		}
 		n := 0
@@ -365,7 +366,7 @@ func TestTableMatchesAMap(t *testing.T) {
 		h := maphash.String(seed, k)
 		switch r := rng.IntN(100); {
 		case r < 60:
-			v := gcraTat(rng.Int64N(100))
+			v := algo.GCRAState{TAT: rng.Int64N(100)}
 			if i := tb.find(k, h); i >= 0 {
 				tb.slots[i].st = v
 			} else {
@@ -384,8 +385,8 @@ func TestTableMatchesAMap(t *testing.T) {
 			gone := 0
 			for mk, v := range model {
 				if _, ok := tb.lookup(mk); !ok {
-					if mk == k || int64(v) > now {
-						t.Fatalf("step %d: reclaim at %d removed %q (%d)", step, now, mk, v)
+					if mk == k || v.TAT > now {
+						t.Fatalf("step %d: reclaim at %d removed %q (%d)", step, now, mk, v.TAT)
 					}
 					delete(model, mk)
 					gone++
@@ -402,7 +403,7 @@ func TestTableMatchesAMap(t *testing.T) {
 			mu.Unlock()
 			gone := 0
 			for mk, v := range model {
-				if int64(v) <= now {
+				if v.TAT <= now {
 					delete(model, mk)
 					gone++
 				}

@@ -13,42 +13,23 @@ import (
 // state is what a table stores per key: one algorithm's state in the most
 // compact form, able to say when it expires.
 type state interface {
-	// expiresAt is the first instant, in microseconds, at which the state
+	// ExpiresAt is the first instant, in microseconds, at which the state
 	// means the same as no state at all.
-	expiresAt(p *core.Params) int64
-	// compact releases memory the state no longer needs at now.
-	compact(p *core.Params, now int64)
+	ExpiresAt(p *core.Params) int64
 }
 
-// The per-algorithm states. Each is the algo state itself, renamed to carry
-// the state methods; conversions between them cost nothing.
-type (
-	gcraTat      int64
-	fixedState   algo.FixedWindowState
-	slidingState algo.SlidingWindowState
-	tokenState   algo.TokenBucketState
-	leakyState   algo.LeakyBucketState
-	// logState is a sliding log, held by pointer so that it is updated in
-	// place; its buffer never exceeds the policy's Limit entries.
-	logState struct{ algo.Log }
-)
+// The states are core/algo's own: the five value states of the algorithms
+// of shape algo.Func, and the sliding log, held by pointer so that it is
+// updated in place; its buffer never exceeds the policy's Limit entries.
+type logState struct{ algo.Log }
 
-func (t gcraTat) expiresAt(*core.Params) int64 { return int64(t) }
-func (s fixedState) expiresAt(p *core.Params) int64 {
-	return algo.FixedWindowState(s).ExpiresAt(p.Window)
+// compact releases memory a state no longer needs at now: a sliding log
+// drops the entries that have left its window; other states hold none.
+func compact[S state](p *core.Params, st S, now int64) {
+	if l, ok := any(st).(*logState); ok {
+		l.Compact(p.Window, now)
+	}
 }
-func (s slidingState) expiresAt(p *core.Params) int64 {
-	return algo.SlidingWindowState(s).ExpiresAt(p.Window)
-}
-func (s tokenState) expiresAt(*core.Params) int64     { return algo.TokenBucketState(s).ExpiresAt() }
-func (s leakyState) expiresAt(*core.Params) int64     { return algo.LeakyBucketState(s).ExpiresAt() }
-func (l *logState) expiresAt(p *core.Params) int64    { return l.ExpiresAt(p.Window) }
-func (gcraTat) compact(*core.Params, int64)           {}
-func (fixedState) compact(*core.Params, int64)        {}
-func (slidingState) compact(*core.Params, int64)      {}
-func (tokenState) compact(*core.Params, int64)        {}
-func (leakyState) compact(*core.Params, int64)        {}
-func (l *logState) compact(p *core.Params, now int64) { l.Compact(p.Window, now) }
 
 // anyTable is what the shard and the sweeper need from a table, whatever
 // its state type. Every method requires the shard's lock.
@@ -172,12 +153,12 @@ func (t *table[S]) step(now int64) (removed int) {
 	for range reclaimStep {
 		i := t.cursor
 		if t.tags[i] != 0 {
-			if t.slots[i].st.expiresAt(t.p) <= now {
+			if t.slots[i].st.ExpiresAt(t.p) <= now {
 				t.deleteAt(i)
 				removed++
 				continue
 			}
-			t.slots[i].st.compact(t.p, now)
+			compact(t.p, t.slots[i].st, now)
 		}
 		if t.cursor++; t.cursor == len(t.slots) {
 			t.cursor = 0
@@ -254,7 +235,7 @@ func (t *table[S]) reclaim(now int64, budget int, key string, start uint64) (rem
 	for steps := 0; steps < c && visited < budget; steps++ {
 		if t.tags[i] != 0 {
 			visited++
-			if t.slots[i].key != key && t.slots[i].st.expiresAt(t.p) <= now {
+			if t.slots[i].key != key && t.slots[i].st.ExpiresAt(t.p) <= now {
 				t.deleteAt(i)
 				removed++
 				continue // another entry may have moved into slot i
@@ -275,12 +256,12 @@ func (t *table[S]) reclaim(now int64, budget int, key string, start uint64) (rem
 func (t *table[S]) sweep(mu *sync.Mutex, clock *atomic.Int64, chunk int, stop <-chan struct{}) (removed int, stopped bool) {
 	now, steps := clock.Load(), 0
 	for i := 0; i < len(t.slots); {
-		if t.tags[i] != 0 && t.slots[i].st.expiresAt(t.p) <= now {
+		if t.tags[i] != 0 && t.slots[i].st.ExpiresAt(t.p) <= now {
 			t.deleteAt(i)
 			removed++
 		} else {
 			if t.tags[i] != 0 {
-				t.slots[i].st.compact(t.p, now)
+				compact(t.p, t.slots[i].st, now)
 			}
 			i++
 		}
