@@ -10,4 +10,19 @@
 // The algorithms themselves live in the backends; package core/algo holds
 // them as pure functions over integer-microsecond state, which the in-memory
 // store runs directly and the Redis scripts mirror step for step.
+//
+// # Options
+//
+// Every package of the project reads its functional options by one rule. A
+// zero value (0, 0s, nil, "") means the option's documented default, exactly
+// as if the option were not given; in particular it never means "off" unless
+// off is the default. A value outside the option's documented range (a
+// negative size, a negative duration, too many shards) is refused when the
+// value is built, never clamped or ignored: constructors that return an
+// error return one naming the option (ratelimit.New and the adapters,
+// redisstore.New, keyfuncs.NewIPResolver), and the two that cannot fail,
+// memstore.New and resilient.New, panic with that message, so that a
+// misconfigured program stops at start instead of running with settings
+// nobody asked for. Turning a default feature off has an option of its own
+// (redisstore.WithoutBatching, ratelimit.Config.DisableShaping).
 package core

@@ -1,6 +1,9 @@
 package memstore
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Defaults of the options.
 const (
@@ -15,22 +18,38 @@ type config struct {
 	shards        int
 	maxKeys       int
 	sweepInterval time.Duration
+	err           error // the first invalid option
+}
+
+func (c *config) fail(format string, args ...any) {
+	if c.err == nil {
+		c.err = fmt.Errorf("memstore: "+format, args...)
+	}
 }
 
 // Option configures a Store. Options are applied in order by New; a later
 // option overrides an earlier one of the same kind.
+//
+// Options follow the project's one rule (see package core): a zero value
+// means the option's default, and a value out of the documented range is
+// refused at construction, never clamped or ignored. New cannot return an
+// error, so it panics with a message naming the option: a misconfiguration
+// stops the program at start instead of running a different store.
 type Option func(*config)
 
-// WithShards sets the number of shards, each a lock and its own tables. n is
-// rounded up to a power of two and capped at MaxShards; n <= 0 selects
+// WithShards sets the number of shards, each a lock and its own tables: n
+// between 1 and MaxShards, rounded up to a power of two; 0 selects
 // DefaultShards (64). More shards mean less lock contention between keys and
 // a little more fixed memory (a few hundred bytes per shard and policy).
 func WithShards(n int) Option {
 	return func(c *config) {
-		if n <= 0 {
+		if n < 0 || n > MaxShards {
+			c.fail("WithShards(%d): want 0 (the default) to %d", n, MaxShards)
+			return
+		}
+		if n == 0 {
 			n = DefaultShards
 		}
-		n = min(n, MaxShards)
 		p := 1
 		for p < n {
 			p <<= 1
@@ -40,20 +59,33 @@ func WithShards(n int) Option {
 }
 
 // WithMaxKeys caps the number of states the store holds (Store.Len: one per
-// key and policy). 0, the default, means no cap; a negative n is treated as
-// 0. When the cap is reached, a check that would create a new state first
+// key and policy). 0, the default, means no cap; a negative n is refused.
+// When the cap is reached, a check that would create a new state first
 // reclaims expired states of its key's shard and, if there is still no room,
 // fails with ErrStoreFull without changing anything. Checks on states that
 // already exist are never refused for lack of room.
 func WithMaxKeys(n int) Option {
-	return func(c *config) { c.maxKeys = max(n, 0) }
+	return func(c *config) {
+		if n < 0 {
+			c.fail("WithMaxKeys(%d): want 0 (no cap) or more", n)
+			return
+		}
+		c.maxKeys = n
+	}
 }
 
 // WithSweepInterval starts a background sweeper that calls Store.Sweep every
-// d; Store.Close stops it. It is off by default, and d <= 0 leaves it off:
+// d; Store.Close stops it. It is off by default, 0 leaves it off, and a
+// negative d is refused:
 // checks reclaim expired state incrementally on their own (see the package
 // documentation), so the sweeper only matters for a store that stops
 // receiving new keys and should still return the memory of expired ones.
 func WithSweepInterval(d time.Duration) Option {
-	return func(c *config) { c.sweepInterval = d }
+	return func(c *config) {
+		if d < 0 {
+			c.fail("WithSweepInterval(%v): want 0 (off) or more", d)
+			return
+		}
+		c.sweepInterval = d
+	}
 }

@@ -64,13 +64,18 @@ type shard struct {
 
 // New returns a Store configured by opts. It starts no goroutine unless
 // WithSweepInterval asks for a background sweeper, which Close stops; a
-// Store without one needs no Close. A nil Option is ignored.
+// Store without one needs no Close. A nil Option is ignored. New panics,
+// naming the option, when an option's value is out of its range (see
+// Option).
 func New(opts ...Option) *Store {
 	c := config{shards: DefaultShards}
 	for _, o := range opts {
 		if o != nil {
 			o(&c)
 		}
+	}
+	if c.err != nil {
+		panic(c.err)
 	}
 	s := &Store{
 		shards:   make([]shard, c.shards),

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -57,12 +58,35 @@ func TestClockSetBackKeepsState(t *testing.T) {
 }
 
 func TestWithShardsRoundsToPowerOfTwo(t *testing.T) {
-	for _, c := range []struct{ in, want int }{{0, DefaultShards}, {-5, DefaultShards}, {1, 1}, {3, 4}, {64, 64}, {65, 128}, {1 << 20, MaxShards}} {
+	for _, c := range []struct{ in, want int }{{0, DefaultShards}, {1, 1}, {3, 4}, {64, 64}, {65, 128}, {MaxShards, MaxShards}} {
 		s := New(WithShards(c.in), WithSweepInterval(0))
 		if len(s.shards) != c.want || s.mask != uint64(c.want-1) {
 			t.Errorf("WithShards(%d): %d shards, mask %x; want %d", c.in, len(s.shards), s.mask, c.want)
 		}
 		s.Close()
+	}
+}
+
+// TestInvalidOptionsPanicAtNew: an option out of its range stops New with a
+// message naming it, instead of building a store that differs from the one
+// asked for (clamped or defaulted).
+func TestInvalidOptionsPanicAtNew(t *testing.T) {
+	for name, opt := range map[string]Option{
+		"WithShards(-5)":          WithShards(-5),
+		"WithShards(1048576)":     WithShards(1 << 20),
+		"WithMaxKeys(-1)":         WithMaxKeys(-1),
+		"WithSweepInterval(-1ns)": WithSweepInterval(-1),
+	} {
+		func() {
+			defer func() {
+				r := recover()
+				err, _ := r.(error)
+				if err == nil || !strings.Contains(err.Error(), name) {
+					t.Errorf("%s: New recovered %v, want a panic naming the option", name, r)
+				}
+			}()
+			New(opt)
+		}()
 	}
 }
 

@@ -95,12 +95,16 @@ func BenchmarkCheck(b *testing.B) {
 			{"g1", 1, redisstore.DefaultPipelines, redisstore.DefaultChecksPerCall},
 			{"g64", 64, redisstore.DefaultPipelines, redisstore.DefaultChecksPerCall},
 			{"g64-percheck", 64, redisstore.DefaultPipelines, 1}, // queued checks share a pipeline, not a call
-			{"g64-unpipelined", 64, 0, 1},                        // every check its own EVALSHA, as the floor
+			{"g64-unpipelined", 64, -1, 1},                       // WithoutBatching: every check its own EVALSHA, as the floor
 		} {
 			g := v.goroutines
 			b.Run(string(a)+"/"+v.name, func(b *testing.B) {
-				s, err := redisstore.New(c, redisstore.WithPipelines(v.pipelines), redisstore.WithChecksPerCall(v.perCall),
-					redisstore.WithPrefix("bench:"+strconv.FormatInt(time.Now().UnixNano(), 36)+":"))
+				opts := []redisstore.Option{redisstore.WithPipelines(v.pipelines), redisstore.WithChecksPerCall(v.perCall)}
+				if v.pipelines < 0 {
+					opts[0] = redisstore.WithoutBatching()
+				}
+				opts = append(opts, redisstore.WithPrefix("bench:"+strconv.FormatInt(time.Now().UnixNano(), 36)+":"))
+				s, err := redisstore.New(c, opts...)
 				if err != nil {
 					b.Fatal(err)
 				}

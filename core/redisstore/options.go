@@ -85,12 +85,28 @@ const DefaultPipelines = 4
 // that under load one write and one read carry many checks: as one script
 // call per node that decides them one after another (WithChecksPerCall), or
 // as a pipeline of script calls where they cannot share one. Each check
-// remains atomic and all-or-nothing on its own. The default is
-// DefaultPipelines (4); keep it below the client's pool size. n <= 0 sends
-// every check as its own EVALSHA the moment it arrives, with up to the
-// client's pool size in flight.
+// remains atomic and all-or-nothing on its own. 0 selects DefaultPipelines
+// (4); keep n below the client's pool size. A negative n makes New return an
+// error. WithoutBatching turns the queue off.
 func WithPipelines(n int) Option {
-	return func(c *config) { c.pipelines = n }
+	return func(c *config) {
+		switch {
+		case n < 0:
+			c.fail(fmt.Errorf("redisstore: pipelines %d is negative", n))
+		case n == 0:
+			c.pipelines = DefaultPipelines
+		default:
+			c.pipelines = n
+		}
+	}
+}
+
+// WithoutBatching sends every check as its own EVALSHA the moment it
+// arrives, with up to the client's pool size in flight: no queue, no
+// shared calls or pipelines. It is for comparison; under load the default
+// is faster and uses fewer connections.
+func WithoutBatching() Option {
+	return func(c *config) { c.pipelines = -1 }
 }
 
 // DefaultChecksPerCall is the most checks one script call decides when

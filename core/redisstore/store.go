@@ -80,8 +80,8 @@ func New(client Client, opts ...Option) (*Store, error) {
 	if c.err != nil {
 		return nil, c.err
 	}
-	if c.pipelines <= 0 {
-		c.pipelines = math.MaxInt // no batching: every call goes out at once
+	if c.pipelines < 0 { // WithoutBatching: every call goes out at once
+		c.pipelines = math.MaxInt
 	}
 	return &Store{slotKey: c.slotKey, client: client, prefix: c.prefix, timeout: c.timeout,
 		calls: &batcher{client: client, margin: c.margin, max: c.pipelines, perCall: c.perCall, route: routingOf(client), timeout: c.timeout}}, nil

@@ -30,6 +30,7 @@ func TestNewErrors(t *testing.T) {
 		"negative margin":    redisstore.WithTTLMargin(-time.Second),
 		"negative budget":    redisstore.WithTimeout(-time.Second),
 		"no checks per call": redisstore.WithChecksPerCall(0),
+		"negative pipelines": redisstore.WithPipelines(-1),
 	} {
 		if _, err := redisstore.New(c, opt); err == nil {
 			t.Errorf("%s: want an error", name)

@@ -1,6 +1,7 @@
 package resilient
 
 import (
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -23,7 +24,7 @@ const (
 	// that may still be running; beyond it calls fail at once.
 	DefaultMaxAbandoned = 1024
 	// DefaultDenyCacheSize is the deny cache's capacity in entries when
-	// WithDenyCache is given a size of zero or less.
+	// WithDenyCache is given a size of zero.
 	DefaultDenyCacheSize = 4096
 )
 
@@ -39,7 +40,20 @@ const (
 
 // Option configures a Backend. Options are applied in order; a later option
 // of the same kind wins.
+//
+// Options follow the project's one rule (see package core): a zero value
+// (0, 0s, nil) means the option's default, and a value out of the
+// documented range is refused at construction, never clamped or ignored.
+// New cannot return an error, so it panics with a message naming the
+// option, as it does for a nil primary: a misconfiguration stops the
+// program at start.
 type Option func(*config)
+
+func (c *config) fail(format string, args ...any) {
+	if c.err == nil {
+		c.err = fmt.Errorf("resilient: "+format, args...)
+	}
+}
 
 type config struct {
 	budget       time.Duration
@@ -52,7 +66,8 @@ type config struct {
 	logEvery     time.Duration
 	onEvent      func(Event)
 	maxAbandoned int
-	denyCache    int // entries; 0 means off
+	denyCache    int   // entries; 0 means off
+	err          error // the first invalid option
 }
 
 func defaults() config {
@@ -69,11 +84,16 @@ func defaults() config {
 // WithBudget sets the latency budget of one primary call (default
 // DefaultBudget, 50 ms). The call gets a context with this deadline, and the
 // wrapper stops waiting when it passes even if the primary ignores its
-// context. A budget of zero or less is ignored.
+// context. Zero selects DefaultBudget; a negative budget is refused.
 func WithBudget(d time.Duration) Option {
 	return func(c *config) {
-		if d > 0 {
+		switch {
+		case d < 0:
+			c.fail("WithBudget(%v): want 0 (the default) or more", d)
+		case d > 0:
 			c.budget = d
+		default:
+			c.budget = DefaultBudget
 		}
 	}
 }
@@ -112,10 +132,15 @@ func WithFallback(b core.Backend) Option {
 
 // WithBreaker sets the circuit breaker: it opens after threshold consecutive
 // failures (default DefaultFailureThreshold, 5) and then sends one probe per
-// cooldown (default DefaultCooldown, 1 s) until one succeeds. Values of zero
-// or less keep the default.
+// cooldown (default DefaultCooldown, 1 s) until one succeeds. A zero value
+// selects its default; a negative one is refused.
 func WithBreaker(threshold int, cooldown time.Duration) Option {
 	return func(c *config) {
+		if threshold < 0 || cooldown < 0 {
+			c.fail("WithBreaker(%d, %v): want 0 (the default) or more for both", threshold, cooldown)
+			return
+		}
+		c.threshold, c.cooldown = DefaultFailureThreshold, DefaultCooldown
 		if threshold > 0 {
 			c.threshold = threshold
 		}
@@ -139,12 +164,17 @@ func WithClock(clk core.Clock) Option {
 }
 
 // WithLogger logs failures and breaker state changes to l, at most one line
-// per every (default DefaultLogInterval, 10 s, when every is zero or less);
+// per every (DefaultLogInterval, 10 s, when every is zero; a negative every
+// is refused);
 // the next line written says how many were suppressed. The line announcing
 // that the breaker closed again is always written. Without this option
 // nothing is logged.
 func WithLogger(l *slog.Logger, every time.Duration) Option {
 	return func(c *config) {
+		if every < 0 {
+			c.fail("WithLogger(%v): want an interval of 0 (the default) or more", every)
+			return
+		}
 		c.logger = l
 		if every > 0 {
 			c.logEvery = every
@@ -164,18 +194,24 @@ func WithEvents(fn func(Event)) Option {
 // WithMaxAbandoned bounds the primary calls abandoned at the budget that may
 // still be running (default DefaultMaxAbandoned, 1024). Beyond it, calls
 // fail at once with ErrOverloaded instead of starting another goroutine, so a
-// primary that never returns cannot pile up goroutines. Values of zero or
-// less keep the default.
+// primary that never returns cannot pile up goroutines. Zero selects the
+// default; a negative n is refused.
 func WithMaxAbandoned(n int) Option {
 	return func(c *config) {
-		if n > 0 {
+		switch {
+		case n < 0:
+			c.fail("WithMaxAbandoned(%d): want 0 (the default) or more", n)
+		case n > 0:
 			c.maxAbandoned = n
+		default:
+			c.maxAbandoned = DefaultMaxAbandoned
 		}
 	}
 }
 
 // WithDenyCache turns on the local deny cache with room for entries checks
-// (DefaultDenyCacheSize when entries is zero or less). When the primary
+// (DefaultDenyCacheSize when entries is zero; a negative size is refused).
+// When the primary
 // denies a check of cost 1 under all its policies (or of any cost under
 // fixed windows only), the same check is denied locally, with the primary's
 // exact answer counted down, until the earliest RetryAfter of the denying
@@ -183,7 +219,11 @@ func WithMaxAbandoned(n int) Option {
 // what it guarantees. Off by default.
 func WithDenyCache(entries int) Option {
 	return func(c *config) {
-		if entries <= 0 {
+		if entries < 0 {
+			c.fail("WithDenyCache(%d): want 0 (the default size) or more", entries)
+			return
+		}
+		if entries == 0 {
 			entries = DefaultDenyCacheSize
 		}
 		c.denyCache = entries

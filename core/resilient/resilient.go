@@ -52,7 +52,8 @@ var (
 // gives the primary a 50 ms budget per call, opens its breaker after 5
 // consecutive failures, probes once a second, and returns an error matching
 // ErrUnavailable for checks the primary cannot answer. Nil options are
-// ignored. It panics if primary is nil, a programming error.
+// ignored. It panics if primary is nil or an option's value is out of its
+// range (see Option), naming it: misconfiguration, refused at start.
 func New(primary core.Backend, opts ...Option) *Backend {
 	if primary == nil {
 		panic("resilient: New called with a nil primary Backend")
@@ -62,6 +63,9 @@ func New(primary core.Backend, opts ...Option) *Backend {
 		if o != nil {
 			o(&cfg)
 		}
+	}
+	if cfg.err != nil {
+		panic(cfg.err)
 	}
 	b := &Backend{
 		primary:      primary,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -553,4 +554,30 @@ func TestDecisionSource(t *testing.T) {
 	if core.SourceDenyCache.String() != "deny_cache" || core.SourceFailOpen.String() != "fail_open" {
 		t.Fatal("source names are snake case")
 	}
+}
+
+// TestInvalidOptionsPanicAtNew: an option out of its range stops New with a
+// message naming it, instead of being ignored or clamped.
+func TestInvalidOptionsPanicAtNew(t *testing.T) {
+	for name, opt := range map[string]resilient.Option{
+		"WithBudget(-1ms)":     resilient.WithBudget(-time.Millisecond),
+		"WithBreaker(-1, 0s)":  resilient.WithBreaker(-1, 0),
+		"WithBreaker(0, -1s)":  resilient.WithBreaker(0, -time.Second),
+		"WithLogger(-1s)":      resilient.WithLogger(nil, -time.Second),
+		"WithMaxAbandoned(-1)": resilient.WithMaxAbandoned(-1),
+		"WithDenyCache(-1)":    resilient.WithDenyCache(-1),
+	} {
+		func() {
+			defer func() {
+				r := recover()
+				err, _ := r.(error)
+				if err == nil || !strings.Contains(err.Error(), name) {
+					t.Errorf("%s: New recovered %v, want a panic naming the option", name, r)
+				}
+			}()
+			resilient.New(newMem(t), opt)
+		}()
+	}
+	// Zero values are the defaults, not errors.
+	resilient.New(newMem(t), resilient.WithBudget(0), resilient.WithBreaker(0, 0), resilient.WithMaxAbandoned(0), resilient.WithDenyCache(0), resilient.WithLogger(nil, 0))
 }
