@@ -51,10 +51,11 @@ const (
 	HeadersNone
 )
 
-var headerModeNames = [...]string{"draft11", "draft07", "draft06", "x-ratelimit", "none"}
+var headerModeNames = [...]string{"draft11", "draft07", "draft06", "x_ratelimit", "none"}
 
-// String returns the name ParseHeaderMode reads: "draft11", "draft07",
-// "draft06", "x-ratelimit" or "none".
+// String returns the name ParseHeaderMode reads, in snake case like every
+// String of the project: "draft11", "draft07", "draft06", "x_ratelimit" or
+// "none".
 func (m HeaderMode) String() string {
 	if int(m) < len(headerModeNames) {
 		return headerModeNames[m]
@@ -63,9 +64,10 @@ func (m HeaderMode) String() string {
 }
 
 // ParseHeaderMode returns the HeaderMode named s (see HeaderMode.String),
-// case-insensitively; "" is the default, HeadersDraft11.
+// case-insensitively and with '-' read as '_' ("x-ratelimit" too); "" is the
+// default, HeadersDraft11.
 func ParseHeaderMode(s string) (HeaderMode, error) {
-	norm := strings.ToLower(strings.TrimSpace(s))
+	norm := strings.ReplaceAll(strings.ToLower(strings.TrimSpace(s)), "-", "_")
 	if norm == "" {
 		return HeadersDraft11, nil
 	}

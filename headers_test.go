@@ -164,6 +164,9 @@ func TestParseHeaderMode(t *testing.T) {
 			t.Errorf("ParseHeaderMode(%q) = %v, %v", m.String(), got, err)
 		}
 	}
+	if m, err := ParseHeaderMode("X-RateLimit"); err != nil || m != HeadersXRateLimit {
+		t.Errorf(`ParseHeaderMode("X-RateLimit") = %v, %v`, m, err)
+	}
 	if _, err := ParseHeaderMode("draft99"); err == nil {
 		t.Error("unknown mode accepted")
 	}

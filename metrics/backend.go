@@ -103,8 +103,8 @@ func (i *instrumentedSingle) CheckOne(ctx context.Context, key string, p core.Po
 // ResilientEvents returns the hook to install with resilient.WithEvents: it
 // counts breaker transitions (ratelimit_breaker_transitions_total{to}) and
 // failed primary calls by kind (ratelimit_backend_errors_total{kind}).
-func (c *Collector) ResilientEvents() func(resilient.Event) {
-	return func(e resilient.Event) {
+func (c *Collector) ResilientEvents() func(resilient.PrimaryEvent) {
+	return func(e resilient.PrimaryEvent) {
 		switch e.Kind {
 		case resilient.EventStateChange:
 			if int(e.To) < len(stateLabels) {

@@ -207,7 +207,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// stateLabels are resilient.State values as labels, in their order.
+// stateLabels are resilient.BreakerState values as labels, in their order.
 var stateLabels = [...]string{"closed", "open", "half_open"}
 
 // WatchResilient exports the breaker state and deny-cache hits of b under

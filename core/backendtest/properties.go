@@ -136,7 +136,7 @@ func checkTraceProperties(b core.Backend, steps []Step) error {
 // Remaining and ResetAfter for every policy and, for a check of one unit,
 // the very same decisions. A backend that consumed anything on the denial
 // shows it here.
-func deniedChangedNothing(ctx context.Context, lim *core.Limiter, clock *core.ManualClock, s Step, denied Outcome) error {
+func deniedChangedNothing(ctx context.Context, lim *core.Limiter, clock *core.ManualClock, s Step, denied StepResult) error {
 	peek := s
 	peek.Op = OpPeek
 	after := perform(ctx, lim, clock, peek, false)
@@ -182,7 +182,7 @@ func checkNoRefund(b core.Backend, steps []Step) error {
 	for i, s := range steps {
 		peek := s
 		peek.Op, peek.Set, peek.Advance = OpPeek, time.Time{}, 0
-		var ahead Outcome
+		var ahead StepResult
 		if s.Advance < 0 {
 			ahead = perform(ctx, lim, clock, peek, false)
 		}

@@ -74,10 +74,10 @@ func abbreviate(key string) string {
 	return key
 }
 
-// Outcome is what one Step produced: the clock reading it ran at, the
+// StepResult is what one Step produced: the clock reading it ran at, the
 // decisions (one per policy; none for a reset or an error), whether the
 // check as a whole was admitted, and the error, if any.
-type Outcome struct {
+type StepResult struct {
 	Now       time.Time
 	Allowed   bool
 	Decisions []core.Decision
@@ -89,14 +89,14 @@ type Outcome struct {
 // when viaCheck is set, through the multi-policy Limiter.Check; a
 // multi-policy check through Limiter.Check; a peek through Limiter.Peek or
 // Backend.Peek; a reset through Limiter.Reset.
-func perform(ctx context.Context, lim *core.Limiter, clock *core.ManualClock, s Step, viaCheck bool) Outcome {
+func perform(ctx context.Context, lim *core.Limiter, clock *core.ManualClock, s Step, viaCheck bool) StepResult {
 	if !s.Set.IsZero() {
 		clock.Set(s.Set)
 	}
 	if s.Advance != 0 {
 		clock.Advance(s.Advance)
 	}
-	o := Outcome{Now: clock.Now()}
+	o := StepResult{Now: clock.Now()}
 	switch s.Op {
 	case OpCheck:
 		if len(s.Policies) == 1 && !viaCheck {
@@ -142,14 +142,14 @@ func perform(ctx context.Context, lim *core.Limiter, clock *core.ManualClock, s 
 }
 
 // Replay runs steps against b in order, driving clock, and returns one
-// Outcome per step. It uses a core.Limiter over b with that clock, as users
+// StepResult per step. It uses a core.Limiter over b with that clock, as users
 // do; single-policy checks alternate between Limiter.AllowN and
 // Limiter.Check so that a backend's SingleChecker fast path and its Check are
 // both exercised. Replaying one trace on two backends from the same starting
 // clock reading must give outcomes that DiffOutcomes finds equal.
-func Replay(ctx context.Context, b core.Backend, clock *core.ManualClock, steps []Step) []Outcome {
+func Replay(ctx context.Context, b core.Backend, clock *core.ManualClock, steps []Step) []StepResult {
 	lim := core.NewLimiter(b, core.WithClock(clock))
-	out := make([]Outcome, len(steps))
+	out := make([]StepResult, len(steps))
 	for i, s := range steps {
 		out[i] = perform(ctx, lim, clock, s, i%2 == 1)
 	}
@@ -184,7 +184,7 @@ func ErrorKind(err error) string {
 // they agree: same clock readings, same admission, identical decisions, and
 // errors of the same kind (see ErrorKind). Otherwise the error names the
 // first differing step and shows both outcomes.
-func DiffOutcomes(steps []Step, want, got []Outcome) error {
+func DiffOutcomes(steps []Step, want, got []StepResult) error {
 	if len(want) != len(got) {
 		return fmt.Errorf("want %d outcomes, got %d", len(want), len(got))
 	}
@@ -200,7 +200,7 @@ func DiffOutcomes(steps []Step, want, got []Outcome) error {
 	return nil
 }
 
-func diffOutcome(w, g Outcome) string {
+func diffOutcome(w, g StepResult) string {
 	if !w.Now.Equal(g.Now) {
 		return fmt.Sprintf("clock %s, want %s", g.Now.Format(time.RFC3339Nano), w.Now.Format(time.RFC3339Nano))
 	}

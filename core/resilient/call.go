@@ -72,7 +72,7 @@ func (c *call) run() {
 	// The caller gave up at the budget: the result is discarded.
 	b.abandoned.Add(-1)
 	b.stats.lateResults.Add(1)
-	b.emit(Event{Kind: EventLateResult, Op: c.op.String(), Err: c.err, Time: b.clock.Now()})
+	b.emit(PrimaryEvent{Kind: EventLateResult, Op: c.op.String(), Err: c.err, Time: b.clock.Now()})
 	c.recycle()
 }
 

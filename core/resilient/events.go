@@ -7,30 +7,31 @@ import (
 	"github.com/ratelimit-go/ratelimit/core"
 )
 
-// State is the circuit breaker's state.
-type State uint8
+// BreakerState is the circuit breaker's state.
+type BreakerState uint8
 
 // The breaker's states.
 const (
-	// Closed: checks go to the primary. The zero value.
-	Closed State = iota
-	// Open: checks go straight to the failure mode until the next probe is
+	// BreakerClosed: checks go to the primary. The zero value.
+	BreakerClosed BreakerState = iota
+	// BreakerOpen: checks go straight to the failure mode until the next probe is
 	// due.
-	Open
-	// HalfOpen: one probe is in flight to the primary; every other check
+	BreakerOpen
+	// BreakerHalfOpen: one probe is in flight to the primary; every other check
 	// goes to the failure mode until it answers.
-	HalfOpen
+	BreakerHalfOpen
 )
 
-// String returns "closed", "open" or "half-open".
-func (s State) String() string {
+// String returns "closed", "open" or "half_open" (snake case, like every
+// String of the project).
+func (s BreakerState) String() string {
 	switch s {
-	case Closed:
+	case BreakerClosed:
 		return "closed"
-	case Open:
+	case BreakerOpen:
 		return "open"
-	case HalfOpen:
-		return "half-open"
+	case BreakerHalfOpen:
+		return "half_open"
 	}
 	return "unknown"
 }
@@ -40,35 +41,39 @@ type EventKind uint8
 
 // The kinds of events.
 const (
-	// EventStateChange: the breaker moved from Event.From to Event.To.
+	// EventStateChange: the breaker moved from PrimaryEvent.From to PrimaryEvent.To.
 	EventStateChange EventKind = iota + 1
-	// EventFailure: a call to the primary failed; Event.Err says why.
+	// EventFailure: a call to the primary failed; PrimaryEvent.Err says why.
 	EventFailure
 	// EventLateResult: a call abandoned at the budget has finished in the
-	// primary; its result was discarded. Event.Err is its error, if any.
+	// primary; its result was discarded. PrimaryEvent.Err is its error, if any.
 	EventLateResult
 )
 
-// String returns the kind's name.
+// String returns the kind's name in snake case: "state_change", "failure"
+// or "late_result".
 func (k EventKind) String() string {
 	switch k {
 	case EventStateChange:
-		return "state-change"
+		return "state_change"
 	case EventFailure:
 		return "failure"
 	case EventLateResult:
-		return "late-result"
+		return "late_result"
 	}
 	return "unknown"
 }
 
-// Event is something the wrapper reports to the hook set with WithEvents.
-type Event struct {
+// PrimaryEvent is something that happened to the primary, which the
+// wrapper reports to the hook set with WithEvents: a breaker state change,
+// a failure, a late result. (ratelimit.Event is the middleware's, one per
+// request.)
+type PrimaryEvent struct {
 	Kind EventKind
 	// Op is the operation involved: "check", "peek" or "reset".
 	Op string
 	// From and To are the breaker's states, for EventStateChange.
-	From, To State
+	From, To BreakerState
 	// Err is the failure's cause, for EventFailure and EventLateResult.
 	Err error
 	// Time is the wrapper's clock reading when the event happened.
@@ -79,7 +84,7 @@ type Event struct {
 // cumulative except State and Abandoned, which are current values.
 type Stats struct {
 	// State is the breaker's state.
-	State State
+	State BreakerState
 	// PrimaryCalls counts calls made to the primary (checks, peeks, resets).
 	PrimaryCalls uint64
 	// Failures counts primary calls that failed, timeouts included.
@@ -89,7 +94,7 @@ type Stats struct {
 	// ShortCircuits counts operations that did not reach the primary
 	// because the breaker was open or too many calls were abandoned.
 	ShortCircuits uint64
-	// Opens counts transitions to Open.
+	// Opens counts transitions to BreakerOpen.
 	Opens uint64
 	// Probes counts probes sent while the breaker was open.
 	Probes uint64

@@ -129,10 +129,10 @@ func (f *faultyBackend) Reset(ctx context.Context, key string, ps []core.Policy)
 // eventLog collects the events of a Backend.
 type eventLog struct {
 	mu sync.Mutex
-	ev []resilient.Event
+	ev []resilient.PrimaryEvent
 }
 
-func (l *eventLog) add(e resilient.Event) {
+func (l *eventLog) add(e resilient.PrimaryEvent) {
 	l.mu.Lock()
 	l.ev = append(l.ev, e)
 	l.mu.Unlock()

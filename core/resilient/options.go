@@ -64,7 +64,7 @@ type config struct {
 	clock        core.Clock
 	logger       *slog.Logger
 	logEvery     time.Duration
-	onEvent      func(Event)
+	onEvent      func(PrimaryEvent)
 	maxAbandoned int
 	denyCache    int   // entries; 0 means off
 	err          error // the first invalid option
@@ -187,7 +187,7 @@ func WithLogger(l *slog.Logger, every time.Duration) Option {
 // WithEvents calls fn for every breaker state change, every primary failure
 // and every late result of an abandoned call. fn is called synchronously,
 // possibly from several goroutines at once, and must return quickly.
-func WithEvents(fn func(Event)) Option {
+func WithEvents(fn func(PrimaryEvent)) Option {
 	return func(c *config) { c.onEvent = fn }
 }
 

@@ -27,7 +27,7 @@ type Backend struct {
 	mode           mode
 	budget         time.Duration
 	clock          core.Clock
-	onEvent        func(Event)
+	onEvent        func(PrimaryEvent)
 	maxAbandoned   int64
 
 	br        breaker
@@ -264,9 +264,9 @@ func (b *Backend) settle(o op, probe bool, res result, err error) error {
 	now := b.clock.Now()
 	b.stats.failures.Add(1)
 	t := b.br.failure(probe, now)
-	b.emit(Event{Kind: EventFailure, Op: o.String(), Err: err, Time: now})
+	b.emit(PrimaryEvent{Kind: EventFailure, Op: o.String(), Err: err, Time: now})
 	b.log.log(now, false, slog.LevelWarn, "ratelimit: primary backend failed",
-		slog.String("op", o.String()), slog.Any("error", err), slog.String("breaker", State(b.br.state.Load()).String()))
+		slog.String("op", o.String()), slog.Any("error", err), slog.String("breaker", BreakerState(b.br.state.Load()).String()))
 	b.note(o, t, now)
 	return err
 }
@@ -276,19 +276,19 @@ func (b *Backend) note(o op, t transition, now time.Time) {
 	if !t.ok {
 		return
 	}
-	if t.to == Open && t.from == Closed {
+	if t.to == BreakerOpen && t.from == BreakerClosed {
 		b.stats.opens.Add(1)
 	}
-	b.emit(Event{Kind: EventStateChange, Op: o.String(), From: t.from, To: t.to, Time: now})
+	b.emit(PrimaryEvent{Kind: EventStateChange, Op: o.String(), From: t.from, To: t.to, Time: now})
 	level := slog.LevelWarn
-	if t.to == Closed {
+	if t.to == BreakerClosed {
 		level = slog.LevelInfo
 	}
-	b.log.log(now, t.to == Closed, level, "ratelimit: primary backend breaker "+t.to.String(),
+	b.log.log(now, t.to == BreakerClosed, level, "ratelimit: primary backend breaker "+t.to.String(),
 		slog.String("from", t.from.String()))
 }
 
-func (b *Backend) emit(e Event) {
+func (b *Backend) emit(e PrimaryEvent) {
 	if b.onEvent != nil {
 		b.onEvent(e)
 	}
@@ -348,7 +348,7 @@ func (b *Backend) degradeOut(ctx context.Context, out []core.Decision, policyOf 
 }
 
 // State returns the circuit breaker's current state.
-func (b *Backend) State() State { return State(b.br.state.Load()) }
+func (b *Backend) State() BreakerState { return BreakerState(b.br.state.Load()) }
 
 // Stats returns the wrapper's counters. The counts are read one by one, not
 // as one atomic snapshot.

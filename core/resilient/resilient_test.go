@@ -54,7 +54,7 @@ func TestHealthyMatchesPrimary(t *testing.T) {
 		clk.Advance(150 * time.Millisecond)
 		refClk.Advance(150 * time.Millisecond)
 	}
-	if s := b.Stats(); s.Failures != 0 || s.State != resilient.Closed || s.PrimaryCalls != 80 {
+	if s := b.Stats(); s.Failures != 0 || s.State != resilient.BreakerClosed || s.PrimaryCalls != 80 {
 		t.Fatalf("stats after healthy run: %+v", s)
 	}
 }
@@ -109,7 +109,7 @@ func TestValidationErrorsPassThrough(t *testing.T) {
 			t.Fatalf("primary's validation error came back as %v", err)
 		}
 	}
-	if s := b.Stats(); s.Failures != 0 || s.State != resilient.Closed || s.FailedOpen != 0 {
+	if s := b.Stats(); s.Failures != 0 || s.State != resilient.BreakerClosed || s.FailedOpen != 0 {
 		t.Fatalf("validation errors counted as failures: %+v", s)
 	}
 }
@@ -195,7 +195,7 @@ func TestCallerContextIsNotAFailure(t *testing.T) {
 	if _, err := b.CheckOne(ctx, "k", perSecond, 1, t0); !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, resilient.ErrUnavailable) {
 		t.Fatalf("caller deadline shorter than the budget: %v", err)
 	}
-	if s := b.Stats(); s.Failures != 0 || s.State != resilient.Closed || s.FailedOpen != 0 {
+	if s := b.Stats(); s.Failures != 0 || s.State != resilient.BreakerClosed || s.FailedOpen != 0 {
 		t.Fatalf("caller's context counted against the primary: %+v", s)
 	}
 }
@@ -219,7 +219,7 @@ func TestBreaker(t *testing.T) {
 			t.Fatalf("failure %d: %v", i, err)
 		}
 	}
-	if b.State() != resilient.Open {
+	if b.State() != resilient.BreakerOpen {
 		t.Fatalf("after 3 failures the breaker is %v", b.State())
 	}
 	calls := f.calls.Load()
@@ -236,7 +236,7 @@ func TestBreaker(t *testing.T) {
 	if err := check(); !errors.Is(err, errBroken) {
 		t.Fatalf("failed probe: %v", err)
 	}
-	if f.calls.Load() != calls+1 || b.State() != resilient.Open {
+	if f.calls.Load() != calls+1 || b.State() != resilient.BreakerOpen {
 		t.Fatalf("probe: %d calls, state %v", f.calls.Load()-calls, b.State())
 	}
 	clk.Advance(999 * time.Millisecond)
@@ -248,10 +248,10 @@ func TestBreaker(t *testing.T) {
 	if err := check(); err != nil {
 		t.Fatalf("successful probe: %v", err)
 	}
-	if b.State() != resilient.Closed {
+	if b.State() != resilient.BreakerClosed {
 		t.Fatalf("after a successful probe the breaker is %v", b.State())
 	}
-	want := []string{"closed>open", "open>half-open", "half-open>open", "open>half-open", "half-open>closed"}
+	want := []string{"closed>open", "open>half_open", "half_open>open", "open>half_open", "half_open>closed"}
 	if got := ev.transitions(); !slices.Equal(got, want) {
 		t.Fatalf("transitions %v, want %v", got, want)
 	}
@@ -272,7 +272,7 @@ func TestBreaker(t *testing.T) {
 	f.set(failing)
 	_ = check()
 	_ = check()
-	if b.State() != resilient.Closed {
+	if b.State() != resilient.BreakerClosed {
 		t.Fatal("non-consecutive failures opened the breaker")
 	}
 }
@@ -318,13 +318,13 @@ func TestProbeOneAtATime(t *testing.T) {
 	if f.calls.Load() != calls {
 		t.Fatalf("%d calls reached the primary while a probe was in flight", f.calls.Load()-calls)
 	}
-	if b.State() != resilient.HalfOpen {
+	if b.State() != resilient.BreakerHalfOpen {
 		t.Fatalf("state during the probe: %v", b.State())
 	}
 	f.set(healthy)
 	f.unblock()
 	<-probeDone
-	if b.State() != resilient.Open {
+	if b.State() != resilient.BreakerOpen {
 		t.Fatalf("probe that failed left the breaker %v", b.State())
 	}
 }
@@ -423,7 +423,7 @@ func TestFallback(t *testing.T) {
 	clk.Advance(time.Second)
 	var r resilient.Report
 	d, err := lim.Allow(resilient.WithReport(context.Background(), &r), "k", perSecond)
-	if err != nil || !d.Allowed || r.Source != resilient.SourcePrimary || b.State() != resilient.Closed {
+	if err != nil || !d.Allowed || r.Source != resilient.SourcePrimary || b.State() != resilient.BreakerClosed {
 		t.Fatalf("after recovery: %+v, %v, source %v, state %v", d, err, r.Source, b.State())
 	}
 	if s := b.Stats(); s.FallbackChecks != 11 {
