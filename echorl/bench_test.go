@@ -52,11 +52,7 @@ func BenchmarkAllowRemoteIP(b *testing.B) { httpsuite.Bench(b, engine(allowAll(b
 // BenchmarkDeny is a denied request: 1,000 client addresses round robin,
 // each past its limit (see httpsuite.BenchDeny); compare BenchmarkAllowRemoteIP.
 func BenchmarkDeny(b *testing.B) {
-	mw, err := echorl.New(
-		ratelimit.WithLimiter(core.NewLimiter(memstore.New())),
-		ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
-		ratelimit.WithPolicy(core.MustParsePolicy(httpsuite.DenyPolicy)),
-	)
+	mw, err := echorl.New(httpsuite.DenyOptions()...)
 	if err != nil {
 		b.Fatal(err)
 	}

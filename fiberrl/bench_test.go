@@ -84,11 +84,7 @@ func benchParallel(b *testing.B, h fasthttp.RequestHandler) {
 // its limit before the timer starts (as httpsuite.BenchDeny does for the
 // net/http adapters); compare BenchmarkAllowRemoteIP.
 func BenchmarkDeny(b *testing.B) {
-	mw, err := fiberrl.New(
-		ratelimit.WithLimiter(core.NewLimiter(memstore.New())),
-		ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
-		ratelimit.WithPolicy(core.MustParsePolicy(httpsuite.DenyPolicy)),
-	)
+	mw, err := fiberrl.New(httpsuite.DenyOptions()...)
 	if err != nil {
 		b.Fatal(err)
 	}

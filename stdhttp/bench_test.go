@@ -147,11 +147,7 @@ func BenchmarkDeny(b *testing.B) { denyHarness(b, keyfuncs.RemoteIP, "100/1h;nam
 // neither copies the header map nor buffers the body as the recorder does;
 // compare BenchmarkAllowRemoteIPDiscard.
 func BenchmarkDenyDiscard(b *testing.B) {
-	mw, err := stdhttp.New(
-		ratelimit.WithLimiter(core.NewLimiter(memstore.New())),
-		ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
-		ratelimit.WithPolicy(core.MustParsePolicy(httpsuite.DenyPolicy)),
-	)
+	mw, err := stdhttp.New(httpsuite.DenyOptions()...)
 	if err != nil {
 		b.Fatal(err)
 	}

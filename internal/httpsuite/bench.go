@@ -5,6 +5,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/memstore"
+	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
 
 // discardWriter is a ResponseWriter that, like net/http's server, keeps
@@ -57,6 +62,16 @@ const DenyClients = 1000
 // is past it after BenchDeny's warm-up, and none is refilled while a
 // benchmark runs.
 const DenyPolicy = "100/1h;name=api"
+
+// DenyOptions are the options of the middleware every adapter's deny
+// benchmark builds: the memory store, keyed by the peer address, DenyPolicy.
+func DenyOptions() []ratelimit.Option {
+	return []ratelimit.Option{
+		ratelimit.WithLimiter(core.NewLimiter(memstore.New())),
+		ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
+		ratelimit.WithPolicy(core.MustParsePolicy(DenyPolicy)),
+	}
+}
 
 // BenchDeny is the deny path as a flood of limited clients sends it:
 // DenyClients client addresses round robin, each past DenyPolicy before the
