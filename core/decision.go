@@ -60,9 +60,12 @@ const (
 	// SourceUnavailable: nothing decided and the check failed with an
 	// error. It is never on a Decision; resilient.Report uses it.
 	SourceUnavailable
+	// SourceLease: admitted from units a lease (core/lease) had already
+	// consumed in the store.
+	SourceLease
 )
 
-var sourceNames = [...]string{"primary", "deny_cache", "fallback", "fail_open", "fail_closed", "unavailable"}
+var sourceNames = [...]string{"primary", "deny_cache", "fallback", "fail_open", "fail_closed", "unavailable", "lease"}
 
 // String returns the source in snake case ("deny_cache"), suitable as a
 // metric label.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/lease"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/core/resilient"
 )
@@ -69,6 +70,7 @@ type Collector struct {
 	trans     *prometheus.CounterVec
 
 	breakerDesc, denyHitsDesc, memKeysDesc, memRefusedDesc, panicsDesc *prometheus.Desc
+	leasesDesc, leaseUnitsDesc, leaseWastedDesc, leaseLocalDesc        *prometheus.Desc
 
 	cache atomic.Pointer[counters] // copy on write
 	mu    sync.Mutex               // serialises cache updates and the watched lists
@@ -76,6 +78,7 @@ type Collector struct {
 	resilients  []named[*resilient.Backend]
 	memstores   []named[*memstore.Store]
 	middlewares []named[*ratelimit.Middleware]
+	leases      []named[*lease.Backend]
 
 	registered atomic.Bool
 }
@@ -137,6 +140,10 @@ func New(opts ...Option) (*Collector, error) {
 	c.denyHitsDesc = prometheus.NewDesc(name("deny_cache_hits_total"), "Checks the deny cache denied without a round trip to the primary.", []string{"backend"}, nil)
 	c.memKeysDesc = prometheus.NewDesc(name("memstore_keys"), "States the memory store holds (one per key and policy).", []string{"store"}, nil)
 	c.memRefusedDesc = prometheus.NewDesc(name("memstore_refused_total"), "Checks the memory store refused because its key cap was reached.", []string{"store"}, nil)
+	c.leasesDesc = prometheus.NewDesc(name("leases_total"), "Leases taken from the store for hot keys.", []string{"backend"}, nil)
+	c.leaseUnitsDesc = prometheus.NewDesc(name("lease_units_total"), "Units the leases consumed in the store.", []string{"backend"}, nil)
+	c.leaseWastedDesc = prometheus.NewDesc(name("lease_units_wasted_total"), "Leased units that expired unused (consumed in the store, never admitted).", []string{"backend"}, nil)
+	c.leaseLocalDesc = prometheus.NewDesc(name("lease_local_admits_total"), "Checks admitted from a lease without a store call.", []string{"backend"}, nil)
 	c.panicsDesc = prometheus.NewDesc(name("observer_panics_total"), "Observer calls that panicked and were recovered.", []string{"middleware"}, nil)
 	c.cache.Store(&counters{byKey: map[checkKey]prometheus.Counter{}, names: map[core.Policy]string{}})
 	return c, nil
@@ -171,7 +178,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	c.latency.Describe(ch)
 	c.errs.Describe(ch)
 	c.trans.Describe(ch)
-	for _, d := range []*prometheus.Desc{c.breakerDesc, c.denyHitsDesc, c.memKeysDesc, c.memRefusedDesc, c.panicsDesc} {
+	for _, d := range []*prometheus.Desc{c.breakerDesc, c.denyHitsDesc, c.memKeysDesc, c.memRefusedDesc, c.panicsDesc, c.leasesDesc, c.leaseUnitsDesc, c.leaseWastedDesc, c.leaseLocalDesc} {
 		ch <- d
 	}
 }
@@ -185,8 +192,15 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	c.errs.Collect(ch)
 	c.trans.Collect(ch)
 	c.mu.Lock()
-	rs, ms, mws := c.resilients, c.memstores, c.middlewares
+	rs, ms, mws, ls := c.resilients, c.memstores, c.middlewares, c.leases
 	c.mu.Unlock()
+	for _, l := range ls {
+		st := l.v.Stats()
+		ch <- prometheus.MustNewConstMetric(c.leasesDesc, prometheus.CounterValue, float64(st.Leases), l.name)
+		ch <- prometheus.MustNewConstMetric(c.leaseUnitsDesc, prometheus.CounterValue, float64(st.UnitsLeased), l.name)
+		ch <- prometheus.MustNewConstMetric(c.leaseWastedDesc, prometheus.CounterValue, float64(st.UnitsWasted), l.name)
+		ch <- prometheus.MustNewConstMetric(c.leaseLocalDesc, prometheus.CounterValue, float64(st.LocalAdmits), l.name)
+	}
 	for _, r := range rs {
 		st := r.v.Stats()
 		for i, s := range stateLabels {
@@ -219,6 +233,18 @@ func (c *Collector) WatchResilient(name string, b *resilient.Backend) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return watch(&c.resilients, name, b)
+}
+
+// WatchLease exports the leases of b (core/lease) under backend=name at
+// every scrape: leases taken, units leased, units wasted, checks admitted
+// locally. A name already watched is an error.
+func (c *Collector) WatchLease(name string, b *lease.Backend) error {
+	if b == nil {
+		return errors.New("metrics: WatchLease: nil backend")
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return watch(&c.leases, name, b)
 }
 
 // WatchMemstore exports the key count and the refusals at the key cap of s

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/lease"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/core/resilient"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
@@ -353,5 +354,45 @@ func TestBackendKeepsOptionalInterfaces(t *testing.T) {
 	}
 	if _, ok := c.Backend(broken{}).(core.SingleChecker); ok {
 		t.Error("a SingleChecker invented")
+	}
+}
+
+// TestWatchLease: a lease backend's counters are exported under its name,
+// and match its Stats at the scrape.
+func TestWatchLease(t *testing.T) {
+	c, err := metrics.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	if err := c.Register(reg); err != nil {
+		t.Fatal(err)
+	}
+	p := core.Policy{Limit: 1_000_000, Window: time.Minute, Algorithm: core.TokenBucket}
+	b, err := lease.New(memstore.New(), []core.Policy{p}, lease.WithMaxUnits(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err = c.WatchLease("redis", b); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WatchLease("redis", b); err == nil {
+		t.Fatal("a name watched twice: no error")
+	}
+	for i := range 5000 {
+		if _, err := b.CheckOne(context.Background(), "hot", p, 1, t0.Add(time.Duration(i)*10*time.Microsecond)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, _ = b.CheckOne(context.Background(), "hot", p, 1, t0.Add(time.Hour)) // the last lease expires unused
+	st := b.Stats()
+	_, mfs := scrape(t, reg)
+	for name, want := range map[string]uint64{
+		"ratelimit_leases_total": st.Leases, "ratelimit_lease_units_total": st.UnitsLeased,
+		"ratelimit_lease_units_wasted_total": st.UnitsWasted, "ratelimit_lease_local_admits_total": st.LocalAdmits,
+	} {
+		if got := value(mfs, name, "backend", "redis"); got != float64(want) || want == 0 {
+			t.Errorf("%s = %v, want %d (nonzero)", name, got, want)
+		}
 	}
 }

@@ -1,0 +1,421 @@
+package lease
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ratelimit-go/ratelimit/core"
+)
+
+// ErrUnsupported reports a policy New cannot lease: a leaky bucket, whose
+// admitted requests each get their own Delay.
+var ErrUnsupported = errors.New("lease: leaky-bucket policies cannot be leased: each admitted request has its own delay")
+
+// Defaults of the options.
+const (
+	// DefaultHotRate is the rate, in checks per second on one instance, from
+	// which a key is hot.
+	DefaultHotRate = 1000
+	// DefaultLifetime is the longest a lease lives.
+	DefaultLifetime = 100 * time.Millisecond
+	// DefaultMaxUnits bounds the units of one lease.
+	DefaultMaxUnits = 1000
+	// DefaultMaxKeys bounds the keys whose rate and lease are tracked.
+	DefaultMaxKeys = 4096
+)
+
+// measure is the period over which a key's local rate is counted.
+const measure = 100 * time.Millisecond
+
+const shards = 16
+
+// Option configures a Backend. A zero value means the option's default; a
+// negative one makes New return an error (the project's rule, see package
+// core).
+type Option func(*config)
+
+type config struct {
+	hotRate, maxUnits, maxKeys int
+	lifetime                   time.Duration
+	err                        error
+}
+
+func (c *config) fail(format string, args ...any) {
+	if c.err == nil {
+		c.err = fmt.Errorf("lease: "+format, args...)
+	}
+}
+
+// WithHotRate sets the rate, in checks per second on this instance, from
+// which a key is served from leases (default DefaultHotRate).
+func WithHotRate(perSecond int) Option {
+	return func(c *config) {
+		if perSecond < 0 {
+			c.fail("WithHotRate(%d): want 0 (the default) or more", perSecond)
+		} else if perSecond > 0 {
+			c.hotRate = perSecond
+		}
+	}
+}
+
+// WithLifetime sets the longest a lease lives (default DefaultLifetime).
+// Longer leases cost the store fewer calls and waste more units when a key
+// cools down; a fixed window's lease also ends with its window.
+func WithLifetime(d time.Duration) Option {
+	return func(c *config) {
+		if d < 0 {
+			c.fail("WithLifetime(%v): want 0 (the default) or more", d)
+		} else if d > 0 {
+			c.lifetime = d
+		}
+	}
+}
+
+// WithMaxUnits bounds the units of one lease (default DefaultMaxUnits), and
+// with it the units one instance can waste per hot key and lease lifetime.
+func WithMaxUnits(n int) Option {
+	return func(c *config) {
+		if n < 0 {
+			c.fail("WithMaxUnits(%d): want 0 (the default) or more", n)
+		} else if n > 0 {
+			c.maxUnits = n
+		}
+	}
+}
+
+// WithMaxKeys bounds the (key, policy) pairs whose rate and lease the
+// Backend tracks (default DefaultMaxKeys); beyond it new keys go to the
+// store untracked until an idle entry can be reused.
+func WithMaxKeys(n int) Option {
+	return func(c *config) {
+		if n < 0 {
+			c.fail("WithMaxKeys(%d): want 0 (the default) or more", n)
+		} else if n > 0 {
+			c.maxKeys = n
+		}
+	}
+}
+
+// Backend is a core.Backend that serves hot keys of its policies from
+// leases taken from the store (see the package documentation). It is safe
+// for concurrent use, starts no goroutine and holds at most WithMaxKeys
+// entries. Create one with New.
+type Backend struct {
+	store    core.Backend
+	leasable []core.Policy
+	capacity []int64 // of each leasable policy
+	windowed []bool  // each leasable policy is a fixed window
+	window   []int64 // µs, of each leasable policy
+	hotRate  int64
+	lifetime int64 // µs
+	maxUnits int64
+	perShard int
+	seed     maphash.Seed
+	shards   [shards]shard
+
+	leases, leased, wasted, local atomic.Uint64
+}
+
+type shard struct {
+	mu      sync.Mutex
+	entries map[entryKey]*entry
+}
+
+type entryKey struct {
+	key    string
+	policy int // index into leasable
+}
+
+// entry is one key's local rate and lease under one policy. Guarded by its
+// shard's lock.
+type entry struct {
+	since   int64 // start of the current measuring period, µs
+	count   int64 // checks since then
+	rate    int64 // checks per second over the last full period
+	units   int64 // left in the lease
+	takenAt int64 // µs
+	// from is the earliest instant the lease serves: a little before it
+	// was taken, since concurrent checks read the clock in no strict
+	// order, but never before a fixed window's start.
+	from    int64
+	expires int64 // µs; the lease serves checks before it
+	base    core.Decision
+	taking  bool // a lease is being taken: others go to the store
+	shrink  int  // halvings of the next lease after the store refused one
+}
+
+var (
+	_ core.Backend       = (*Backend)(nil)
+	_ core.SingleChecker = (*Backend)(nil)
+)
+
+// New returns a Backend over store that may lease the given policies (each
+// compared with ==, as the stores do). It returns ErrUnsupported, wrapped,
+// for a leaky-bucket policy, the policy's validation error for an invalid
+// one, and an error for a nil store or an invalid option.
+func New(store core.Backend, policies []core.Policy, opts ...Option) (*Backend, error) {
+	if store == nil {
+		return nil, errors.New("lease: New called with a nil store")
+	}
+	c := config{hotRate: DefaultHotRate, maxUnits: DefaultMaxUnits, maxKeys: DefaultMaxKeys, lifetime: DefaultLifetime}
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	if c.err != nil {
+		return nil, c.err
+	}
+	b := &Backend{store: store, hotRate: int64(c.hotRate), lifetime: c.lifetime.Microseconds(), maxUnits: int64(c.maxUnits),
+		perShard: max(c.maxKeys/shards, 1), seed: maphash.MakeSeed()}
+	for _, p := range policies {
+		pr, err := p.Params()
+		if err != nil {
+			return nil, err
+		}
+		if pr.Algorithm == core.LeakyBucket {
+			return nil, fmt.Errorf("%w (policy %s)", ErrUnsupported, p)
+		}
+		b.leasable = append(b.leasable, p)
+		b.capacity = append(b.capacity, pr.Capacity)
+		b.windowed = append(b.windowed, pr.Algorithm == core.FixedWindow)
+		b.window = append(b.window, pr.Window)
+	}
+	for i := range b.shards {
+		b.shards[i].entries = make(map[entryKey]*entry)
+	}
+	return b, nil
+}
+
+// Stats are the Backend's counters since it was created.
+type Stats struct {
+	Leases      uint64 // leases taken from the store
+	UnitsLeased uint64 // units those leases consumed in the store
+	UnitsWasted uint64 // leased units that expired unused
+	LocalAdmits uint64 // checks admitted from a lease, without a store call
+}
+
+// Stats returns the counters.
+func (b *Backend) Stats() Stats {
+	return Stats{Leases: b.leases.Load(), UnitsLeased: b.leased.Load(), UnitsWasted: b.wasted.Load(), LocalAdmits: b.local.Load()}
+}
+
+// Tracked returns the number of (key, policy) pairs whose rate and lease
+// the Backend holds, at most WithMaxKeys.
+func (b *Backend) Tracked() int {
+	n := 0
+	for i := range b.shards {
+		b.shards[i].mu.Lock()
+		n += len(b.shards[i].entries)
+		b.shards[i].mu.Unlock()
+	}
+	return n
+}
+
+// Check implements core.Backend: a check of one leasable policy may be
+// served from a lease; any other check goes to the store as it is.
+func (b *Backend) Check(ctx context.Context, key string, policies []core.Policy, cost int, now time.Time, out []core.Decision) error {
+	if len(policies) == 1 && len(out) >= 1 && b.index(policies[0]) >= 0 {
+		d, err := b.CheckOne(ctx, key, policies[0], cost, now)
+		if err != nil {
+			return err
+		}
+		out[0] = d
+		return nil
+	}
+	return b.store.Check(ctx, key, policies, cost, now, out)
+}
+
+// Peek implements core.Backend by asking the store. Units held in leases
+// are already consumed there, so its Remaining does not count them.
+func (b *Backend) Peek(ctx context.Context, key string, policies []core.Policy, now time.Time, out []core.Decision) error {
+	return b.store.Peek(ctx, key, policies, now, out)
+}
+
+// Reset implements core.Backend: it drops this instance's leases of key
+// under policies, then resets the store. Leases other instances hold stay
+// until they expire.
+func (b *Backend) Reset(ctx context.Context, key string, policies []core.Policy) error {
+	for _, p := range policies {
+		if i := b.index(p); i >= 0 {
+			sh := b.shard(key)
+			sh.mu.Lock()
+			delete(sh.entries, entryKey{key, i})
+			sh.mu.Unlock()
+		}
+	}
+	return b.store.Reset(ctx, key, policies)
+}
+
+// CheckOne implements core.SingleChecker.
+func (b *Backend) CheckOne(ctx context.Context, key string, p core.Policy, cost int, now time.Time) (core.Decision, error) {
+	i := b.index(p)
+	if i < 0 || cost <= 0 || int64(cost) > b.capacity[i] {
+		return b.checkStore(ctx, key, p, cost, now)
+	}
+	if err := core.ValidateKey(key); err != nil {
+		return core.Decision{}, err
+	}
+	t, c := now.UnixMicro(), int64(cost)
+	sh := b.shard(key)
+	sh.mu.Lock()
+	e := sh.entries[entryKey{key, i}]
+	if e == nil {
+		e = b.track(sh, entryKey{key, i}, t)
+	}
+	if e == nil { // no room: untracked
+		sh.mu.Unlock()
+		return b.checkStore(ctx, key, p, cost, now)
+	}
+	e.observe(t)
+	if t < e.from && t < e.expires && e.units > 0 {
+		// A check from before the lease (a clock behind): the store
+		// answers it, and the lease stays for the checks after it.
+		sh.mu.Unlock()
+		return b.checkStore(ctx, key, p, cost, now)
+	}
+	if t < e.expires && e.units >= c {
+		e.units -= c
+		d := e.base
+		d.Remaining = clampInt(int64(e.base.Remaining) + e.units)
+		d.ResetAfter = max(e.base.ResetAfter-time.Duration(max(t-e.takenAt, 0))*time.Microsecond, 0)
+		d.RetryAfter, d.Delay, d.Source = 0, 0, core.SourceLease
+		sh.mu.Unlock()
+		b.local.Add(1)
+		return d, nil
+	}
+	e.expire(b, t)
+	n := b.leaseSize(e, i, c)
+	if e.rate < b.hotRate || e.taking || n <= c {
+		sh.mu.Unlock()
+		return b.checkStore(ctx, key, p, cost, now)
+	}
+	e.taking = true
+	sh.mu.Unlock()
+
+	d, err := b.checkStore(ctx, key, p, int(n), now)
+	sh.mu.Lock()
+	e.taking = false
+	if err != nil || !d.Allowed {
+		if err == nil {
+			e.shrink++ // the store had less room: ask for less next time
+		}
+		sh.mu.Unlock()
+		// The lease's error or denial says nothing exact about cost units:
+		// ask for them alone.
+		return b.checkStore(ctx, key, p, cost, now)
+	}
+	e.shrink = 0
+	e.expire(b, t)
+	e.units += n - c
+	e.takenAt, e.base = t, d
+	e.from, e.expires = t-b.lifetime, t+b.lifetime
+	if b.windowed[i] {
+		// A fixed window's units must not leave it: its ResetAfter is the
+		// time to the window's end.
+		end := t + d.ResetAfter.Microseconds()
+		e.from, e.expires = max(e.from, end-b.window[i]), min(e.expires, end)
+	}
+	left := e.units
+	sh.mu.Unlock()
+	b.leases.Add(1)
+	b.leased.Add(uint64(n))
+	d.Remaining = clampInt(int64(d.Remaining) + left)
+	return d, nil
+}
+
+func (b *Backend) checkStore(ctx context.Context, key string, p core.Policy, cost int, now time.Time) (core.Decision, error) {
+	if s, ok := b.store.(core.SingleChecker); ok {
+		return s.CheckOne(ctx, key, p, cost, now)
+	}
+	var ps [1]core.Policy
+	var out [1]core.Decision
+	ps[0] = p
+	err := b.store.Check(ctx, key, ps[:], cost, now, out[:])
+	return out[0], err
+}
+
+// leaseSize is the units to ask for: about a lifetime's worth of the key's
+// local rate, halved per refusal since the last grant, within the largest
+// lease and the policy's capacity.
+func (b *Backend) leaseSize(e *entry, i int, cost int64) int64 {
+	n := e.rate * b.lifetime / 1e6
+	n >>= min(e.shrink, 62)
+	return min(max(n, cost), b.maxUnits, b.capacity[i])
+}
+
+func (b *Backend) index(p core.Policy) int {
+	for i := range b.leasable {
+		if b.leasable[i] == p {
+			return i
+		}
+	}
+	return -1
+}
+
+func (b *Backend) shard(key string) *shard {
+	return &b.shards[maphash.String(b.seed, key)%shards]
+}
+
+// track returns a new entry for k, reusing an idle one when the shard is
+// full, or nil when every entry holds a live lease or was checked within the
+// measuring period. Requires sh.mu.
+func (b *Backend) track(sh *shard, k entryKey, t int64) *entry {
+	if len(sh.entries) >= b.perShard {
+		// Look at a few entries, in the map's random order, for one that
+		// is idle: bounded work per new key, even under a flood of them.
+		evicted, looked := false, 0
+		for ok, e := range sh.entries {
+			if (e.units == 0 || t >= e.expires) && !e.taking && t-e.since >= 2*measure.Microseconds() {
+				e.expire(b, t)
+				delete(sh.entries, ok)
+				evicted = true
+				break
+			}
+			if looked++; looked == 8 {
+				break
+			}
+		}
+		if !evicted {
+			return nil
+		}
+	}
+	k.key = strings.Clone(k.key) // the caller's key may share a larger buffer
+	e := &entry{since: t}
+	sh.entries[k] = e
+	return e
+}
+
+// observe counts a check at t in the key's local rate.
+func (e *entry) observe(t int64) {
+	p := measure.Microseconds()
+	switch {
+	case t < e.since: // a clock behind: start over
+		e.since, e.count = t, 0
+	case t-e.since >= p:
+		e.rate = e.count * 1e6 / (t - e.since)
+		e.since, e.count = t, 0
+	}
+	e.count++
+	if e.count*1e6/p > e.rate { // a burst within the period already counts
+		e.rate = max(e.rate, e.count*1e6/p)
+	}
+}
+
+// expire ends the lease if it expired at t, counting its units as wasted.
+func (e *entry) expire(b *Backend, t int64) {
+	if e.units > 0 && t >= e.expires {
+		b.wasted.Add(uint64(e.units))
+		e.units = 0
+	}
+}
+
+func clampInt(v int64) int {
+	return int(min(v, int64(^uint(0)>>1)))
+}
