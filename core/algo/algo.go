@@ -6,16 +6,16 @@ import (
 	"github.com/ratelimit-go/ratelimit/core"
 )
 
-// Outcome is an algorithm's answer, in units and microseconds. See
+// Answer is an algorithm's answer, in units and microseconds. See
 // core.Decision for the meaning of each quantity.
 //
 // A check waits either because it was denied (RetryAfter) or because the
 // leaky bucket admitted it behind others (Delay), never both, so one field,
 // Wait, holds whichever applies; RetryAfter and Delay read it back. Four
-// fields keep an Outcome in registers: with a fifth the compiler builds it
+// fields keep an Answer in registers: with a fifth the compiler builds it
 // in memory and copies it, which cost a memory-store check about a third of
 // its time.
-type Outcome struct {
+type Answer struct {
 	Allowed   bool
 	Remaining int64
 	// Wait is RetryAfter when the check was denied and Delay when it was
@@ -26,7 +26,7 @@ type Outcome struct {
 
 // RetryAfter is how long until the same check succeeds: Wait when denied,
 // zero when admitted.
-func (o Outcome) RetryAfter() int64 {
+func (o Answer) RetryAfter() int64 {
 	if o.Allowed {
 		return 0
 	}
@@ -35,7 +35,7 @@ func (o Outcome) RetryAfter() int64 {
 
 // Delay is how long to hold an admitted check: Wait when admitted, zero
 // when denied.
-func (o Outcome) Delay() int64 {
+func (o Answer) Delay() int64 {
 	if o.Allowed {
 		return o.Wait
 	}
@@ -43,7 +43,7 @@ func (o Outcome) Delay() int64 {
 }
 
 // Decision converts the outcome into a core.Decision for policy p.
-func (o Outcome) Decision(p core.Policy) (d core.Decision) {
+func (o Answer) Decision(p core.Policy) (d core.Decision) {
 	o.Fill(&d, &p)
 	return d
 }
@@ -51,7 +51,7 @@ func (o Outcome) Decision(p core.Policy) (d core.Decision) {
 // Fill writes the outcome into every field of d as the decision for p. Hot
 // paths fill a Decision where it lives: building one elsewhere and copying
 // it costs more than the rest of a memory-store check's bookkeeping.
-func (o Outcome) Fill(d *core.Decision, p *core.Policy) {
+func (o Answer) Fill(d *core.Decision, p *core.Policy) {
 	d.Allowed, d.Limit, d.Remaining = o.Allowed, p.Limit, int(o.Remaining)
 	wait := time.Duration(o.Wait) * time.Microsecond
 	if o.Allowed {
@@ -83,7 +83,7 @@ type FixedWindowState struct {
 // aligned window plus cost fit in Limit. RetryAfter and ResetAfter are the
 // end of the window: at that instant a fresh window holds the whole quota,
 // which is also why up to 2x Limit can pass across a window edge.
-func FixedWindow(p *core.Params, st FixedWindowState, cost, now int64) (Outcome, FixedWindowState) {
+func FixedWindow(p *core.Params, st FixedWindowState, cost, now int64) (Answer, FixedWindowState) {
 	start := WindowStart(now, p.Window)
 	var n int64
 	if st.Count > 0 {
@@ -97,13 +97,13 @@ func FixedWindow(p *core.Params, st FixedWindowState, cost, now int64) (Outcome,
 	end := start + p.Window
 	if n+cost <= p.Limit {
 		n += cost
-		o := Outcome{Allowed: true, Remaining: p.Limit - n}
+		o := Answer{Allowed: true, Remaining: p.Limit - n}
 		if n > 0 {
 			o.ResetAfter = end - now
 		}
 		return o, FixedWindowState{Start: start, Count: n}
 	}
-	return Outcome{Remaining: max(p.Limit-n, 0), Wait: end - now, ResetAfter: end - now}, st
+	return Answer{Remaining: max(p.Limit-n, 0), Wait: end - now, ResetAfter: end - now}, st
 }
 
 // SlidingWindowState holds the counts of the window starting at Start and of
@@ -157,7 +157,7 @@ func swReset(start, window, prev, curr, now int64) int64 {
 // estimate prev*(window-elapsed)/window + curr plus cost is at most Limit.
 // When denied, RetryAfter is the first microsecond at which the estimate has
 // fallen enough, found in the current window or the next one.
-func SlidingWindow(p *core.Params, st SlidingWindowState, cost, now int64) (Outcome, SlidingWindowState) {
+func SlidingWindow(p *core.Params, st SlidingWindowState, cost, now int64) (Answer, SlidingWindowState) {
 	w, limit := p.Window, p.Limit
 	start := WindowStart(now, w)
 	at := now // the instant the estimate is taken at
@@ -176,12 +176,12 @@ func SlidingWindow(p *core.Params, st SlidingWindowState, cost, now int64) (Outc
 	elapsed := at - start
 	est := swEstimate(prev, curr, w, elapsed)
 	if est+float64(cost) <= float64(limit) {
-		o := Outcome{Allowed: true, Remaining: floorNonNeg(float64(limit) - est - float64(cost))}
+		o := Answer{Allowed: true, Remaining: floorNonNeg(float64(limit) - est - float64(cost))}
 		curr += cost
 		o.ResetAfter = swReset(start, w, prev, curr, now)
 		return o, SlidingWindowState{Start: start, Prev: prev, Curr: curr}
 	}
-	o := Outcome{Remaining: floorNonNeg(float64(limit) - est), ResetAfter: swReset(start, w, prev, curr, now)}
+	o := Answer{Remaining: floorNonNeg(float64(limit) - est), ResetAfter: swReset(start, w, prev, curr, now)}
 	if e := swFirstFit(prev, curr, w, elapsed+1, w-1, cost, limit); e < w {
 		o.Wait = start + e - now
 	} else {
@@ -210,7 +210,7 @@ type TokenBucketState struct {
 
 // TokenBucket holds Burst units and refills one unit every Interval. A check
 // is admitted when cost units are in the bucket.
-func TokenBucket(p *core.Params, st TokenBucketState, cost, now int64) (Outcome, TokenBucketState) {
+func TokenBucket(p *core.Params, st TokenBucketState, cost, now int64) (Answer, TokenBucketState) {
 	last, used := now, int64(0)
 	if st.Used > 0 { // a zero Used is a full bucket whatever Last says, also before 1970
 		last = max(st.Last, now)
@@ -219,10 +219,10 @@ func TokenBucket(p *core.Params, st TokenBucketState, cost, now int64) (Outcome,
 	need := cost * p.Interval
 	if used+need <= p.Tolerance {
 		used += need
-		return Outcome{Allowed: true, Remaining: (p.Tolerance - used) / p.Interval, ResetAfter: resetAt(last, used, now)},
+		return Answer{Allowed: true, Remaining: (p.Tolerance - used) / p.Interval, ResetAfter: resetAt(last, used, now)},
 			TokenBucketState{Used: used, Last: last}
 	}
-	return Outcome{
+	return Answer{
 		Remaining:  max(p.Tolerance-used, 0) / p.Interval, // used exceeds a lowered capacity
 		Wait:       last + used + need - p.Tolerance - now,
 		ResetAfter: resetAt(last, used, now),
@@ -240,7 +240,7 @@ func resetAt(last, used, now int64) int64 {
 // policy's Params, the key's state (the zero value for an empty key), a cost
 // and now, it returns the outcome and the state to store if the check is
 // admitted with a positive cost.
-type Func[S any] func(p *core.Params, st S, cost, now int64) (Outcome, S)
+type Func[S any] func(p *core.Params, st S, cost, now int64) (Answer, S)
 
 var (
 	_ Func[GCRAState]          = GCRA
@@ -260,7 +260,7 @@ type GCRAState struct {
 // cost units moves it to max(tat, now) + cost*Interval and is admitted when
 // that lies at most Tolerance (Burst*Interval) ahead of now. A zero TAT is an
 // empty key; the returned state is the one to store.
-func GCRA(p *core.Params, st GCRAState, cost, now int64) (Outcome, GCRAState) {
+func GCRA(p *core.Params, st GCRAState, cost, now int64) (Answer, GCRAState) {
 	tat := st.TAT
 	base := now
 	if tat != 0 { // zero is an empty key, also before 1970
@@ -269,9 +269,9 @@ func GCRA(p *core.Params, st GCRAState, cost, now int64) (Outcome, GCRAState) {
 	newTat := base + cost*p.Interval
 	allowAt := newTat - p.Tolerance
 	if allowAt <= now {
-		return Outcome{Allowed: true, Remaining: max(p.Tolerance-(newTat-now), 0) / p.Interval, ResetAfter: newTat - now}, GCRAState{TAT: newTat}
+		return Answer{Allowed: true, Remaining: max(p.Tolerance-(newTat-now), 0) / p.Interval, ResetAfter: newTat - now}, GCRAState{TAT: newTat}
 	}
-	return Outcome{
+	return Answer{
 		Remaining:  max(p.Tolerance-(base-now), 0) / p.Interval,
 		Wait:       allowAt - now,
 		ResetAfter: base - now,
@@ -291,7 +291,7 @@ type LeakyBucketState struct {
 // admitted request waits for the units queued before it, so that admitted
 // requests leave at a constant rate. Remaining counts the unit checks that
 // would still be admitted now.
-func LeakyBucket(p *core.Params, st LeakyBucketState, cost, now int64) (Outcome, LeakyBucketState) {
+func LeakyBucket(p *core.Params, st LeakyBucketState, cost, now int64) (Answer, LeakyBucketState) {
 	last, backlog := now, int64(0)
 	if st.Level > 0 { // a zero Level is an empty queue whatever Last says, also before 1970
 		last = max(st.Last, now)
@@ -307,7 +307,7 @@ func LeakyBucket(p *core.Params, st LeakyBucketState, cost, now int64) (Outcome,
 	wait := last + backlog - now
 	if backlog+need <= p.Tolerance && (p.MaxDelay == 0 || wait <= p.MaxDelay) {
 		level := backlog + need
-		return Outcome{
+		return Answer{
 			Allowed:    true,
 			Remaining:  leakyRemaining(room, level, p.Interval),
 			ResetAfter: resetAt(last, level, now),
@@ -318,7 +318,7 @@ func LeakyBucket(p *core.Params, st LeakyBucketState, cost, now int64) (Outcome,
 	if p.MaxDelay > 0 {
 		retry = max(retry, wait-p.MaxDelay) // until the wait is within MaxDelay
 	}
-	return Outcome{
+	return Answer{
 		Remaining:  leakyRemaining(room, backlog, p.Interval),
 		Wait:       retry,
 		ResetAfter: resetAt(last, backlog, now),

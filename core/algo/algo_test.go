@@ -146,7 +146,7 @@ func TestGCRA(t *testing.T) {
 	iv := p.Interval
 	now := int64(unix2023)
 	var tat GCRAState
-	var o Outcome
+	var o Answer
 	for i := range 3 {
 		if o, tat = GCRA(p, tat, 1, now); !o.Allowed || o.Remaining != int64(2-i) || o.ResetAfter != int64(i+1)*iv {
 			t.Fatalf("unit %d: %+v", i, o)
@@ -313,9 +313,9 @@ func TestCompactKeepsLiveEntries(t *testing.T) {
 	}
 }
 
-func TestOutcomeDecision(t *testing.T) {
+func TestAnswerDecision(t *testing.T) {
 	pol := core.Policy{Name: "x", Limit: 7, Window: time.Second}
-	admitted := Outcome{Allowed: true, Remaining: 3, Wait: 4, ResetAfter: 2_500_000}
+	admitted := Answer{Allowed: true, Remaining: 3, Wait: 4, ResetAfter: 2_500_000}
 	if admitted.RetryAfter() != 0 || admitted.Delay() != 4 {
 		t.Fatalf("admitted: RetryAfter %d Delay %d, want 0 and 4", admitted.RetryAfter(), admitted.Delay())
 	}
@@ -324,7 +324,7 @@ func TestOutcomeDecision(t *testing.T) {
 	if d != want {
 		t.Fatalf("Decision = %+v, want %+v", d, want)
 	}
-	denied := Outcome{Remaining: 0, Wait: 1, ResetAfter: 2_500_000}
+	denied := Answer{Remaining: 0, Wait: 1, ResetAfter: 2_500_000}
 	if denied.RetryAfter() != 1 || denied.Delay() != 0 {
 		t.Fatalf("denied: RetryAfter %d Delay %d, want 1 and 0", denied.RetryAfter(), denied.Delay())
 	}
@@ -337,27 +337,27 @@ func TestOutcomeDecision(t *testing.T) {
 
 // Fill overwrites every field, so a reused Decision keeps nothing of the
 // previous one.
-func TestOutcomeFillOverwrites(t *testing.T) {
+func TestAnswerFillOverwrites(t *testing.T) {
 	a := core.Policy{Name: "a", Limit: 7, Window: time.Second}
 	b := core.Policy{Name: "b", Limit: 9, Window: time.Minute, Algorithm: core.LeakyBucket}
-	d := Outcome{Allowed: true, Remaining: 3, Wait: 4, ResetAfter: 5}.Decision(b)
-	denied := Outcome{Remaining: 1, Wait: 2, ResetAfter: 6}
+	d := Answer{Allowed: true, Remaining: 3, Wait: 4, ResetAfter: 5}.Decision(b)
+	denied := Answer{Remaining: 1, Wait: 2, ResetAfter: 6}
 	denied.Fill(&d, &a)
 	if want := denied.Decision(a); d != want {
 		t.Fatalf("Fill over a used Decision = %+v, want %+v", d, want)
 	}
-	admitted := Outcome{Allowed: true, Remaining: 3, Wait: 4, ResetAfter: 5}
+	admitted := Answer{Allowed: true, Remaining: 3, Wait: 4, ResetAfter: 5}
 	admitted.Fill(&d, &b)
 	if want := admitted.Decision(b); d != want || d.RetryAfter != 0 {
 		t.Fatalf("Fill over a denial = %+v, want %+v", d, want)
 	}
 }
 
-// TestOutcomeInRegisters pins the size that lets the compiler keep an
-// Outcome in registers (at most four fields and 32 bytes).
-func TestOutcomeInRegisters(t *testing.T) {
-	if n, size := reflect.TypeFor[Outcome]().NumField(), unsafe.Sizeof(Outcome{}); n > 4 || size > 32 {
-		t.Fatalf("Outcome has %d fields and %d bytes; more than 4 fields or 32 bytes puts it in memory on every check", n, size)
+// TestAnswerInRegisters pins the size that lets the compiler keep an
+// Answer in registers (at most four fields and 32 bytes).
+func TestAnswerInRegisters(t *testing.T) {
+	if n, size := reflect.TypeFor[Answer]().NumField(), unsafe.Sizeof(Answer{}); n > 4 || size > 32 {
+		t.Fatalf("Answer has %d fields and %d bytes; more than 4 fields or 32 bytes puts it in memory on every check", n, size)
 	}
 }
 

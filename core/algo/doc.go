@@ -1,6 +1,6 @@
 // Package algo holds the six rate-limiting algorithms as pure functions: each
 // takes a policy's Params, the key's current state, a cost and the instant
-// now, and returns an Outcome and the state to store if the check is
+// now, and returns an Answer and the state to store if the check is
 // admitted. None of them reads a clock, allocates, or writes anywhere.
 //
 // Five of them have one shape, Func: a state value in, the outcome and the

@@ -79,7 +79,7 @@ func (l *Log) push(ts int64, count int, limit int) {
 // It does not modify the log; CommitSlidingLog records an admitted check.
 // When denied, RetryAfter is the moment the entry whose expiry makes room
 // leaves the window.
-func SlidingLog(p *core.Params, l *Log, cost, now int64) (Outcome, int64) {
+func SlidingLog(p *core.Params, l *Log, cost, now int64) (Answer, int64) {
 	cutoff := now - p.Window
 	first := l.firstAfter(cutoff)
 	n := int64(l.n - first)
@@ -88,7 +88,7 @@ func SlidingLog(p *core.Params, l *Log, cost, now int64) (Outcome, int64) {
 		ts = max(now, l.Newest())
 	}
 	if n+cost <= p.Limit {
-		o := Outcome{Allowed: true, Remaining: p.Limit - n - cost}
+		o := Answer{Allowed: true, Remaining: p.Limit - n - cost}
 		switch {
 		case cost > 0:
 			o.ResetAfter = ts + p.Window - now
@@ -98,7 +98,7 @@ func SlidingLog(p *core.Params, l *Log, cost, now int64) (Outcome, int64) {
 		return o, ts
 	}
 	k := n + cost - p.Limit // entries that must leave the window first
-	o := Outcome{
+	o := Answer{
 		Remaining:  max(p.Limit-n, 0), // more entries than a lowered limit
 		Wait:       l.At(first+int(k)-1) + p.Window - now,
 		ResetAfter: l.Newest() + p.Window - now,

@@ -13,8 +13,8 @@ import (
 // with a positive cost. The property tests below drive every algorithm
 // through it.
 type machine struct {
-	decide    func(cost, now int64) Outcome
-	commit    func(cost, now int64) Outcome
+	decide    func(cost, now int64) Answer
+	commit    func(cost, now int64) Answer
 	expiresAt func() int64 // valid once a check has been committed
 	// stamp is the instant the state is kept at: a caller whose clock is
 	// behind it is treated as if it were at that instant.
@@ -27,8 +27,8 @@ func newMachine(t testing.TB, p *core.Params) *machine {
 	switch p.Algorithm {
 	case core.FixedWindow:
 		var st FixedWindowState
-		m.decide = func(c, now int64) Outcome { o, _ := FixedWindow(p, st, c, now); return o }
-		m.commit = func(c, now int64) Outcome {
+		m.decide = func(c, now int64) Answer { o, _ := FixedWindow(p, st, c, now); return o }
+		m.commit = func(c, now int64) Answer {
 			o, next := FixedWindow(p, st, c, now)
 			if o.Allowed && c > 0 {
 				st = next
@@ -39,8 +39,8 @@ func newMachine(t testing.TB, p *core.Params) *machine {
 		m.stamp = func() int64 { return st.Start }
 	case core.SlidingWindow:
 		var st SlidingWindowState
-		m.decide = func(c, now int64) Outcome { o, _ := SlidingWindow(p, st, c, now); return o }
-		m.commit = func(c, now int64) Outcome {
+		m.decide = func(c, now int64) Answer { o, _ := SlidingWindow(p, st, c, now); return o }
+		m.commit = func(c, now int64) Answer {
 			o, next := SlidingWindow(p, st, c, now)
 			if o.Allowed && c > 0 {
 				st = next
@@ -51,8 +51,8 @@ func newMachine(t testing.TB, p *core.Params) *machine {
 		m.stamp = func() int64 { return st.Start }
 	case core.TokenBucket:
 		var st TokenBucketState
-		m.decide = func(c, now int64) Outcome { o, _ := TokenBucket(p, st, c, now); return o }
-		m.commit = func(c, now int64) Outcome {
+		m.decide = func(c, now int64) Answer { o, _ := TokenBucket(p, st, c, now); return o }
+		m.commit = func(c, now int64) Answer {
 			o, next := TokenBucket(p, st, c, now)
 			if o.Allowed && c > 0 {
 				st = next
@@ -63,8 +63,8 @@ func newMachine(t testing.TB, p *core.Params) *machine {
 		m.stamp = func() int64 { return st.Last }
 	case core.GCRA:
 		var tat GCRAState
-		m.decide = func(c, now int64) Outcome { o, _ := GCRA(p, tat, c, now); return o }
-		m.commit = func(c, now int64) Outcome {
+		m.decide = func(c, now int64) Answer { o, _ := GCRA(p, tat, c, now); return o }
+		m.commit = func(c, now int64) Answer {
 			o, next := GCRA(p, tat, c, now)
 			if o.Allowed && c > 0 {
 				tat = next
@@ -75,8 +75,8 @@ func newMachine(t testing.TB, p *core.Params) *machine {
 		m.stamp = func() int64 { return tat.TAT }
 	case core.LeakyBucket:
 		var st LeakyBucketState
-		m.decide = func(c, now int64) Outcome { o, _ := LeakyBucket(p, st, c, now); return o }
-		m.commit = func(c, now int64) Outcome {
+		m.decide = func(c, now int64) Answer { o, _ := LeakyBucket(p, st, c, now); return o }
+		m.commit = func(c, now int64) Answer {
 			o, next := LeakyBucket(p, st, c, now)
 			if o.Allowed && c > 0 {
 				st = next
@@ -87,8 +87,8 @@ func newMachine(t testing.TB, p *core.Params) *machine {
 		m.stamp = func() int64 { return st.Last }
 	case core.SlidingLog:
 		l := new(Log)
-		m.decide = func(c, now int64) Outcome { o, _ := SlidingLog(p, l, c, now); return o }
-		m.commit = func(c, now int64) Outcome {
+		m.decide = func(c, now int64) Answer { o, _ := SlidingLog(p, l, c, now); return o }
+		m.commit = func(c, now int64) Answer {
 			o, ts := SlidingLog(p, l, c, now)
 			if o.Allowed && c > 0 {
 				CommitSlidingLog(p, l, c, ts, now)

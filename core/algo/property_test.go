@@ -37,7 +37,7 @@ func replay(t *testing.T, p *core.Params, steps []step) *machine {
 const rounds = 300
 
 // checkOutcome holds the invariants every outcome keeps.
-func checkOutcome(t *testing.T, what string, p *core.Params, cost int64, o Outcome) {
+func checkOutcome(t *testing.T, what string, p *core.Params, cost int64, o Answer) {
 	t.Helper()
 	switch {
 	case o.Remaining < 0 || o.Remaining > p.Capacity:

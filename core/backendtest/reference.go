@@ -129,7 +129,7 @@ func (r *Reference) decide(ctx context.Context, key string, policies []core.Poli
 
 // eval runs the policy's algorithm on the stored state and returns the
 // outcome and a function that stores the new state. r.mu is held.
-func (r *Reference) eval(p *core.Params, k stateKey, cost, now int64) (algo.Outcome, func()) {
+func (r *Reference) eval(p *core.Params, k stateKey, cost, now int64) (algo.Answer, func()) {
 	st := r.states[k]
 	switch p.Algorithm {
 	case core.FixedWindow:

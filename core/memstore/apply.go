@@ -9,7 +9,7 @@ import (
 // allows it and the check is admitted with a positive cost. It reports the
 // outcome and whether key had no state under pi. The only error is
 // ErrStoreFull, from mode commit. Requires sh.mu.
-func (s *Store) apply(sh *shard, pi *policyInfo, key string, h uint64, cost, now int64, m mode) (algo.Outcome, bool, error) {
+func (s *Store) apply(sh *shard, pi *policyInfo, key string, h uint64, cost, now int64, m mode) (algo.Answer, bool, error) {
 	switch pi.kind {
 	case kindGCRA:
 		return applyValue(s, sh, pi, key, h, cost, now, m, algo.GCRA)
@@ -25,13 +25,13 @@ func (s *Store) apply(sh *shard, pi *policyInfo, key string, h uint64, cost, now
 		return s.applyLog(sh, pi, key, h, cost, now, m)
 	}
 	// Unreachable: kindOf admits only the six kinds above.
-	return algo.Outcome{}, false, nil
+	return algo.Answer{}, false, nil
 }
 
 // applyValue is apply for the algorithms whose state is a value (shape
 // algo.Func): the key's state, or the zero value for a new key, goes in, and
 // the next state is stored in its slot.
-func applyValue[S state](s *Store, sh *shard, pi *policyInfo, key string, h uint64, cost, now int64, m mode, decide algo.Func[S]) (algo.Outcome, bool, error) {
+func applyValue[S state](s *Store, sh *shard, pi *policyInfo, key string, h uint64, cost, now int64, m mode, decide algo.Func[S]) (algo.Answer, bool, error) {
 	write := m != evaluate
 	t := tableOf[S](s, sh, pi, write)
 	i := t.find(key, h)
@@ -51,7 +51,7 @@ func applyValue[S state](s *Store, sh *shard, pi *policyInfo, key string, h uint
 // applyLog is apply for the sliding log, whose buffer is updated in place:
 // decided first (algo.SlidingLog), written only when admitted
 // (algo.CommitSlidingLog).
-func (s *Store) applyLog(sh *shard, pi *policyInfo, key string, h uint64, cost, now int64, m mode) (algo.Outcome, bool, error) {
+func (s *Store) applyLog(sh *shard, pi *policyInfo, key string, h uint64, cost, now int64, m mode) (algo.Answer, bool, error) {
 	p := &pi.params
 	write := m != evaluate
 	t := tableOf[*logState](s, sh, pi, write)
