@@ -32,7 +32,7 @@ func (s *Store) apply(sh *shard, pi *policyInfo, key string, h uint64, cost, now
 // algo.Func): the key's state, or the zero value for a new key, goes in, and
 // the next state is stored in its slot.
 func applyValue[S state](s *Store, sh *shard, pi *policyInfo, key string, h uint64, cost, now int64, m mode, decide algo.Func[S]) (algo.Answer, bool, error) {
-	write := m != evaluate
+	write := m.writes()
 	t := tableOf[S](s, sh, pi, write)
 	i := t.find(key, h)
 	var cur S
@@ -40,6 +40,15 @@ func applyValue[S state](s *Store, sh *shard, pi *policyInfo, key string, h uint
 		cur = t.slots[i].st
 	}
 	o, next := decide(&pi.params, cur, cost, now)
+	if m == stage {
+		if o.Allowed && cost > 0 {
+			if t == nil {
+				t = tableOf[S](s, sh, pi, true)
+			}
+			t.staged, t.hasStaged = next, true
+		}
+		return o, i < 0, nil
+	}
 	if write && o.Allowed && cost > 0 {
 		if err := store(s, sh, t, m, key, h, i, next); err != nil {
 			return o, i < 0, err
@@ -48,12 +57,45 @@ func applyValue[S state](s *Store, sh *shard, pi *policyInfo, key string, h uint
 	return o, i < 0, nil
 }
 
+// commitStaged stores the state that mode stage kept for key in pi's table
+// and reports whether there was one (the sliding log stages nothing). The
+// key's slot is looked up again: the room reserved in between may have
+// reclaimed other keys' states, which moves entries, but never this key's.
+// Requires sh.mu.
+func (s *Store) commitStaged(sh *shard, pi *policyInfo, key string, h uint64) bool {
+	switch pi.kind {
+	case kindGCRA:
+		return keepStaged(s, sh, tableOf[algo.GCRAState](s, sh, pi, false), key, h)
+	case kindFixedWindow:
+		return keepStaged(s, sh, tableOf[algo.FixedWindowState](s, sh, pi, false), key, h)
+	case kindSlidingWindow:
+		return keepStaged(s, sh, tableOf[algo.SlidingWindowState](s, sh, pi, false), key, h)
+	case kindTokenBucket:
+		return keepStaged(s, sh, tableOf[algo.TokenBucketState](s, sh, pi, false), key, h)
+	case kindLeakyBucket:
+		return keepStaged(s, sh, tableOf[algo.LeakyBucketState](s, sh, pi, false), key, h)
+	}
+	return false
+}
+
+// keepStaged writes t's staged state for key, if any, and clears it.
+func keepStaged[S state](s *Store, sh *shard, t *table[S], key string, h uint64) bool {
+	if t == nil || !t.hasStaged {
+		return false
+	}
+	st := t.staged
+	var zero S
+	t.staged, t.hasStaged = zero, false
+	_ = store(s, sh, t, commitReserved, key, h, t.find(key, h), st) // room reserved: no error
+	return true
+}
+
 // applyLog is apply for the sliding log, whose buffer is updated in place:
 // decided first (algo.SlidingLog), written only when admitted
 // (algo.CommitSlidingLog).
 func (s *Store) applyLog(sh *shard, pi *policyInfo, key string, h uint64, cost, now int64, m mode) (algo.Answer, bool, error) {
 	p := &pi.params
-	write := m != evaluate
+	write := m.writes()
 	t := tableOf[*logState](s, sh, pi, write)
 	i := t.find(key, h)
 	var empty algo.Log // a new key: evaluate against an empty log

@@ -22,7 +22,17 @@ const (
 	// step of the incremental reclaim, which could delete the expired state
 	// of another key of the same check before that key is committed.
 	commitMany
+	// stage is evaluate that also keeps, in the policy's table, the next
+	// state of an admitted value-state algorithm, for commitStaged: a
+	// multi-policy check that is admitted then writes each state without
+	// deciding it again. The staged state is read only by the commit of
+	// the check that staged it, under the same lock; every policy of an
+	// admitted check stages before that commit.
+	stage
 )
+
+// writes reports whether apply may store a state in mode m.
+func (m mode) writes() bool { return m != evaluate && m != stage }
 
 // CheckOne decides one check of cost units for key under p at now, and
 // consumes them if admitted. It is Check with a single policy, without the
@@ -85,7 +95,11 @@ func (s *Store) Check(ctx context.Context, key string, policies []core.Policy, c
 
 	allowed, fresh := true, int64(0)
 	for i, pi := range pis {
-		o, isNew, _ := s.apply(sh, pi, key, h, c, n, evaluate)
+		m := stage
+		if firstIndex(pis, i) != i { // one state, committed once, by its first policy
+			m = evaluate
+		}
+		o, isNew, _ := s.apply(sh, pi, key, h, c, n, m)
 		o.Fill(&out[i], &pi.policy)
 		allowed = allowed && o.Allowed
 		if isNew && firstIndex(pis, i) == i {
@@ -107,7 +121,7 @@ func (s *Store) Check(ctx context.Context, key string, policies []core.Policy, c
 		return err
 	}
 	for i, pi := range pis {
-		if firstIndex(pis, i) == i {
+		if firstIndex(pis, i) == i && !s.commitStaged(sh, pi, key, h) {
 			s.apply(sh, pi, key, h, c, n, commitReserved)
 		}
 	}

@@ -440,3 +440,35 @@ func TestTableMatchesAMap(t *testing.T) {
 		check(step)
 	}
 }
+
+// TestStagedCommitAfterReclaim: a multi-policy check that is admitted writes
+// the states it staged while deciding; when reserving room for them
+// reclaims other keys' expired states (which moves entries in the tables),
+// the key's slots are looked up again, so each policy consumes exactly once.
+func TestStagedCommitAfterReclaim(t *testing.T) {
+	s := New(WithShards(1), WithMaxKeys(4))
+	ctx := context.Background()
+	ps := []core.Policy{
+		{Name: "g", Limit: 10, Window: time.Second, Algorithm: core.GCRA},
+		{Name: "f", Limit: 10, Window: time.Second, Algorithm: core.FixedWindow},
+	}
+	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	out := make([]core.Decision, 2)
+	for _, k := range []string{"a", "b"} {
+		if err := s.Check(ctx, k, ps, 1, t0, out); err != nil || !out[0].Allowed || !out[1].Allowed {
+			t.Fatalf("%s: %+v %v", k, out, err)
+		}
+	}
+	later := t0.Add(3 * time.Second) // a and b have expired; the store is full
+	for i := range 3 {
+		if err := s.Check(ctx, "c", ps, 2, later, out); err != nil || !out[0].Allowed || !out[1].Allowed {
+			t.Fatalf("c, check %d: %+v %v", i, out, err)
+		}
+	}
+	if err := s.Peek(ctx, "c", ps, later, out); err != nil || out[0].Remaining != 4 || out[1].Remaining != 4 {
+		t.Fatalf("after three checks of cost 2: %+v %v; want 4 remaining under both", out, err)
+	}
+	if s.Len() > 4 {
+		t.Fatalf("Len %d over the cap", s.Len())
+	}
+}

@@ -69,6 +69,10 @@ type table[S state] struct {
 	cursor int
 	seed   maphash.Seed
 	p      *core.Params
+	// staged is the next state a multi-policy check decided for its key
+	// (mode stage), written by commitStaged; hasStaged says it is set.
+	staged    S
+	hasStaged bool
 }
 
 // slot is one entry: a key (cloned on insert, since callers may pass a slice
