@@ -1,13 +1,17 @@
 // Package algo holds the six rate-limiting algorithms as pure functions: each
 // takes a policy's Params, the key's current state, a cost and the instant
 // now, and returns an Answer and the state to store if the check is
-// admitted. None of them reads a clock, allocates, or writes anywhere.
+// admitted. None of them reads a clock, allocates, or writes anywhere; only
+// CommitSlidingLog, the sliding log's second step, writes into the log it
+// is given and grows its buffer, up to Limit entries.
 //
 // Five of them have one shape, Func: a state value in, the outcome and the
 // next state out (GCRA, FixedWindow, SlidingWindow, TokenBucket,
 // LeakyBucket). The sliding log keeps a buffer of timestamps that a store
 // updates in place rather than copying per check, so it is two steps:
-// SlidingLog decides, CommitSlidingLog writes. Every state type has
+// SlidingLog decides, CommitSlidingLog writes. (A state value that shares
+// the buffer and carries its admission until the next read fits Func too,
+// but cost the sliding log 15% per check.) Every state type has
 // ExpiresAt(*core.Params), and its zero value is an empty key.
 //
 // The memory store runs these functions directly. The Redis scripts in
