@@ -3,6 +3,7 @@ package lease_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -327,5 +328,64 @@ func TestTrackedKeysBounded(t *testing.T) {
 	}
 	if n := b.Tracked(); n > 64 {
 		t.Fatalf("%d keys tracked, bound 64", n)
+	}
+}
+
+// consuming is a store that sums the units it admitted: what the store has
+// consumed, leases included.
+type consuming struct {
+	core.Backend
+	units atomic.Int64
+}
+
+func (c *consuming) Check(ctx context.Context, key string, ps []core.Policy, cost int, now time.Time, out []core.Decision) error {
+	err := c.Backend.Check(ctx, key, ps, cost, now, out)
+	if err == nil && out[0].Allowed {
+		c.units.Add(int64(cost))
+	}
+	return err
+}
+
+// TestNeverAdmitsUnconsumedUnits: for every algorithm a lease may serve, a
+// hot key checked faster than its limit, with time sometimes standing still
+// and sometimes jumping: at every admission, the units admitted so far are
+// at most the units the store has admitted (consumed) so far.
+func TestNeverAdmitsUnconsumedUnits(t *testing.T) {
+	for _, c := range []struct {
+		a     core.Algorithm
+		limit int // 5,000: the key mostly has room; 2,000: it is mostly over its limit
+	}{
+		{core.GCRA, 5000}, {core.TokenBucket, 5000}, {core.FixedWindow, 5000}, {core.SlidingWindow, 5000}, {core.SlidingLog, 5000},
+		{core.GCRA, 2000}, {core.TokenBucket, 2000}, {core.FixedWindow, 2000}, {core.SlidingWindow, 2000}, {core.SlidingLog, 2000},
+	} {
+		t.Run(fmt.Sprint(c.a, c.limit), func(t *testing.T) {
+			p := core.Policy{Limit: c.limit, Window: 100 * time.Millisecond, Algorithm: c.a}
+			store := &consuming{Backend: memstore.New()}
+			b := newLeased(t, store, []core.Policy{p})
+			now := t0
+			var admitted int64
+			for i := range 200_000 {
+				switch i % 1000 {
+				case 0:
+					now = now.Add(37 * time.Millisecond)
+				default:
+					now = now.Add(time.Duration(i%3) * 5 * time.Microsecond)
+				}
+				d, err := b.CheckOne(context.Background(), "hot", p, 1+i%2, now)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if d.Allowed {
+					admitted += int64(1 + i%2)
+					if admitted > store.units.Load() {
+						t.Fatalf("check %d: %d units admitted, %d consumed in the store", i, admitted, store.units.Load())
+					}
+				}
+			}
+			if b.Stats().Leases == 0 {
+				t.Fatalf("no lease: %+v", b.Stats())
+			}
+			t.Logf("%d admitted, %d consumed, %+v", admitted, store.units.Load(), b.Stats())
+		})
 	}
 }
