@@ -52,16 +52,20 @@ func (c *config) fail(format string, args ...any) {
 	}
 }
 
+// count sets *dst to n for an option named name: 0 keeps the default, a
+// negative n is refused.
+func (c *config) count(dst *int, name string, n int) {
+	if n < 0 {
+		c.fail("%s(%d): want 0 (the default) or more", name, n)
+	} else if n > 0 {
+		*dst = n
+	}
+}
+
 // WithHotRate sets the rate, in checks per second on this instance, from
 // which a key is served from leases (default DefaultHotRate).
 func WithHotRate(perSecond int) Option {
-	return func(c *config) {
-		if perSecond < 0 {
-			c.fail("WithHotRate(%d): want 0 (the default) or more", perSecond)
-		} else if perSecond > 0 {
-			c.hotRate = perSecond
-		}
-	}
+	return func(c *config) { c.count(&c.hotRate, "WithHotRate", perSecond) }
 }
 
 // WithLifetime sets the longest a lease lives (default DefaultLifetime).
@@ -80,26 +84,14 @@ func WithLifetime(d time.Duration) Option {
 // WithMaxUnits bounds the units of one lease (default DefaultMaxUnits), and
 // with it the units one instance can waste per hot key and lease lifetime.
 func WithMaxUnits(n int) Option {
-	return func(c *config) {
-		if n < 0 {
-			c.fail("WithMaxUnits(%d): want 0 (the default) or more", n)
-		} else if n > 0 {
-			c.maxUnits = n
-		}
-	}
+	return func(c *config) { c.count(&c.maxUnits, "WithMaxUnits", n) }
 }
 
 // WithMaxKeys bounds the (key, policy) pairs whose rate and lease the
 // Backend tracks (default DefaultMaxKeys); beyond it new keys go to the
 // store untracked until an idle entry can be reused.
 func WithMaxKeys(n int) Option {
-	return func(c *config) {
-		if n < 0 {
-			c.fail("WithMaxKeys(%d): want 0 (the default) or more", n)
-		} else if n > 0 {
-			c.maxKeys = n
-		}
-	}
+	return func(c *config) { c.count(&c.maxKeys, "WithMaxKeys", n) }
 }
 
 // Backend is a core.Backend that serves hot keys of its policies from
@@ -109,9 +101,7 @@ func WithMaxKeys(n int) Option {
 type Backend struct {
 	store    core.Backend
 	leasable []core.Policy
-	capacity []int64 // of each leasable policy
-	windowed []bool  // each leasable policy is a fixed window
-	window   []int64 // µs, of each leasable policy
+	params   []core.Params // of each leasable policy
 	hotRate  int64
 	lifetime int64 // µs
 	maxUnits int64
@@ -183,9 +173,7 @@ func New(store core.Backend, policies []core.Policy, opts ...Option) (*Backend, 
 			return nil, fmt.Errorf("%w (policy %s)", ErrUnsupported, p)
 		}
 		b.leasable = append(b.leasable, p)
-		b.capacity = append(b.capacity, pr.Capacity)
-		b.windowed = append(b.windowed, pr.Algorithm == core.FixedWindow)
-		b.window = append(b.window, pr.Window)
+		b.params = append(b.params, pr)
 	}
 	for i := range b.shards {
 		b.shards[i].entries = make(map[entryKey]*entry)
@@ -256,7 +244,7 @@ func (b *Backend) Reset(ctx context.Context, key string, policies []core.Policy)
 // CheckOne implements core.SingleChecker.
 func (b *Backend) CheckOne(ctx context.Context, key string, p core.Policy, cost int, now time.Time) (core.Decision, error) {
 	i := b.index(p)
-	if i < 0 || cost <= 0 || int64(cost) > b.capacity[i] {
+	if i < 0 || cost <= 0 || int64(cost) > b.params[i].Capacity {
 		return b.checkStore(ctx, key, p, cost, now)
 	}
 	if err := core.ValidateKey(key); err != nil {
@@ -312,15 +300,14 @@ func (b *Backend) CheckOne(ctx context.Context, key string, p core.Policy, cost 
 		return b.checkStore(ctx, key, p, cost, now)
 	}
 	e.shrink = 0
-	e.expire(b, t)
 	e.units += n - c
 	e.takenAt, e.base = t, d
 	e.from, e.expires = t-b.lifetime, t+b.lifetime
-	if b.windowed[i] {
+	if pr := &b.params[i]; pr.Algorithm == core.FixedWindow {
 		// A fixed window's units must not leave it: its ResetAfter is the
 		// time to the window's end.
 		end := t + d.ResetAfter.Microseconds()
-		e.from, e.expires = max(e.from, end-b.window[i]), min(e.expires, end)
+		e.from, e.expires = max(e.from, end-pr.Window), min(e.expires, end)
 	}
 	left := e.units
 	sh.mu.Unlock()
@@ -347,7 +334,7 @@ func (b *Backend) checkStore(ctx context.Context, key string, p core.Policy, cos
 func (b *Backend) leaseSize(e *entry, i int, cost int64) int64 {
 	n := e.rate * b.lifetime / 1e6
 	n >>= min(e.shrink, 62)
-	return min(max(n, cost), b.maxUnits, b.capacity[i])
+	return min(max(n, cost), b.maxUnits, b.params[i].Capacity)
 }
 
 func (b *Backend) index(p core.Policy) int {
@@ -403,9 +390,7 @@ func (e *entry) observe(t int64) {
 		e.since, e.count = t, 0
 	}
 	e.count++
-	if e.count*1e6/p > e.rate { // a burst within the period already counts
-		e.rate = max(e.rate, e.count*1e6/p)
-	}
+	e.rate = max(e.rate, e.count*1e6/p) // a burst within the period already counts
 }
 
 // expire ends the lease if it expired at t, counting its units as wasted.

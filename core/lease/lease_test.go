@@ -21,15 +21,20 @@ import (
 
 var t0 = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 
-// counting is a store that counts the checks reaching it.
+// counting is a store that counts the checks reaching it and sums the
+// units it admitted: what it has consumed, leases included.
 type counting struct {
 	core.Backend
-	checks atomic.Int64
+	checks, units atomic.Int64
 }
 
 func (c *counting) Check(ctx context.Context, key string, ps []core.Policy, cost int, now time.Time, out []core.Decision) error {
 	c.checks.Add(1)
-	return c.Backend.Check(ctx, key, ps, cost, now, out)
+	err := c.Backend.Check(ctx, key, ps, cost, now, out)
+	if err == nil && out[0].Allowed {
+		c.units.Add(int64(cost))
+	}
+	return err
 }
 
 func newLeased(t *testing.T, store core.Backend, ps []core.Policy, opts ...lease.Option) *lease.Backend {
@@ -331,21 +336,6 @@ func TestTrackedKeysBounded(t *testing.T) {
 	}
 }
 
-// consuming is a store that sums the units it admitted: what the store has
-// consumed, leases included.
-type consuming struct {
-	core.Backend
-	units atomic.Int64
-}
-
-func (c *consuming) Check(ctx context.Context, key string, ps []core.Policy, cost int, now time.Time, out []core.Decision) error {
-	err := c.Backend.Check(ctx, key, ps, cost, now, out)
-	if err == nil && out[0].Allowed {
-		c.units.Add(int64(cost))
-	}
-	return err
-}
-
 // TestNeverAdmitsUnconsumedUnits: for every algorithm a lease may serve, a
 // hot key checked faster than its limit, with time sometimes standing still
 // and sometimes jumping: at every admission, the units admitted so far are
@@ -360,7 +350,7 @@ func TestNeverAdmitsUnconsumedUnits(t *testing.T) {
 	} {
 		t.Run(fmt.Sprint(c.a, c.limit), func(t *testing.T) {
 			p := core.Policy{Limit: c.limit, Window: 100 * time.Millisecond, Algorithm: c.a}
-			store := &consuming{Backend: memstore.New()}
+			store := &counting{Backend: memstore.New()}
 			b := newLeased(t, store, []core.Policy{p})
 			now := t0
 			var admitted int64
