@@ -53,7 +53,8 @@ type rig struct {
 	fallback *memstore.Store
 }
 
-func newRig(t *testing.T, extra ...ratelimit.Option) *rig {
+// registered returns a new collector registered with a new registry.
+func registered(t *testing.T) (*metrics.Collector, *prometheus.Registry) {
 	t.Helper()
 	c, err := metrics.New()
 	if err != nil {
@@ -63,6 +64,12 @@ func newRig(t *testing.T, extra ...ratelimit.Option) *rig {
 	if err := c.Register(reg); err != nil {
 		t.Fatal(err)
 	}
+	return c, reg
+}
+
+func newRig(t *testing.T, extra ...ratelimit.Option) *rig {
+	t.Helper()
+	c, reg := registered(t)
 	clock := core.NewManualClock(t0)
 	fallback := memstore.New(memstore.WithMaxKeys(3))
 	store := resilient.New(c.Backend(memstore.New()), resilient.WithFallback(fallback), resilient.WithEvents(c.ResilientEvents()), resilient.WithClock(clock), resilient.WithDenyCache(0))
@@ -198,11 +205,7 @@ func TestMetrics(t *testing.T) {
 // counts the errors by kind and the breaker's transitions; the capped
 // fallback's refusals and a panicking observer are counted too.
 func TestMetricsSources(t *testing.T) {
-	c, _ := metrics.New()
-	reg := prometheus.NewRegistry()
-	if err := c.Register(reg); err != nil {
-		t.Fatal(err)
-	}
+	c, reg := registered(t)
 	clock := core.NewManualClock(t0)
 	fallback := memstore.New(memstore.WithMaxKeys(2))
 	store := resilient.New(c.Backend(broken{&netErr{}}), resilient.WithFallback(fallback), resilient.WithEvents(c.ResilientEvents()),
@@ -360,14 +363,7 @@ func TestBackendKeepsOptionalInterfaces(t *testing.T) {
 // TestWatchLease: a lease backend's counters are exported under its name,
 // and match its Stats at the scrape.
 func TestWatchLease(t *testing.T) {
-	c, err := metrics.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg := prometheus.NewRegistry()
-	if err := c.Register(reg); err != nil {
-		t.Fatal(err)
-	}
+	c, reg := registered(t)
 	p := core.Policy{Limit: 1_000_000, Window: time.Minute, Algorithm: core.TokenBucket}
 	b, err := lease.New(memstore.New(), []core.Policy{p}, lease.WithMaxUnits(100))
 	if err != nil {
