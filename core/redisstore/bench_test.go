@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -74,7 +75,9 @@ func throughput(b *testing.B, goroutines, n int, op func(i int) error) float64 {
 // check inside pipelines, and with neither pipelines nor shared calls; and
 // in the same run the EVALSHA floor: a script that only returns 1, on the
 // same keys, each call its own EVALSHA. It reports both rates (checks/s,
-// floor/s) and their ratio.
+// floor/s), their ratio, and the server's side of the check phase: script
+// time per check, checks per script call, and the share of the time the
+// Redis process was on a CPU.
 func BenchmarkCheck(b *testing.B) {
 	c := benchClient(b)
 	keys := make([]string, benchKeys)
@@ -89,22 +92,16 @@ func BenchmarkCheck(b *testing.B) {
 		for _, v := range []struct {
 			name       string
 			goroutines int
-			pipelines  int
-			perCall    int
+			batching   redisstore.Option
 		}{
-			{"g1", 1, redisstore.DefaultPipelines, redisstore.DefaultChecksPerCall},
-			{"g64", 64, redisstore.DefaultPipelines, redisstore.DefaultChecksPerCall},
-			{"g64-percheck", 64, redisstore.DefaultPipelines, 1}, // queued checks share a pipeline, not a call
-			{"g64-unpipelined", 64, -1, 1},                       // WithoutBatching: every check its own EVALSHA, as the floor
+			{"g1", 1, redisstore.WithPipelines(0)}, // the defaults
+			{"g64", 64, redisstore.WithPipelines(0)},
+			{"g64-percheck", 64, redisstore.WithChecksPerCall(1)}, // queued checks share a pipeline, not a call
+			{"g64-unpipelined", 64, redisstore.WithoutBatching()}, // every check its own EVALSHA, as the floor
 		} {
 			g := v.goroutines
 			b.Run(string(a)+"/"+v.name, func(b *testing.B) {
-				opts := []redisstore.Option{redisstore.WithPipelines(v.pipelines), redisstore.WithChecksPerCall(v.perCall)}
-				if v.pipelines < 0 {
-					opts[0] = redisstore.WithoutBatching()
-				}
-				opts = append(opts, redisstore.WithPrefix("bench:"+strconv.FormatInt(time.Now().UnixNano(), 36)+":"))
-				s, err := redisstore.New(c, opts...)
+				s, err := redisstore.New(c, v.batching, redisstore.WithPrefix("bench:"+strconv.FormatInt(time.Now().UnixNano(), 36)+":"))
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -124,16 +121,63 @@ func BenchmarkCheck(b *testing.B) {
 				// Floor, check, floor again: the floor is the mean of both
 				// halves, so drift in a noisy machine hits both rates alike.
 				f1 := throughput(b, g, max(b.N/2, 1), floor)
+				before := redisStats(b, c)
+				start := time.Now()
 				ops := throughput(b, g, b.N, check)
+				elapsed := time.Since(start)
+				after := redisStats(b, c)
 				f2 := throughput(b, g, max(b.N/2, 1), floor)
 				b.StopTimer()
 				fl := (f1 + f2) / 2
 				b.ReportMetric(ops, "checks/s")
 				b.ReportMetric(fl, "floor/s")
 				b.ReportMetric(ops/fl, "ratio")
+				// What the server spent on the checks: script time per check,
+				// checks per script call, and the share of the wall time its
+				// process was on a CPU.
+				b.ReportMetric((after.scriptUsec-before.scriptUsec)/float64(b.N), "redis-us/check")
+				b.ReportMetric(float64(b.N)/max(after.scriptCalls-before.scriptCalls, 1), "checks/call")
+				b.ReportMetric((after.cpu-before.cpu)/elapsed.Seconds(), "redis-busy")
 			})
 		}
 	}
+}
+
+// serverStats are cumulative counters of the Redis server.
+type serverStats struct {
+	scriptCalls, scriptUsec float64 // EVALSHA and EVAL together
+	cpu                     float64 // seconds of CPU, user and system
+}
+
+// redisStats reads the server's script and CPU counters (INFO commandstats
+// and INFO cpu).
+func redisStats(b *testing.B, c *redis.Client) serverStats {
+	info, err := c.Info(context.Background(), "commandstats", "cpu").Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var st serverStats
+	for _, line := range strings.Split(info, "\n") {
+		line = strings.TrimSpace(line)
+		name, fields, _ := strings.Cut(line, ":")
+		switch name {
+		case "cmdstat_evalsha", "cmdstat_eval":
+			for _, f := range strings.Split(fields, ",") {
+				k, v, _ := strings.Cut(f, "=")
+				n, _ := strconv.ParseFloat(v, 64)
+				switch k {
+				case "calls":
+					st.scriptCalls += n
+				case "usec":
+					st.scriptUsec += n
+				}
+			}
+		case "used_cpu_sys", "used_cpu_user":
+			n, _ := strconv.ParseFloat(fields, 64)
+			st.cpu += n
+		}
+	}
+	return st
 }
 
 // BenchmarkMemoryPerKey reports the Redis memory (MEMORY USAGE) of one key's
