@@ -1,0 +1,123 @@
+// Package peers holds the side-by-side benchmarks against other libraries:
+// a module of its own, outside the project's modules and go.work, so that
+// no module of the project requires a peer. Run them with
+// scripts/bench-peers.sh.
+package peers
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/go-chi/httprate"
+
+	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/memstore"
+	"github.com/ratelimit-go/ratelimit/keyfuncs"
+	"github.com/ratelimit-go/ratelimit/stdhttp"
+)
+
+// bare is the handler every row wraps: a 204 with no header field.
+var bare = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
+
+// requests are 1,000 requests from distinct client addresses.
+func requests() []*http.Request {
+	reqs := make([]*http.Request, 1000)
+	for i := range reqs {
+		reqs[i] = httptest.NewRequest("GET", "/", nil)
+		reqs[i].RemoteAddr = "10.0." + strconv.Itoa(i/250) + "." + strconv.Itoa(i%250) + ":1234"
+	}
+	return reqs
+}
+
+// ours is the stdhttp middleware over the memory store, keyed by the peer
+// address, with the default headers.
+func ours(b *testing.B, limit int, window time.Duration) http.Handler {
+	mw, err := stdhttp.New(
+		ratelimit.WithLimiter(core.NewLimiter(memstore.New())),
+		ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
+		ratelimit.WithPolicy(core.Policy{Limit: limit, Window: window}),
+	)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return mw(bare)
+}
+
+// chi is go-chi/httprate keyed by the peer address.
+func chi(limit int) http.Handler {
+	return httprate.Limit(limit, time.Minute, httprate.WithKeyFuncs(httprate.KeyByIP))(bare)
+}
+
+// run serves the requests round robin into a recorder, after warm rounds
+// of warm-up (101 exhaust a limit of 100), and fails unless 99% of the
+// timed responses have status want.
+func run(b *testing.B, h http.Handler, warm int, want int) {
+	reqs := requests()
+	for range warm {
+		for _, r := range reqs {
+			h.ServeHTTP(httptest.NewRecorder(), r)
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	i, hits := 0, 0
+	for b.Loop() {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, reqs[i])
+		if rec.Code == want {
+			hits++
+		}
+		if i++; i == len(reqs) {
+			i = 0
+		}
+	}
+	b.StopTimer()
+	if hits < b.N*99/100 {
+		b.Fatalf("%d of %d answered %d", hits, b.N, want)
+	}
+}
+
+// The rows of the README's table: the bare handler, then each limiter
+// admitting (a limit never reached) and denying (100 per minute, exhausted
+// in warm-up), then constant header fields with no limiter (the floor rows
+// below).
+func BenchmarkBare(b *testing.B) { run(b, bare, 0, http.StatusNoContent) }
+func BenchmarkOursAllow(b *testing.B) {
+	run(b, ours(b, 1_000_000_000, 24*time.Hour), 1, http.StatusNoContent)
+}
+func BenchmarkHttprateAllow(b *testing.B) { run(b, chi(1_000_000_000), 1, http.StatusNoContent) }
+func BenchmarkOursDeny(b *testing.B) {
+	run(b, ours(b, 100, time.Minute), 101, http.StatusTooManyRequests)
+}
+func BenchmarkHttprateDeny(b *testing.B) { run(b, chi(100), 101, http.StatusTooManyRequests) }
+
+// floor2 writes the two header fields an admitted response of ours carries,
+// as constants, and no limiter: what the recorder costs for them.
+var floor2 = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h["Ratelimit-Policy"] = []string{`"default";q=100;w=60`}
+	h["Ratelimit"] = []string{`"default";r=99;t=1`}
+	w.WriteHeader(http.StatusNoContent)
+})
+
+var body429 = []byte(`{"type":"about:blank","title":"Too Many Requests","status":429,"detail":"rate limit exceeded","violated_policies":["default"]}`)
+
+// floorDeny writes the five header fields and the body of our 429 as
+// constants, and no limiter.
+var floorDeny = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h["Ratelimit-Policy"] = []string{`"default";q=100;w=60`}
+	h["Ratelimit"] = []string{`"default";r=0;t=1`}
+	h["Retry-After"] = []string{"1"}
+	h["Content-Type"] = []string{"application/problem+json"}
+	h["X-Content-Type-Options"] = []string{"nosniff"}
+	w.WriteHeader(http.StatusTooManyRequests)
+	w.Write(body429)
+})
+
+func BenchmarkFloorAllow(b *testing.B) { run(b, floor2, 0, http.StatusNoContent) }
+func BenchmarkFloorDeny(b *testing.B)  { run(b, floorDeny, 0, http.StatusTooManyRequests) }
