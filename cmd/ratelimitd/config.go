@@ -82,10 +82,12 @@ type runtime struct {
 
 	writers  sync.Map     // policy names joined by "\x00" -> *ratelimit.HeaderWriter
 	nWriters atomic.Int64 // entries in writers, bounded by maxWriters
+	sets     sync.Map     // names a request gave, joined by "\x00" -> *resolvedSet
+	nSets    atomic.Int64 // entries in sets, bounded by maxWriters
 }
 
-// maxWriters bounds the cache of header writers, so that requests with
-// ever new inline policies cannot grow it.
+// maxWriters bounds the caches of header writers and resolved sets, so that
+// requests with ever new inline policies cannot grow them.
 const maxWriters = 4096
 
 // headerWriter returns the cached header writer of policies.

@@ -336,6 +336,7 @@ func TestHTTPBadInput(t *testing.T) {
 		{"unknown field", "application/json", `{"key":"` + key + `","policies":["api"],"extra":1}`, 400, "extra"},
 		{"unknown policy", "application/json", `{"key":"` + key + `","policies":["nope"]}`, 400, "policies[0]"},
 		{"bad inline policy", "application/json", `{"key":"` + key + `","policies":["10/x"]}`, 400, "policies[0]"},
+		{"NUL in a policy name", "application/json", `{"key":"` + key + `","policies":["api","api\u0000api"]}`, 400, "policies[1]"},
 		{"no policy", "application/json", `{"key":"` + key + `","policies":[]}`, 400, "policies"},
 		{"zero cost", "application/json", `{"key":"` + key + `","policies":["api"],"cost":0}`, 400, "cost"},
 		{"negative cost", "application/json", `{"key":"` + key + `","policies":["api"],"cost":-1}`, 400, "cost"},

@@ -146,7 +146,7 @@ func (s *service) shouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReque
 		s.observe(policies, result, cost)
 		if rt.headers {
 			if hw := rt.headerWriter(policies); hw != nil {
-				h := headerSetter{http.Header{}}
+				h := &headerBlock{h: http.Header{}}
 				hw.Write(h, result)
 				for name, vs := range h.h {
 					resp.ResponseHeadersToAdd = append(resp.ResponseHeadersToAdd, &corev3.HeaderValue{Key: name, Value: vs[0]})

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -46,11 +47,11 @@ func (s *service) handler() http.Handler {
 	mux.Handle("POST /v1/check", s.instrument("check", s.handleCheck))
 	mux.Handle("GET /v1/inspect", s.instrument("inspect", s.handleInspect))
 	mux.Handle("POST /v1/reset", s.instrument("reset", s.handleReset))
-	mux.Handle("GET /healthz", s.instrument("healthz", func(w http.ResponseWriter, _ *http.Request) error {
+	mux.Handle("GET /healthz", s.instrument("healthz", func(w *exchange, _ *http.Request) error {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 		return nil
 	}))
-	mux.Handle("GET /readyz", s.instrument("readyz", func(w http.ResponseWriter, r *http.Request) error {
+	mux.Handle("GET /readyz", s.instrument("readyz", func(w *exchange, r *http.Request) error {
 		if err := s.ready(r.Context()); err != nil {
 			s.log.Warn("not ready", "error", err.Error())
 			return &apiError{status: http.StatusServiceUnavailable, detail: "the backend does not answer within its budget"}
@@ -59,26 +60,64 @@ func (s *service) handler() http.Handler {
 		return nil
 	}))
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
-	mux.Handle("/", s.instrument("other", func(http.ResponseWriter, *http.Request) error {
+	mux.Handle("/", s.instrument("other", func(*exchange, *http.Request) error {
 		return &apiError{status: http.StatusNotFound, detail: "no such endpoint; see /v1/check, /v1/inspect, /v1/reset, /healthz, /readyz, /metrics"}
 	}))
 	return mux
 }
 
-// statusWriter remembers the status written.
-type statusWriter struct {
+// exchange is one request's response writer: it remembers the status
+// written and holds the room for the rate-limit header fields, all in one
+// allocation.
+type exchange struct {
 	http.ResponseWriter
 	status int
+	hdr    headerBlock
 }
 
-func (w *statusWriter) WriteHeader(code int) {
+func (w *exchange) WriteHeader(code int) {
 	w.status = code
 	w.ResponseWriter.WriteHeader(code)
 }
 
+// headerBlock is a ratelimit.Response over the header of an exchange, for
+// the header fields alone: their values live in the block, so that they
+// cost no allocation of their own. net/http reads them until the response
+// is written, after the handler returns, so a block is never reused.
+type headerBlock struct {
+	h    http.Header
+	vals [4]string
+	n    int
+	buf  [96]byte
+	used int
+}
+
+func (b *headerBlock) SetHeader(name, value string) {
+	if b.n < len(b.vals) {
+		b.vals[b.n] = value
+		b.h[name] = b.vals[b.n : b.n+1 : b.n+1]
+		b.n++
+		return
+	}
+	b.h[name] = []string{value}
+}
+
+func (b *headerBlock) SetHeaderBytes(name string, value []byte) {
+	if len(value) == 0 || len(value) > len(b.buf)-b.used {
+		b.SetHeader(name, string(value))
+		return
+	}
+	dst := b.buf[b.used : b.used+len(value)]
+	copy(dst, value)
+	b.used += len(value)
+	b.SetHeader(name, unsafe.String(&dst[0], len(dst)))
+}
+
+func (*headerBlock) Write(int, string, []byte) error { return nil }
+
 // instrument runs h with the body bounded, answers its error as a problem
 // document (never with internal text for a 5xx), and counts it.
-func (s *service) instrument(endpoint string, h func(http.ResponseWriter, *http.Request) error) http.Handler {
+func (s *service) instrument(endpoint string, h func(*exchange, *http.Request) error) http.Handler {
 	dur := s.m.httpDuration.WithLabelValues(endpoint)
 	// The counters of the usual statuses, resolved once.
 	var byStatus [600]prometheus.Counter
@@ -87,13 +126,14 @@ func (s *service) instrument(endpoint string, h func(http.ResponseWriter, *http.
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
-		r.Body = http.MaxBytesReader(sw, r.Body, maxBody)
-		if err := h(sw, r); err != nil {
-			writeProblem(sw, err, s)
+		ex := &exchange{ResponseWriter: w, status: http.StatusOK}
+		ex.hdr.h = w.Header()
+		r.Body = http.MaxBytesReader(ex, r.Body, maxBody)
+		if err := h(ex, r); err != nil {
+			writeProblem(ex, err, s)
 		}
 		dur.Observe(time.Since(start).Seconds())
-		if c := sw.status; c > 0 && c < len(byStatus) && byStatus[c] != nil {
+		if c := ex.status; c > 0 && c < len(byStatus) && byStatus[c] != nil {
 			byStatus[c].Inc()
 		} else {
 			s.m.httpRequests.WithLabelValues(endpoint, strconv.Itoa(c)).Inc()
@@ -123,11 +163,25 @@ func writeProblem(w http.ResponseWriter, err error, s *service) {
 // decodeBody reads a JSON body strictly: the right media type, no unknown
 // field, no trailing data, within maxBody.
 func decodeBody(r *http.Request, v any) error {
+	if err := checkJSON(r); err != nil {
+		return err
+	}
+	return decodeJSON(r.Body, v)
+}
+
+// checkMediaType refuses a body that is not application/json.
+func checkMediaType(r *http.Request) error {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "application/json" {
 		return &apiError{status: http.StatusUnsupportedMediaType, field: "Content-Type", detail: "send the body as application/json"}
 	}
-	dec := json.NewDecoder(r.Body)
+	return nil
+}
+
+// decodeJSON reads one JSON object from rd into v: no unknown field, no
+// trailing data; its errors are 4xx problems naming the field.
+func decodeJSON(rd io.Reader, v any) error {
+	dec := json.NewDecoder(rd)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		var mbe *http.MaxBytesError
@@ -164,6 +218,9 @@ func (rt *runtime) resolve(names []string, field string) ([]core.Policy, error) 
 	out := make([]core.Policy, len(names))
 	for i, n := range names {
 		f := func() string { return field + "[" + strconv.Itoa(i) + "]" }
+		if strings.IndexByte(n, 0) >= 0 {
+			return nil, badRequest(f(), "a policy name has no NUL byte")
+		}
 		if p, ok := rt.policies[n]; ok {
 			out[i] = p
 		} else if strings.Contains(n, "/") {
@@ -187,6 +244,45 @@ func (rt *runtime) resolve(names []string, field string) ([]core.Policy, error) 
 	return out, nil
 }
 
+// resolvedSet is the policies a request named, resolved, with their header
+// writer (nil if they have none).
+type resolvedSet struct {
+	policies []core.Policy
+	headers  *ratelimit.HeaderWriter
+}
+
+// policySet resolves names as resolve does, once per configuration for
+// the sets requests name again and again. The names determine the set: a
+// configured name means one policy in this configuration, an inline policy
+// means itself, and none holds a NUL, which joins them in the cache's key.
+func (rt *runtime) policySet(names []string, field string) (*resolvedSet, error) {
+	var key string
+	switch len(names) {
+	case 0:
+	case 1:
+		key = names[0]
+	default:
+		key = strings.Join(names, "\x00")
+	}
+	if v, ok := rt.sets.Load(key); ok {
+		return v.(*resolvedSet), nil
+	}
+	policies, err := rt.resolve(names, field)
+	if err != nil {
+		return nil, err
+	}
+	set := &resolvedSet{policies: policies}
+	if hw, err := ratelimit.NewHeaderWriter(ratelimit.HeadersDraft11, policies); err == nil {
+		set.headers = hw
+	}
+	if rt.nSets.Load() < maxWriters {
+		if _, loaded := rt.sets.LoadOrStore(key, set); !loaded {
+			rt.nSets.Add(1)
+		}
+	}
+	return set, nil
+}
+
 func checkKey(key string) error {
 	if err := core.ValidateKey(key); err != nil {
 		return badRequest("key", "the key must be 1 to %d bytes", core.MaxKeyLen)
@@ -206,23 +302,29 @@ func costError(err error) error {
 	return err
 }
 
-func (s *service) handleCheck(w http.ResponseWriter, r *http.Request) error {
-	var req struct {
-		Key      string   `json:"key"`
-		Policies []string `json:"policies"`
-		Cost     *int     `json:"cost"` // absent: 1; present: at least 1
+func (s *service) handleCheck(w *exchange, r *http.Request) error {
+	if err := checkJSON(r); err != nil {
+		return err
 	}
-	if err := decodeBody(r, &req); err != nil {
+	buf := getBuf()
+	defer putBuf(buf)
+	var err error
+	if *buf, err = readBody(r.Body, *buf); err != nil {
+		return err
+	}
+	req, err := decodeCheck(*buf)
+	if err != nil {
 		return err
 	}
 	if err := checkKey(req.Key); err != nil {
 		return err
 	}
 	rt := s.cfg.Load()
-	policies, err := rt.resolve(req.Policies, "policies")
+	set, err := rt.policySet(req.Policies, "policies")
 	if err != nil {
 		return err
 	}
+	policies := set.policies
 	cost := 1
 	if req.Cost != nil {
 		if cost = *req.Cost; cost <= 0 {
@@ -242,18 +344,18 @@ func (s *service) handleCheck(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	s.observe(policies, res, cost)
-	if hw := rt.headerWriter(policies); hw != nil {
-		hw.Write(headerSetter{w.Header()}, res)
+	if set.headers != nil {
+		set.headers.Write(&w.hdr, res)
 	}
 	status := http.StatusOK
 	if !res.Allowed {
 		status = http.StatusTooManyRequests
 	}
-	writeJSON(w, status, answer(res, false))
+	writeAnswer(w, status, res, false)
 	return nil
 }
 
-func (s *service) handleInspect(w http.ResponseWriter, r *http.Request) error {
+func (s *service) handleInspect(w *exchange, r *http.Request) error {
 	q := r.URL.Query()
 	key := q.Get("key")
 	if err := checkKey(key); err != nil {
@@ -278,11 +380,11 @@ func (s *service) handleInspect(w http.ResponseWriter, r *http.Request) error {
 			allowed = false
 		}
 	}
-	writeJSON(w, http.StatusOK, answer(core.Result{Allowed: allowed, Decisions: out, Binding: binding}, true))
+	writeAnswer(w, http.StatusOK, core.Result{Allowed: allowed, Decisions: out, Binding: binding}, true)
 	return nil
 }
 
-func (s *service) handleReset(w http.ResponseWriter, r *http.Request) error {
+func (s *service) handleReset(w *exchange, r *http.Request) error {
 	rt := s.cfg.Load()
 	auth := r.Header.Get("Authorization")
 	tok, hasBearer := strings.CutPrefix(auth, "Bearer ")
@@ -332,13 +434,6 @@ func answer(res core.Result, inspect bool) client.CheckResponse {
 // ceilMs rounds a duration up to whole milliseconds, so that a client that
 // waits that long is never early.
 func ceilMs(d time.Duration) int64 { return int64((d + time.Millisecond - 1) / time.Millisecond) }
-
-// headerSetter is a ratelimit.Response over an http.Header, for the header
-// fields alone.
-type headerSetter struct{ h http.Header }
-
-func (s headerSetter) SetHeader(name, value string)  { s.h[name] = []string{value} }
-func (headerSetter) Write(int, string, []byte) error { return nil }
 
 // observe feeds a decided check to the limiter's metrics, as the
 // middleware's observer would see it.
