@@ -5,6 +5,7 @@
 #
 #   bash scripts/redis-test-env.sh start      # the Redis on 127.0.0.1:16379
 #   bash scripts/bench-service.sh             # RATELIMIT_PEER=/path/to/service_cmd for the comparison
+#                                             # LOAD_CLIENT=std: HTTP through net/http's client
 #
 # envoyproxy/ratelimit builds with:
 #   GOBIN=/tmp/peers go install github.com/envoyproxy/ratelimit/src/service_cmd@v1.4.1-0.20260122083618-3fb702589d36
@@ -53,7 +54,7 @@ wait_port() { # host:port
   echo "bench-service: nothing listens on $1" >&2
   return 1
 }
-load() { "$work/load" -c "$conc" -n "$n" -duration "$dur" "$@"; }
+load() { "$work/load" -c "$conc" -n "$n" -duration "$dur" -client "${LOAD_CLIENT:-raw}" "$@"; }
 
 start_ours() { # backend args...
   "$work/ratelimitd" -config "$work/ratelimitd.yaml" -http 127.0.0.1:18080 -grpc 127.0.0.1:18081 "$@" 2>"$work/ours.log" &
@@ -74,11 +75,19 @@ start_peer() {
 }
 
 echo "== ratelimitd, memory store ($conc clients, at most $n requests or $dur per run)"
-echo "   (floor: a server that does no work, started by the generator, for scale)"
+echo "   (floor: a server that does no work, in a process of its own as the service is, for scale)"
+floor() { # mode port
+  "$work/load" -mode "$1" -serve "127.0.0.1:$2" 2>/dev/null &
+  floorpid=$!
+  pids+=("$floorpid")
+  wait_port "127.0.0.1:$2"
+  load -mode "$1" -target "127.0.0.1:$2" -label "floor: $1, a fixed answer"
+  kill "$floorpid"; wait "$floorpid" 2>/dev/null || true
+}
 start_ours
-load -mode http -floor -label "floor: net/http, a fixed answer"
+floor http 18070
 load -mode http -target 127.0.0.1:18080 -label "ratelimitd /v1/check, memory"
-load -mode grpc -floor -label "floor: gRPC, a fixed answer"
+floor grpc 18071
 load -mode grpc -target 127.0.0.1:18081 -label "ratelimitd ShouldRateLimit, memory"
 stop_ours
 

@@ -2,9 +2,14 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
 
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
 	"google.golang.org/grpc"
@@ -18,7 +23,12 @@ var floorAnswer = []byte(`{"allowed":true,"decisions":[{"policy":"api","allowed"
 // that does no work at all: it reads the request and writes a fixed answer.
 // Load against it is the most this machine and this generator can measure.
 func startFloor(mode string) (addr string, stop func(), err error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	return startFloorOn(mode, "127.0.0.1:0")
+}
+
+// startFloorOn is startFloor on a given address.
+func startFloorOn(mode, at string) (addr string, stop func(), err error) {
+	ln, err := net.Listen("tcp", at)
 	if err != nil {
 		return "", nil, err
 	}
@@ -46,4 +56,22 @@ type floorRLS struct {
 func (floorRLS) ShouldRateLimit(context.Context, *rlsv3.RateLimitRequest) (*rlsv3.RateLimitResponse, error) {
 	return &rlsv3.RateLimitResponse{OverallCode: rlsv3.RateLimitResponse_OK,
 		Statuses: []*rlsv3.RateLimitResponse_DescriptorStatus{{Code: rlsv3.RateLimitResponse_OK, LimitRemaining: 999}}}, nil
+}
+
+// serveFloor serves the floor of mode on addr until SIGINT or SIGTERM, or
+// for 10 minutes at most.
+func serveFloor(mode, addr string) error {
+	addr, stop, err := startFloorOn(mode, addr)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	fmt.Fprintf(os.Stderr, "load: floor (%s) on %s\n", mode, addr)
+	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer cancel()
+	select {
+	case <-ctx.Done():
+	case <-time.After(10 * time.Minute):
+	}
+	return nil
 }

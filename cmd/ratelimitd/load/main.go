@@ -12,6 +12,11 @@
 // -floor starts, in the same process, a server of the mode's protocol that
 // does no work (it writes a fixed answer) and loads it instead of -target:
 // the most this machine and this generator can measure.
+// -serve runs the same do-nothing server alone, in a process of its own,
+// as the service runs: loading that is the floor for a server that does
+// not share the generator's process.
+// -client std sends the HTTP modes with net/http's client instead of the
+// generator's lean one, which leaves more of the two cores to the server.
 // The policy is -policy for -mode http; the Envoy modes send domain -domain
 // with one descriptor (-descriptor, the key per request as its value).
 package main
@@ -40,9 +45,11 @@ import (
 
 type options struct {
 	mode, target, policy, domain, descriptor, label string
+	client                                          string
 	conc, keys, n                                   int
 	duration                                        time.Duration
 	floor                                           bool
+	serve                                           string
 }
 
 func main() {
@@ -52,6 +59,13 @@ func main() {
 			fmt.Fprintln(os.Stderr, "load:", err)
 		}
 		os.Exit(2)
+	}
+	if o.serve != "" {
+		if err := serveFloor(o.mode, o.serve); err != nil {
+			fmt.Fprintln(os.Stderr, "load:", err)
+			os.Exit(1)
+		}
+		return
 	}
 	if o.floor {
 		addr, stop, err := startFloor(o.mode)
@@ -79,24 +93,33 @@ func parse(args []string) (options, error) {
 	fs.StringVar(&o.domain, "domain", "load", "Envoy domain for -mode grpc and json")
 	fs.StringVar(&o.descriptor, "descriptor", "user", "descriptor key for -mode grpc and json; the request's key is its value")
 	fs.StringVar(&o.label, "label", "", "name of this run in the output")
+	fs.StringVar(&o.client, "client", "raw", "HTTP client for -mode http and json: raw (a lean HTTP/1.1 client, one keep-alive connection per client) or std (net/http's)")
 	fs.IntVar(&o.conc, "c", 64, "concurrent clients")
 	fs.IntVar(&o.keys, "keys", 1000, "distinct keys, round-robin")
 	fs.IntVar(&o.n, "n", 200_000, "requests at most")
 	fs.DurationVar(&o.duration, "duration", 10*time.Second, "time at most")
 	fs.BoolVar(&o.floor, "floor", false, "load a do-nothing server of the mode's protocol, started here, instead of -target")
+	fs.StringVar(&o.serve, "serve", "", "serve the do-nothing server of -floor on this loopback host:port, in this process alone, until stopped (10 minutes at most), and send no load")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
-	host, _, err := net.SplitHostPort(o.target)
-	if err != nil {
-		return o, fmt.Errorf("-target %q: %v", o.target, err)
-	}
-	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return o, fmt.Errorf("-target %q: only loopback addresses are load-tested", o.target)
+	for flag, addr := range map[string]string{"-target": o.target, "-serve": o.serve} {
+		if addr == "" && flag == "-serve" {
+			continue
+		}
+		host, _, err := net.SplitHostPort(addr)
+		if err != nil {
+			return o, fmt.Errorf("%s %q: %v", flag, addr, err)
+		}
+		if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+			return o, fmt.Errorf("%s %q: only loopback addresses are load-tested", flag, addr)
+		}
 	}
 	switch {
 	case o.mode != "http" && o.mode != "grpc" && o.mode != "json":
 		return o, fmt.Errorf("-mode %q: want http, grpc or json", o.mode)
+	case o.client != "raw" && o.client != "std":
+		return o, fmt.Errorf("-client %q: want raw or std", o.client)
 	case o.conc < 1 || o.conc > 1024:
 		return o, fmt.Errorf("-c %d: want 1 to 1024", o.conc)
 	case o.keys < 1, o.n < 1, o.n > 10_000_000:
@@ -140,16 +163,16 @@ func (r result) String() string {
 type caller func(ctx context.Context, i int) (string, error)
 
 func runLoad(ctx context.Context, o options) (result, error) {
-	call, closeFn, err := newCaller(o)
+	ctx, cancel := context.WithTimeout(ctx, o.duration)
+	defer cancel()
+	callers, closeFn, err := newCallers(o, time.Now().Add(o.duration+10*time.Second))
 	if err != nil {
 		return result{}, err
 	}
 	defer closeFn()
-	ctx, cancel := context.WithTimeout(ctx, o.duration)
-	defer cancel()
 	// Warm up: connections and scripts.
-	for i := range o.conc {
-		if _, err := call(ctx, i); err != nil {
+	for w, call := range callers {
+		if _, err := call(ctx, w); err != nil {
 			return result{}, fmt.Errorf("warm-up: %w", err)
 		}
 	}
@@ -161,6 +184,7 @@ func runLoad(ctx context.Context, o options) (result, error) {
 	for w := range o.conc {
 		lat[w] = make([]time.Duration, 0, o.n/o.conc+1)
 		codes[w] = map[string]int{}
+		call := callers[w]
 		wg.Go(func() {
 			for ctx.Err() == nil {
 				i := next.Add(1) - 1
@@ -198,10 +222,19 @@ func runLoad(ctx context.Context, o options) (result, error) {
 	return r, nil
 }
 
-func newCaller(o options) (caller, func(), error) {
+// newCallers returns one caller per client; no read or write outlasts
+// deadline.
+func newCallers(o options, deadline time.Time) ([]caller, func(), error) {
 	keys := make([]string, o.keys)
 	for i := range keys {
 		keys[i] = "load-" + strconv.Itoa(i)
+	}
+	callers := make([]caller, o.conc)
+	same := func(c caller) []caller {
+		for w := range callers {
+			callers[w] = c
+		}
+		return callers
 	}
 	switch o.mode {
 	case "grpc":
@@ -214,16 +247,18 @@ func newCaller(o options) (caller, func(), error) {
 		for i, k := range keys {
 			reqs[i] = &rlsv3.RateLimitRequest{Domain: o.domain, Descriptors: []*extv3.RateLimitDescriptor{{Entries: []*extv3.RateLimitDescriptor_Entry{{Key: o.descriptor, Value: k}}}}}
 		}
-		return func(ctx context.Context, i int) (string, error) {
+		return same(func(ctx context.Context, i int) (string, error) {
 			res, err := c.ShouldRateLimit(ctx, reqs[i%len(reqs)])
 			if err != nil {
 				return "", err
 			}
 			return res.OverallCode.String(), nil
-		}, func() { conn.Close() }, nil
+		}), func() { conn.Close() }, nil
 	}
-	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: o.conc, MaxConnsPerHost: o.conc}, Timeout: 10 * time.Second}
-	url := "http://" + o.target + "/v1/check"
+	path := "/v1/check"
+	if o.mode == "json" {
+		path = "/json"
+	}
 	bodies := make([][]byte, o.keys)
 	for i, k := range keys {
 		if o.mode == "json" {
@@ -232,10 +267,32 @@ func newCaller(o options) (caller, func(), error) {
 			bodies[i] = fmt.Appendf(nil, `{"key":%q,"policies":[%q]}`, k, o.policy)
 		}
 	}
-	if o.mode == "json" {
-		url = "http://" + o.target + "/json"
+	if o.client == "raw" {
+		reqs := make([][]byte, len(bodies))
+		for i, b := range bodies {
+			reqs[i] = rawRequest(o.target, path, b)
+		}
+		conns := make([]*rawConn, o.conc)
+		for w := range callers {
+			rc := &rawConn{addr: o.target, deadline: deadline}
+			conns[w] = rc
+			callers[w] = func(_ context.Context, i int) (string, error) {
+				code, err := rc.do(reqs[i%len(reqs)])
+				if err != nil {
+					return "", err
+				}
+				return strconv.Itoa(code), nil
+			}
+		}
+		return callers, func() {
+			for _, rc := range conns {
+				rc.close()
+			}
+		}, nil
 	}
-	return func(ctx context.Context, i int) (string, error) {
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: o.conc, MaxConnsPerHost: o.conc}, Timeout: 10 * time.Second}
+	url := "http://" + o.target + path
+	return same(func(ctx context.Context, i int) (string, error) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(bodies[i%len(bodies)]))
 		if err != nil {
 			return "", err
@@ -248,5 +305,5 @@ func newCaller(o options) (caller, func(), error) {
 		_, _ = io.Copy(io.Discard, res.Body)
 		res.Body.Close()
 		return strconv.Itoa(res.StatusCode), nil
-	}, hc.CloseIdleConnections, nil
+	}), hc.CloseIdleConnections, nil
 }

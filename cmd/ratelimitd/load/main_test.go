@@ -1,8 +1,15 @@
 package main
 
 import (
+	"bytes"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 func TestParseRefusesNonLoopback(t *testing.T) {
@@ -16,7 +23,7 @@ func TestParseRefusesNonLoopback(t *testing.T) {
 			t.Errorf("-target %s: %v", target, err)
 		}
 	}
-	for _, args := range [][]string{{"-mode", "udp"}, {"-c", "0"}, {"-n", "0"}, {"-duration", "1h"}} {
+	for _, args := range [][]string{{"-mode", "udp"}, {"-c", "0"}, {"-n", "0"}, {"-duration", "1h"}, {"-serve", "10.0.0.1:80"}, {"-client", "curl"}} {
 		if _, err := parse(args); err == nil {
 			t.Errorf("%v accepted", args)
 		}
@@ -39,5 +46,94 @@ func TestFloor(t *testing.T) {
 		if err != nil || r.requests != 200 || r.codes["error"] != 0 {
 			t.Fatalf("%s: %v %+v", mode, err, r)
 		}
+	}
+}
+
+// TestRawClient: the lean client reads every framing a net/http server
+// writes: Content-Length, chunked with trailers, and Connection: close,
+// after which it dials again; and it refuses what it cannot frame.
+func TestRawClient(t *testing.T) {
+	var conns atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		switch string(body) {
+		case "length":
+			w.WriteHeader(http.StatusTooManyRequests)
+			_, _ = w.Write([]byte("denied"))
+		case "chunked":
+			w.Header().Set("Trailer", "X-Done")
+			_, _ = w.Write(bytes.Repeat([]byte("a"), 5000))
+			w.(http.Flusher).Flush()
+			_, _ = w.Write([]byte("tail"))
+			w.Header().Set("X-Done", "yes")
+		case "close":
+			w.Header().Set("Connection", "close")
+			_, _ = w.Write([]byte("bye"))
+		}
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	addr := srv.Listener.Addr().String()
+	rc := &rawConn{addr: addr, deadline: time.Now().Add(10 * time.Second)}
+	defer rc.close()
+	for range 3 {
+		for _, c := range []struct {
+			body string
+			code int
+		}{{"length", 429}, {"chunked", 200}, {"length", 429}, {"close", 200}} {
+			code, err := rc.do(rawRequest(addr, "/", []byte(c.body)))
+			if err != nil || code != c.code {
+				t.Fatalf("%s: %d, %v", c.body, code, err)
+			}
+		}
+	}
+	if n := conns.Load(); n != 3 { // one connection per round: each ends with close
+		t.Fatalf("%d connections, want 3", n)
+	}
+
+	// A server that answers without framing, or with garbage, is an error.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	answers := []string{"HTTP/1.1 200 OK\r\n\r\nbody", "SSH-2.0-x\r\n", "HTTP/1.1 100 Continue\r\n\r\n"}
+	go func() {
+		for _, a := range answers {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			_, _ = c.Read(make([]byte, 4096))
+			_, _ = c.Write([]byte(a))
+			c.Close()
+		}
+	}()
+	bad := &rawConn{addr: ln.Addr().String(), deadline: time.Now().Add(10 * time.Second)}
+	for _, a := range answers {
+		if code, err := bad.do(rawRequest(addr, "/", []byte("x"))); err == nil {
+			t.Errorf("%q: answered %d without an error", a, code)
+		}
+	}
+}
+
+// TestStdClient: -client std still works.
+func TestStdClient(t *testing.T) {
+	addr, stop, err := startFloor("http")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	o, err := parse([]string{"-target", addr, "-client", "std", "-c", "4", "-n", "100"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := runLoad(t.Context(), o); err != nil || r.codes["200"] != 100 {
+		t.Fatalf("%v %+v", err, r)
 	}
 }
