@@ -329,7 +329,9 @@ func (m *Middleware) Handle(ctx context.Context, req keyfuncs.Request, res Respo
 			werr = errors.Join(werr, DefaultDeniedHandler(req, res, result))
 		}
 	}
-	m.observe(ctx, Event{Outcome: OutcomeDenied, Request: req, Key: key, Plan: plan, Policies: set.policies, Cost: cost, Result: result, Err: werr, Source: result.Decisions[result.Binding].Source})
+	if m.s.observers != nil { // an Event is large: built only when someone sees it
+		m.observe(ctx, Event{Outcome: OutcomeDenied, Request: req, Key: key, Plan: plan, Policies: set.policies, Cost: cost, Result: result, Err: werr, Source: result.Decisions[result.Binding].Source})
+	}
 	return Handled
 }
 

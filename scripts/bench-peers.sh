@@ -4,7 +4,7 @@
 # and deny paths against go-chi/httprate in the README's harness, and the
 # memory store's serial GCRA against sethvargo/go-limiter. Each benchmark
 # runs RUNS times (7 by default), interleaved with the others, and the
-# script prints the median ns/op and the allocations of each. Not part of
+# script prints the median ns/op and allocations of each. Not part of
 # CI: it takes about a minute.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -15,12 +15,10 @@ trap 'rm -rf "$work"' EXIT
 for _ in $(seq 1 "$runs"); do
   "$work/peers.test" -test.run '^$' -test.bench . -test.benchtime 300000x | grep '^Benchmark'
 done >"$work/out"
-# name ns/op B/op allocs/op, one line per run -> median ns/op per name
-awk '{ns[$1] = ns[$1] " " $3; al[$1] = $7}
+# name ns/op B/op allocs/op, one line per run -> median ns/op and allocs/op per name
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
+awk '{ns[$1] = ns[$1] " " $3; al[$1] = al[$1] " " $7}
      END {for (k in ns) print k, ns[k], "|", al[k]}' "$work/out" | sort |
 while read -r name rest; do
-  values=${rest%%|*}
-  allocs=${rest##*| }
-  median=$(tr ' ' '\n' <<<"$values" | grep -v '^$' | sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}')
-  printf '%-28s %10s ns/op  %3s allocs/op\n' "${name%-*}" "$median" "$allocs"
+  printf '%-28s %10s ns/op  %3s allocs/op\n' "${name%-*}" "$(median <<<"${rest%%|*}")" "$(median <<<"${rest##*|}")"
 done

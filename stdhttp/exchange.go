@@ -161,8 +161,9 @@ func (e *exchange) SetHeaderBytes(name string, value []byte) {
 func (e *exchange) Write(status int, contentType string, body []byte) error {
 	e.SetHeader("Content-Type", contentType) // in the header block: no slice of their own
 	e.SetHeader("X-Content-Type-Options", "nosniff")
-	h := e.w.Header()
-	h.Del("Content-Length")
+	// A length set for the handler's answer is not this body's. The name is
+	// canonical already: delete it without Header.Del's canonicalization.
+	delete(e.w.Header(), "Content-Length")
 	e.w.WriteHeader(status)
 	_, err := e.w.Write(body)
 	return err
