@@ -22,3 +22,14 @@ awk '{ns[$1] = ns[$1] " " $3; al[$1] = al[$1] " " $7}
 while read -r name rest; do
   printf '%-28s %10s ns/op  %3s allocs/op\n' "${name%-*}" "$(median <<<"${rest%%|*}")" "$(median <<<"${rest##*|}")"
 done
+# The ratios the targets are about, taken within each run (the two rows of
+# a ratio run seconds apart), then their median over the runs.
+ratio() { # ours peer
+  awk -v a="$1" -v b="$2" '$1 ~ "^"a"-" {x[++i] = $3} $1 ~ "^"b"-" {y[++j] = $3}
+       END {for (k = 1; k <= i && k <= j; k++) printf "%.3f ", x[k] / y[k]}' "$work/out"
+}
+for pair in "OursAllow HttprateAllow" "OursDeny HttprateDeny" "MemOursGCRA MemSethvargo"; do
+  set -- $pair
+  r=$(ratio "Benchmark$1" "Benchmark$2")
+  printf '%-28s median %s   (runs: %s)\n' "$1 / $2" "$(median <<<"$r")" "$r"
+done

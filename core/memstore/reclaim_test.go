@@ -63,3 +63,32 @@ func TestIncrementalReclaimBoundsMemory(t *testing.T) {
 		})
 	}
 }
+
+// TestHotKeyKeptThroughItsGrace: the walk that insertions take leaves a
+// state 100 ms past its expiry, so that a key used again soon after is
+// updated in place, and takes it after that.
+func TestHotKeyKeptThroughItsGrace(t *testing.T) {
+	ctx := context.Background()
+	s := memstore.New()
+	p := core.Policy{Name: "p", Limit: 10, Window: time.Second, Algorithm: core.GCRA} // one admission expires in 100 ms
+	check := func(key string, at time.Time) {
+		t.Helper()
+		if _, err := s.CheckOne(ctx, key, p, 1, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	flood := func(prefix string, at time.Time) { // enough insertions to walk the whole table
+		for i := range 2000 {
+			check(prefix+strconv.Itoa(i), at)
+		}
+	}
+	check("hot", t0)
+	flood("a", t0.Add(150*time.Millisecond)) // "hot" expired 50 ms ago
+	if n := s.Len(); n != 2001 {
+		t.Fatalf("%d states after the first flood, want 2,001: the hot key was taken within its grace", n)
+	}
+	flood("b", t0.Add(300*time.Millisecond)) // "hot" expired 200 ms ago; the "a" keys 50 ms ago
+	if n := s.Len(); n != 4000 {
+		t.Fatalf("%d states after the second flood, want 4,000: the hot key was kept past its grace", n)
+	}
+}

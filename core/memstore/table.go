@@ -143,12 +143,22 @@ func (t *table[S]) insert(key string, h uint64, st S, now int64, reclaim bool) (
 // table grows when 4/5 full and is at least about half full after growing,
 // so between two growths a quarter or more of its capacity is inserted, and
 // the cursor walks reclaimStep times that, every slot of the table at least
-// once. A table therefore grows only when the states live at the cursor's
-// last pass need the room.
+// once. A table therefore grows only when the states live (or expired
+// within stepGrace) at the cursor's last pass need the room.
 const reclaimStep = 4
 
+// stepGrace is how long, in microseconds, step leaves a state past its
+// expiry: 100 ms. An expired state decides exactly as no state does, so
+// keeping it changes no answer; but a key busy enough to come back within
+// that time is updated in place, instead of deleted by the step of one
+// insertion and inserted again (its key copied) by its next request. The
+// cost is the states of the last 100 ms of expired keys, held a little
+// longer; reclaiming under a key bound (reclaim) and the sweeper take
+// every expired state.
+const stepGrace = 100_000
+
 // step visits reclaimStep slots from the cursor: it deletes the states
-// expired at now, compacts the live ones (a sliding log drops entries that
+// expired by stepGrace at now, compacts the live ones (a sliding log drops entries that
 // have left its window), and when the cursor wraps around rebuilds the table
 // smaller if it became mostly empty, so that the memory of expired keys
 // returns to the runtime. Deletion shifts a later entry into the slot, so a
@@ -157,7 +167,7 @@ func (t *table[S]) step(now int64) (removed int) {
 	for range reclaimStep {
 		i := t.cursor
 		if t.tags[i] != 0 {
-			if t.slots[i].st.ExpiresAt(t.p) <= now {
+			if t.slots[i].st.ExpiresAt(t.p) <= now-stepGrace {
 				t.deleteAt(i)
 				removed++
 				continue
