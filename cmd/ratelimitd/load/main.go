@@ -41,6 +41,7 @@ import (
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 )
 
 type options struct {
@@ -163,9 +164,13 @@ func (r result) String() string {
 type caller func(ctx context.Context, i int) (string, error)
 
 func runLoad(ctx context.Context, o options) (result, error) {
-	ctx, cancel := context.WithTimeout(ctx, o.duration)
+	// Clients stop sending at -duration; a call in flight then finishes,
+	// within 10 s more. (A call given the run's own deadline would fail
+	// with DeadlineExceeded near the end, and be counted as an error.)
+	hard := o.duration + 10*time.Second
+	ctx, cancel := context.WithTimeout(ctx, hard)
 	defer cancel()
-	callers, closeFn, err := newCallers(o, time.Now().Add(o.duration+10*time.Second))
+	callers, closeFn, err := newCallers(o, time.Now().Add(hard))
 	if err != nil {
 		return result{}, err
 	}
@@ -177,16 +182,19 @@ func runLoad(ctx context.Context, o options) (result, error) {
 		}
 	}
 	var next atomic.Int64
+	var over atomic.Bool
 	lat := make([][]time.Duration, o.conc)
 	codes := make([]map[string]int, o.conc)
 	var wg sync.WaitGroup
 	start := time.Now()
+	timer := time.AfterFunc(o.duration, func() { over.Store(true) })
+	defer timer.Stop()
 	for w := range o.conc {
 		lat[w] = make([]time.Duration, 0, o.n/o.conc+1)
 		codes[w] = map[string]int{}
 		call := callers[w]
 		wg.Go(func() {
-			for ctx.Err() == nil {
+			for !over.Load() && ctx.Err() == nil {
 				i := next.Add(1) - 1
 				if int(i) >= o.n {
 					return
@@ -197,7 +205,9 @@ func runLoad(ctx context.Context, o options) (result, error) {
 					if ctx.Err() != nil {
 						return
 					}
-					code = "error"
+					if code == "" {
+						code = "error"
+					}
 				}
 				lat[w] = append(lat[w], time.Since(t))
 				codes[w][code]++
@@ -250,7 +260,7 @@ func newCallers(o options, deadline time.Time) ([]caller, func(), error) {
 		return same(func(ctx context.Context, i int) (string, error) {
 			res, err := c.ShouldRateLimit(ctx, reqs[i%len(reqs)])
 			if err != nil {
-				return "", err
+				return "error:" + status.Code(err).String(), err
 			}
 			return res.OverallCode.String(), nil
 		}), func() { conn.Close() }, nil
