@@ -56,6 +56,26 @@ wait_port() { # host:port
 }
 load() { "$work/load" -c "$conc" -n "$n" -duration "$dur" -client "${LOAD_CLIENT:-raw}" "$@"; }
 
+# The CPU time, in clock ticks, a process has used so far.
+ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+# The CPU seconds the Redis server has used so far.
+redis_cpu() { redis-cli -h "${redis%:*}" -p "${redis##*:}" info cpu 2>/dev/null | awk -F: '/^used_cpu_(sys|user):/ {s += $2} END {printf "%.3f", s}'; }
+hz=$(getconf CLK_TCK)
+# measured PID args...: one load run, with the CPU the server (PID) and the
+# Redis spent per request. On a shared, noisy host throughput moves from
+# one run to the next; the CPU per request moves much less.
+measured() {
+  local pid=$1 t0 r0 out
+  shift
+  t0=$(ticks "$pid") r0=$(redis_cpu)
+  out=$(load "$@")
+  awk -v line="$out" -v t="$(( $(ticks "$pid") - t0 ))" -v hz="$hz" -v r0="$r0" -v r1="$(redis_cpu)" 'BEGIN {
+    split(line, f, " +"); for (i in f) if (f[i] == "req") { n = f[i - 1]; break }
+    printf "%s   server CPU %5.1f us/req", line, t / hz * 1e6 / n
+    if (r1 != "" && r0 != "") printf ", redis %4.1f us/req", (r1 - r0) * 1e6 / n
+    printf "\n" }'
+}
+
 start_ours() { # backend args...
   "$work/ratelimitd" -config "$work/ratelimitd.yaml" -http 127.0.0.1:18080 -grpc 127.0.0.1:18081 "$@" 2>"$work/ours.log" &
   ours=$!
@@ -81,24 +101,24 @@ floor() { # mode port
   floorpid=$!
   pids+=("$floorpid")
   wait_port "127.0.0.1:$2"
-  load -mode "$1" -target "127.0.0.1:$2" -label "floor: $1, a fixed answer"
+  measured "$floorpid" -mode "$1" -target "127.0.0.1:$2" -label "floor: $1, a fixed answer"
   kill "$floorpid"; wait "$floorpid" 2>/dev/null || true
 }
 start_ours
 floor http 18070
-load -mode http -target 127.0.0.1:18080 -label "ratelimitd /v1/check, memory"
+measured "$ours" -mode http -target 127.0.0.1:18080 -label "ratelimitd /v1/check, memory"
 floor grpc 18071
-load -mode grpc -target 127.0.0.1:18081 -label "ratelimitd ShouldRateLimit, memory"
+measured "$ours" -mode grpc -target 127.0.0.1:18081 -label "ratelimitd ShouldRateLimit, memory"
 stop_ours
 
 echo "== one Redis at $redis"
 start_ours -redis "redis://$redis/0"
 if [[ -n $peer ]]; then start_peer; fi
 for round in 1 2; do
-  load -mode grpc -target 127.0.0.1:18081 -label "ratelimitd ShouldRateLimit, redis"
-  if [[ -n $peer ]]; then load -mode grpc -target 127.0.0.1:18091 -label "envoyproxy/ratelimit gRPC, redis"; fi
-  load -mode http -target 127.0.0.1:18080 -label "ratelimitd /v1/check, redis"
-  if [[ -n $peer ]]; then load -mode json -target 127.0.0.1:18090 -label "envoyproxy/ratelimit /json, redis"; fi
+  measured "$ours" -mode grpc -target 127.0.0.1:18081 -label "ratelimitd ShouldRateLimit, redis"
+  if [[ -n $peer ]]; then measured "$peerpid" -mode grpc -target 127.0.0.1:18091 -label "envoyproxy/ratelimit gRPC, redis"; fi
+  measured "$ours" -mode http -target 127.0.0.1:18080 -label "ratelimitd /v1/check, redis"
+  if [[ -n $peer ]]; then measured "$peerpid" -mode json -target 127.0.0.1:18090 -label "envoyproxy/ratelimit /json, redis"; fi
 done
 if [[ -z $peer ]]; then
   echo "(envoyproxy/ratelimit not found: set RATELIMIT_PEER to compare)"
