@@ -9,6 +9,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	extv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
+	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
 )
 
 // nopWriter is a server-like ResponseWriter that keeps nothing.
@@ -47,5 +50,38 @@ func BenchmarkCheckHandler(b *testing.B) {
 		req.Body = io.NopCloser(&rd)
 		clear(w.h)
 		h.ServeHTTP(w, req)
+	}
+}
+
+// BenchmarkShouldRateLimit is the gRPC service's own work for one
+// ShouldRateLimit on the memory store, without the network: matching the
+// descriptor, the check, the response and the metrics.
+func BenchmarkShouldRateLimit(b *testing.B) {
+	dir := b.TempDir()
+	conf := filepath.Join(dir, "c.yaml")
+	dom := filepath.Join(dir, "d.yaml")
+	if err := os.WriteFile(conf, []byte("envoy:\n  files: [\"d.yaml\"]\n"), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(dom, []byte("domain: load\ndescriptors:\n  - key: user\n    rate_limit:\n      unit: second\n      requests_per_unit: 1000000\n"), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	s, err := newService(conf, "", slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.close()
+	g := &rlsServer{s: s}
+	reqs := make([]*rlsv3.RateLimitRequest, 1000)
+	for i := range reqs {
+		reqs[i] = &rlsv3.RateLimitRequest{Domain: "load", Descriptors: []*extv3.RateLimitDescriptor{{Entries: []*extv3.RateLimitDescriptor_Entry{{Key: "user", Value: "load-" + strconv.Itoa(i)}}}}}
+	}
+	ctx := b.Context()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		res, err := g.ShouldRateLimit(ctx, reqs[i%len(reqs)])
+		if err != nil || res.OverallCode != rlsv3.RateLimitResponse_OK {
+			b.Fatal(res, err)
+		}
 	}
 }
