@@ -80,15 +80,30 @@ type runtime struct {
 	headers    bool // Envoy response_headers_to_add
 	files      []string
 
-	writers  sync.Map     // policy names joined by "\x00" -> *ratelimit.HeaderWriter
-	nWriters atomic.Int64 // entries in writers, bounded by maxWriters
-	sets     sync.Map     // names a request gave, joined by "\x00" -> *resolvedSet
-	nSets    atomic.Int64 // entries in sets, bounded by maxWriters
+	writers cache // policies' String()s joined by "\x00" -> *ratelimit.HeaderWriter
+	sets    cache // policy names a request gave, joined by "\x00" -> *resolvedSet
 }
 
-// maxWriters bounds the caches of header writers and resolved sets, so that
-// requests with ever new inline policies cannot grow them.
-const maxWriters = 4096
+// maxCached bounds each cache, so that requests with ever new inline
+// policies cannot grow it.
+const maxCached = 4096
+
+// cache is a concurrent map that stops taking entries at maxCached: past
+// that, what it would hold is computed again on every use.
+type cache struct {
+	m sync.Map
+	n atomic.Int64
+}
+
+func (c *cache) load(key string) (any, bool) { return c.m.Load(key) }
+
+func (c *cache) store(key string, v any) {
+	if c.n.Load() < maxCached {
+		if _, loaded := c.m.LoadOrStore(key, v); !loaded {
+			c.n.Add(1)
+		}
+	}
+}
 
 // headerWriter returns the cached header writer of policies.
 func (rt *runtime) headerWriter(policies []core.Policy) *ratelimit.HeaderWriter {
@@ -100,18 +115,14 @@ func (rt *runtime) headerWriter(policies []core.Policy) *ratelimit.HeaderWriter 
 		b.WriteString(p.String())
 	}
 	k := b.String()
-	if w, ok := rt.writers.Load(k); ok {
+	if w, ok := rt.writers.load(k); ok {
 		return w.(*ratelimit.HeaderWriter)
 	}
 	w, err := ratelimit.NewHeaderWriter(ratelimit.HeadersDraft11, policies)
 	if err != nil {
 		return nil
 	}
-	if rt.nWriters.Load() < maxWriters {
-		if _, loaded := rt.writers.LoadOrStore(k, w); !loaded {
-			rt.nWriters.Add(1)
-		}
-	}
+	rt.writers.store(k, w)
 	return w
 }
 

@@ -264,22 +264,15 @@ func (rt *runtime) policySet(names []string, field string) (*resolvedSet, error)
 	default:
 		key = strings.Join(names, "\x00")
 	}
-	if v, ok := rt.sets.Load(key); ok {
+	if v, ok := rt.sets.load(key); ok {
 		return v.(*resolvedSet), nil
 	}
 	policies, err := rt.resolve(names, field)
 	if err != nil {
 		return nil, err
 	}
-	set := &resolvedSet{policies: policies}
-	if hw, err := ratelimit.NewHeaderWriter(ratelimit.HeadersDraft11, policies); err == nil {
-		set.headers = hw
-	}
-	if rt.nSets.Load() < maxWriters {
-		if _, loaded := rt.sets.LoadOrStore(key, set); !loaded {
-			rt.nSets.Add(1)
-		}
-	}
+	set := &resolvedSet{policies: policies, headers: rt.headerWriter(policies)}
+	rt.sets.store(key, set)
 	return set, nil
 }
 
@@ -413,22 +406,6 @@ func (s *service) handleReset(w *exchange, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusOK, map[string]bool{"reset": true})
 	return nil
-}
-
-// answer renders a result in the wire format.
-func answer(res core.Result, inspect bool) client.CheckResponse {
-	out := client.CheckResponse{Allowed: res.Allowed, Decisions: make([]client.Decision, len(res.Decisions))}
-	for i, d := range res.Decisions {
-		out.Decisions[i] = client.Decision{
-			Policy: ratelimit.PolicyName(d.Policy), Allowed: d.Allowed, Limit: d.Limit, Remaining: d.Remaining,
-			RetryAfterMs: ceilMs(d.RetryAfter), ResetAfterMs: ceilMs(d.ResetAfter),
-		}
-		if inspect {
-			out.Decisions[i].Algorithm = string(d.Policy.Algorithm.Resolve())
-			out.Decisions[i].Window = d.Policy.Window.String()
-		}
-	}
-	return out
 }
 
 // ceilMs rounds a duration up to whole milliseconds, so that a client that

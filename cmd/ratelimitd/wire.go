@@ -227,7 +227,8 @@ func (s *scanner) int() (int, bool) {
 }
 
 // appendAnswer appends a result in the wire format, byte for byte what
-// json.Encoder writes for answer(res, inspect), newline included.
+// json.Encoder writes for the client package's CheckResponse of res, newline
+// included (TestAppendAnswerMatchesEncodingJSON).
 func appendAnswer(b []byte, res core.Result, inspect bool) []byte {
 	b = append(b, `{"allowed":`...)
 	b = strconv.AppendBool(b, res.Allowed)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/client"
 	"github.com/ratelimit-go/ratelimit/core"
 )
@@ -117,4 +118,21 @@ func FuzzCheckRequest(f *testing.F) {
 			t.Fatalf("%q: fast %+v, encoding/json %+v", body, fast, slow)
 		}
 	})
+}
+
+// answer renders a result in the wire format through client's types and
+// encoding/json: the reference appendAnswer is held to.
+func answer(res core.Result, inspect bool) client.CheckResponse {
+	out := client.CheckResponse{Allowed: res.Allowed, Decisions: make([]client.Decision, len(res.Decisions))}
+	for i, d := range res.Decisions {
+		out.Decisions[i] = client.Decision{
+			Policy: ratelimit.PolicyName(d.Policy), Allowed: d.Allowed, Limit: d.Limit, Remaining: d.Remaining,
+			RetryAfterMs: ceilMs(d.RetryAfter), ResetAfterMs: ceilMs(d.ResetAfter),
+		}
+		if inspect {
+			out.Decisions[i].Algorithm = string(d.Policy.Algorithm.Resolve())
+			out.Decisions[i].Window = d.Policy.Window.String()
+		}
+	}
+	return out
 }
