@@ -104,16 +104,12 @@ func parse(args []string) (options, error) {
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
-	for flag, addr := range map[string]string{"-target": o.target, "-serve": o.serve} {
-		if addr == "" && flag == "-serve" {
-			continue
-		}
-		host, _, err := net.SplitHostPort(addr)
-		if err != nil {
-			return o, fmt.Errorf("%s %q: %v", flag, addr, err)
-		}
-		if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-			return o, fmt.Errorf("%s %q: only loopback addresses are load-tested", flag, addr)
+	if err := loopback("-target", o.target); err != nil {
+		return o, err
+	}
+	if o.serve != "" {
+		if err := loopback("-serve", o.serve); err != nil {
+			return o, err
 		}
 	}
 	switch {
@@ -135,6 +131,18 @@ func parse(args []string) (options, error) {
 		}
 	}
 	return o, nil
+}
+
+// loopback refuses a host:port that is not on the loopback interface.
+func loopback(flag, addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%s %q: %v", flag, addr, err)
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return fmt.Errorf("%s %q: only loopback addresses are load-tested", flag, addr)
+	}
+	return nil
 }
 
 // result is one run's figures.
