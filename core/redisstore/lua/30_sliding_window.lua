@@ -1,13 +1,32 @@
 -- Sliding window counter: algo.SlidingWindow. State: hash {s = start of the
 -- current window, p = previous window's count, c = current window's count}.
 
--- sw_first_fit is algo.swFirstFit: the smallest offset in [lo, hi] at which
--- cost fits, or hi + 1. The estimate inside is algo.swEstimate, the same
+-- sw_fits is algo.swFits. The estimate inside is algo.swEstimate, the same
 -- IEEE operations in the same order, so Go and Lua round identically.
+local function sw_fits(prev, curr, window, e, cost, limit)
+  return prev * (window - e) / window + curr + cost <= limit
+end
+
+-- sw_first_fit is algo.swFirstFit: the smallest offset in [lo, hi] at which
+-- cost fits, or hi + 1. The guess where the linear estimate reaches the
+-- limit is checked first; the binary search finishes only when rounding put
+-- it off.
 local function sw_first_fit(prev, curr, window, lo, hi, cost, limit)
+  if prev > 0 and lo <= hi then
+    local e = window - floor((limit - curr - cost) * window / prev)
+    if e < lo then e = lo elseif e > hi + 1 then e = hi + 1 end
+    if e > hi or sw_fits(prev, curr, window, e, cost, limit) then
+      if e == lo or not sw_fits(prev, curr, window, e - 1, cost, limit) then
+        return e
+      end
+      hi = e - 1
+    else
+      lo = e + 1
+    end
+  end
   while lo <= hi do
     local mid = lo + floor((hi - lo) / 2)
-    if prev * (window - mid) / window + curr + cost <= limit then
+    if sw_fits(prev, curr, window, mid, cost, limit) then
       hi = mid - 1
     else
       lo = mid + 1
