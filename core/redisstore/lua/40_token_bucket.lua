@@ -15,7 +15,7 @@ local function token_bucket(key, b, cost, now, write)
     used = used + need
     local reset = reset_at(last, used, now)
     if write then
-      redis.call('HSET', key, 'u', used, 'l', last)
+      redis.call('HSET', key, 'u', int(used), 'l', int(last))
       redis.call('PEXPIRE', key, ttl(reset))
     end
     return 1, idiv(tolerance - used, interval), 0, reset, 0

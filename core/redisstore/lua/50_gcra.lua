@@ -13,7 +13,7 @@ local function gcra(key, b, cost, now, write)
   if allow_at <= now then
     local reset = new_tat - now
     if write then
-      redis.call('SET', key, new_tat, 'PX', ttl(reset))
+      redis.call('SET', key, int(new_tat), 'PX', ttl(reset))
     end
     return 1, idiv(max(tolerance - (new_tat - now), 0), interval), 0, reset, 0
   end

@@ -26,7 +26,7 @@ local function leaky_bucket(key, b, cost, now, write)
     local level = backlog + need
     local reset = reset_at(last, level, now)
     if write then
-      redis.call('HSET', key, 'v', level, 'l', last)
+      redis.call('HSET', key, 'v', int(level), 'l', int(last))
       redis.call('PEXPIRE', key, ttl(reset))
     end
     return 1, leaky_remaining(room, level, interval), 0, reset, wait
