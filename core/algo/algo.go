@@ -180,11 +180,23 @@ func swReset(start, window, prev, curr, now int64) int64 {
 // estimate prev*(window-elapsed)/window + curr plus cost is at most Limit.
 // When denied, RetryAfter is the first microsecond at which the estimate has
 // fallen enough, found in the current window or the next one.
+//
+// It is SlidingWindowDecide and, for a denial, SlidingWindowWait: a caller
+// that decides under a lock can take the wait, the costly part of a denial,
+// after releasing it, since a denial changes no state.
 func SlidingWindow(p *core.Params, st SlidingWindowState, cost, now int64) (Answer, SlidingWindowState) {
-	w, limit := p.Window, p.Limit
-	start := WindowStart(now, w)
-	at := now // the instant the estimate is taken at
-	var prev, curr int64
+	o, next := SlidingWindowDecide(p, st, cost, now)
+	if !o.Allowed {
+		o.Wait = SlidingWindowWait(p, st, cost, now)
+	}
+	return o, next
+}
+
+// swView is the key's counts as seen at now: the current window's start,
+// the instant the estimate is taken at (later than now when the caller's
+// clock is behind the state's), and the previous and current counts.
+func swView(w int64, st SlidingWindowState, now int64) (start, at, prev, curr int64) {
+	start, at = WindowStart(now, w), now
 	if st.Prev != 0 || st.Curr != 0 {
 		if st.Start > start { // caller's clock is behind
 			start, at = st.Start, st.Start
@@ -196,24 +208,38 @@ func SlidingWindow(p *core.Params, st SlidingWindowState, cost, now int64) (Answ
 			prev = st.Curr
 		}
 	}
-	elapsed := at - start
-	est := swEstimate(prev, curr, w, elapsed)
+	return start, at, prev, curr
+}
+
+// SlidingWindowDecide is SlidingWindow without the wait of a denial: a
+// denied Answer has Wait 0, and SlidingWindowWait with the same arguments
+// gives it.
+func SlidingWindowDecide(p *core.Params, st SlidingWindowState, cost, now int64) (Answer, SlidingWindowState) {
+	w, limit := p.Window, p.Limit
+	start, at, prev, curr := swView(w, st, now)
+	est := swEstimate(prev, curr, w, at-start)
 	if est+float64(cost) <= float64(limit) {
 		o := Answer{Allowed: true, Remaining: floorNonNeg(float64(limit) - est - float64(cost))}
 		curr += cost
 		o.ResetAfter = swReset(start, w, prev, curr, now)
 		return o, SlidingWindowState{Start: start, Prev: prev, Curr: curr}
 	}
-	o := Answer{Remaining: floorNonNeg(float64(limit) - est), ResetAfter: swReset(start, w, prev, curr, now)}
-	if e := swFirstFit(prev, curr, w, elapsed+1, w-1, cost, limit); e < w {
-		o.Wait = start + e - now
-	} else {
-		// Next window: the current count becomes the previous one. At its
-		// end the estimate is 0, so a fit always exists by then.
-		e := swFirstFit(curr, 0, w, 0, w, cost, limit)
-		o.Wait = start + w + e - now
+	return Answer{Remaining: floorNonNeg(float64(limit) - est), ResetAfter: swReset(start, w, prev, curr, now)}, st
+}
+
+// SlidingWindowWait is the Wait of a check that SlidingWindowDecide denied
+// with the same arguments: the time from now to the first microsecond at
+// which the estimate has fallen enough for cost, in the current window or
+// the next one.
+func SlidingWindowWait(p *core.Params, st SlidingWindowState, cost, now int64) int64 {
+	w, limit := p.Window, p.Limit
+	start, at, prev, curr := swView(w, st, now)
+	if e := swFirstFit(prev, curr, w, at-start+1, w-1, cost, limit); e < w {
+		return start + e - now
 	}
-	return o, st
+	// Next window: the current count becomes the previous one. At its end
+	// the estimate is 0, so a fit always exists by then.
+	return start + w + swFirstFit(curr, 0, w, 0, w, cost, limit) - now
 }
 
 func floorNonNeg(x float64) int64 {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/algo"
 )
 
 // mode says what apply may write.
@@ -60,12 +61,31 @@ func (s *Store) CheckOne(ctx context.Context, key string, p core.Policy, cost in
 	}
 	n := now.UnixMicro()
 	sh, h := s.locate(key)
+	var o algo.Answer
+	var sw algo.SlidingWindowState // the state a sliding-window check was decided on
 	sh.mu.Lock()
 	s.observe(sh, n)
-	o, _, err := s.apply(sh, pi, key, h, int64(cost), n, commit)
+	if pi.kind == kindSlidingWindow {
+		// A denial's wait is found after the lock is released (see below):
+		// the decision alone holds it.
+		o, _, err = applyValue(s, sh, pi, key, h, int64(cost), n, commit,
+			func(p *core.Params, st algo.SlidingWindowState, cost, now int64) (algo.Answer, algo.SlidingWindowState) {
+				sw = st
+				return algo.SlidingWindowDecide(p, st, cost, now)
+			})
+	} else {
+		o, _, err = s.apply(sh, pi, key, h, int64(cost), n, commit)
+	}
 	sh.mu.Unlock()
 	if err != nil {
 		return core.Decision{}, err
+	}
+	if pi.kind == kindSlidingWindow && !o.Allowed {
+		// A denial wrote nothing, so the state it was decided on is the
+		// whole input of its wait: the divisions that find the first
+		// fitting microsecond run here, outside the lock, and a hot key
+		// denied on every check keeps its lock only for the decision.
+		o.Wait = algo.SlidingWindowWait(&pi.params, sw, int64(cost), n)
 	}
 	o.Fill(&d, &p)
 	return d, nil

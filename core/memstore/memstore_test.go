@@ -3,6 +3,7 @@ package memstore_test
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -444,5 +445,99 @@ func TestManyPoliciesKeepSeparateState(t *testing.T) {
 	}
 	if s.Len() != len(ps) {
 		t.Fatalf("Len = %d, want %d", s.Len(), len(ps))
+	}
+}
+
+// TestCheckOneMatchesCheck: CheckOne, which finds a denied sliding-window
+// check's wait after releasing the key's lock, answers every step of a
+// random trace exactly as Check, which decides the whole check under the
+// lock, does on a twin store: every algorithm, costs up to the capacity,
+// steps that stay in a window, cross one or jump several, and a clock that
+// sometimes goes back.
+func TestCheckOneMatchesCheck(t *testing.T) {
+	ctx := context.Background()
+	for _, a := range core.Algorithms() {
+		t.Run(string(a), func(t *testing.T) {
+			one, many := newStore(t), newStore(t)
+			p := core.Policy{Name: "p", Limit: 7, Window: 10 * time.Second, Algorithm: a}
+			r := rand.New(rand.NewPCG(3, uint64(len(a))))
+			now := t0
+			out := make([]core.Decision, 1)
+			for step := range 20_000 {
+				switch r.IntN(10) {
+				case 0:
+					now = now.Add(time.Duration(r.Int64N(int64(3 * p.Window))))
+				case 1:
+					now = now.Add(-time.Duration(r.Int64N(int64(time.Second))))
+				default:
+					now = now.Add(time.Duration(r.Int64N(int64(300 * time.Millisecond))))
+				}
+				key := "k" + strconv.Itoa(r.IntN(3))
+				cost := 1 + r.IntN(p.Limit)
+				got, err := one.CheckOne(ctx, key, p, cost, now)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := many.Check(ctx, key, []core.Policy{p}, cost, now, out); err != nil {
+					t.Fatal(err)
+				}
+				if got != out[0] {
+					t.Fatalf("step %d, %s cost %d at %v: CheckOne %+v, Check %+v", step, key, cost, now, got, out[0])
+				}
+			}
+		})
+	}
+}
+
+// TestConcurrentSlidingWindowDenialsAreExact: two goroutines hammer one key
+// under a sliding window, the clock standing still, so nearly every check is
+// denied and its wait is found outside the key's lock; every denial still
+// names the wait the algorithm gives for the state it was decided on, which
+// is the final state, since nothing is admitted once the limit is reached.
+func TestConcurrentSlidingWindowDenialsAreExact(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t)
+	p := core.Policy{Name: "p", Limit: 50, Window: time.Minute, Algorithm: core.SlidingWindow}
+	now := t0.Add(17 * time.Second)
+	var wg sync.WaitGroup
+	results := make([][]core.Decision, 2)
+	for g := range results {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 5_000 {
+				d, err := s.CheckOne(ctx, "hot", p, 1, now)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				results[g] = append(results[g], d)
+			}
+		}()
+	}
+	wg.Wait()
+	// What a denial must say: a twin store brought to the same full state.
+	twin := newStore(t)
+	for range p.Limit {
+		if _, err := twin.CheckOne(ctx, "hot", p, 1, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := twin.CheckOne(ctx, "hot", p, 1, now)
+	if err != nil || want.Allowed || want.RetryAfter <= 0 {
+		t.Fatalf("twin: %+v, %v", want, err)
+	}
+	admitted := 0
+	for _, ds := range results {
+		for _, d := range ds {
+			if d.Allowed {
+				admitted++
+			} else if d != want {
+				t.Fatalf("denial %+v, want %+v", d, want)
+			}
+		}
+	}
+	if admitted != p.Limit {
+		t.Fatalf("admitted %d, want %d", admitted, p.Limit)
 	}
 }
