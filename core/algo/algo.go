@@ -154,6 +154,12 @@ func swFirstFit(prev, curr, window, lo, hi, cost, limit int64) int64 {
 			lo = e + 1
 		}
 	}
+	return swSearch(prev, curr, window, lo, hi, cost, limit)
+}
+
+// swSearch is swFirstFit by binary search alone (the estimate only falls as
+// the offset grows).
+func swSearch(prev, curr, window, lo, hi, cost, limit int64) int64 {
 	for lo <= hi {
 		mid := lo + (hi-lo)/2
 		if swFits(prev, curr, window, mid, cost, limit) {

@@ -374,22 +374,12 @@ func TestLargeValues(t *testing.T) {
 	}
 }
 
-// TestSwFirstFitMatchesSearch: the guessed first fit is the one a binary
-// search over the same estimate finds, rounding included, for windows from
-// 1 µs to 2^53 µs, limits from 1 to 2^40, counts over a lowered limit, and
-// every kind of range (empty, one offset, the whole window).
+// TestSwFirstFitMatchesSearch: the guessed first fit is the one the binary
+// search alone (swSearch) finds over the same estimate, rounding included,
+// for windows from 1 µs to 2^53 µs, limits from 1 to 2^40, counts over a
+// lowered limit, and every kind of range (empty, one offset, the whole
+// window).
 func TestSwFirstFitMatchesSearch(t *testing.T) {
-	search := func(prev, curr, window, lo, hi, cost, limit int64) int64 {
-		for lo <= hi {
-			mid := lo + (hi-lo)/2
-			if swFits(prev, curr, window, mid, cost, limit) {
-				hi = mid - 1
-			} else {
-				lo = mid + 1
-			}
-		}
-		return lo
-	}
 	r := rand.New(rand.NewPCG(7, 11))
 	for range 300_000 {
 		w := 1 + r.Int64N([]int64{10, 1_000_000, 1 << 40, 1 << 53}[r.IntN(4)])
@@ -400,7 +390,7 @@ func TestSwFirstFitMatchesSearch(t *testing.T) {
 		if r.IntN(3) == 0 {
 			lo, hi = 0, w
 		}
-		if got, want := swFirstFit(prev, curr, w, lo, hi, cost, limit), search(prev, curr, w, lo, hi, cost, limit); got != want {
+		if got, want := swFirstFit(prev, curr, w, lo, hi, cost, limit), swSearch(prev, curr, w, lo, hi, cost, limit); got != want {
 			t.Fatalf("swFirstFit(prev %d, curr %d, window %d, [%d, %d], cost %d, limit %d) = %d, the search says %d",
 				prev, curr, w, lo, hi, cost, limit, got, want)
 		}
