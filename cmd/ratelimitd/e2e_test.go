@@ -26,10 +26,28 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/ratelimit-go/ratelimit/client"
+	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/internal/redistest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain shifts the service's clock so that it reads one second past a
+// minute when the tests start. The tests check windows of a minute (the
+// units of envoyproxy/ratelimit's domain files, and fixed windows of 1m)
+// through the running service, which reads the wall clock: a sequence that
+// straddled a minute boundary saw its counts reset (TestReload failed so
+// once). The whole suite runs in a few seconds, well inside the minute, and
+// the shift changes nothing else: the service reads one clock and hands its
+// instant to the store, Redis included.
+func TestMain(m *testing.M) {
+	now := core.SystemClock{}.Now()
+	clock = shiftedClock(now.Truncate(time.Minute).Add(time.Minute + time.Second).Sub(now))
+	goleak.VerifyTestMain(m)
+}
+
+// shiftedClock is the system clock moved forward by its value.
+type shiftedClock time.Duration
+
+func (c shiftedClock) Now() time.Time { return core.SystemClock{}.Now().Add(time.Duration(c)) }
 
 // syncBuffer is a log sink safe for the service's goroutines.
 type syncBuffer struct {

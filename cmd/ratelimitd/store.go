@@ -16,6 +16,11 @@ import (
 	"github.com/ratelimit-go/ratelimit/metrics"
 )
 
+// clock is what the service's limiters read: the system clock. The
+// end-to-end tests, which run the service in their own process, shift it
+// (see TestMain).
+var clock core.Clock = core.SystemClock{}
+
 // store is the service's backend: the memory store, or Redis behind
 // core/resilient with the configured budget and failure mode.
 type store struct {
@@ -32,7 +37,7 @@ func openStore(spec backendSpec, c *metrics.Collector) (*store, error) {
 		if err := c.WatchMemstore("memory", m); err != nil {
 			return nil, err
 		}
-		return &store{limiter: core.NewLimiter(m), ping: func(context.Context) error { return nil }, close: func() error { return nil }, desc: "memory"}, nil
+		return &store{limiter: core.NewLimiter(m, core.WithClock(clock)), ping: func(context.Context) error { return nil }, close: func() error { return nil }, desc: "memory"}, nil
 	}
 	client, desc, err := redisClient(spec)
 	if err != nil {
@@ -77,7 +82,7 @@ func openStore(spec backendSpec, c *metrics.Collector) (*store, error) {
 		defer cancel()
 		return client.Ping(ctx).Err()
 	}
-	return &store{limiter: core.NewLimiter(b), ping: ping, close: client.Close, desc: desc}, nil
+	return &store{limiter: core.NewLimiter(b, core.WithClock(clock)), ping: ping, close: client.Close, desc: desc}, nil
 }
 
 // domainOfKey is the slot key of a state key: its domain, the part before
