@@ -4,8 +4,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,21 +19,23 @@ func (w *nopWriter) Header() http.Header         { return w.h }
 func (w *nopWriter) Write(b []byte) (int, error) { return len(b), nil }
 func (w *nopWriter) WriteHeader(int)             {}
 
+// benchService is a service over the configuration files given as name,
+// content pairs (the first is the main file; see writeConfig), logging
+// nowhere, closed when the benchmark ends.
+func benchService(b *testing.B, files ...string) *service {
+	s, err := newService(writeConfig(b, files...), "", slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.close() })
+	return s
+}
+
 // BenchmarkCheckHandler is the HTTP API's own work for one POST /v1/check
 // on the memory store, without the network: reading the body, the check,
 // the header fields, the answer and the metrics.
 func BenchmarkCheckHandler(b *testing.B) {
-	dir := b.TempDir()
-	conf := filepath.Join(dir, "c.yaml")
-	if err := os.WriteFile(conf, []byte("policies:\n  api: \"1000000/1s\"\n"), 0o600); err != nil {
-		b.Fatal(err)
-	}
-	s, err := newService(conf, "", slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.close()
-	h := s.handler()
+	h := benchService(b, "c.yaml", "policies:\n  api: \"1000000/1s\"\n").handler()
 	bodies := make([]string, 1000)
 	for i := range bodies {
 		bodies[i] = `{"key":"load-` + strconv.Itoa(i) + `","policies":["api"]}`
@@ -57,21 +57,9 @@ func BenchmarkCheckHandler(b *testing.B) {
 // ShouldRateLimit on the memory store, without the network: matching the
 // descriptor, the check, the response and the metrics.
 func BenchmarkShouldRateLimit(b *testing.B) {
-	dir := b.TempDir()
-	conf := filepath.Join(dir, "c.yaml")
-	dom := filepath.Join(dir, "d.yaml")
-	if err := os.WriteFile(conf, []byte("envoy:\n  files: [\"d.yaml\"]\n"), 0o600); err != nil {
-		b.Fatal(err)
-	}
-	if err := os.WriteFile(dom, []byte("domain: load\ndescriptors:\n  - key: user\n    rate_limit:\n      unit: second\n      requests_per_unit: 1000000\n"), 0o600); err != nil {
-		b.Fatal(err)
-	}
-	s, err := newService(conf, "", slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.close()
-	g := &rlsServer{s: s}
+	g := &rlsServer{s: benchService(b,
+		"c.yaml", "envoy:\n  files: [\"d.yaml\"]\n",
+		"d.yaml", "domain: load\ndescriptors:\n  - key: user\n    rate_limit:\n      unit: second\n      requests_per_unit: 1000000\n")}
 	reqs := make([]*rlsv3.RateLimitRequest, 1000)
 	for i := range reqs {
 		reqs[i] = &rlsv3.RateLimitRequest{Domain: "load", Descriptors: []*extv3.RateLimitDescriptor{{Entries: []*extv3.RateLimitDescriptor_Entry{{Key: "user", Value: "load-" + strconv.Itoa(i)}}}}}

@@ -165,7 +165,7 @@ func (in *instance) check(key string, policies ...string) (int, client.CheckResp
 
 // writeConfig writes files into a new directory and returns the path of
 // the first.
-func writeConfig(t *testing.T, files ...string) string {
+func writeConfig(t testing.TB, files ...string) string {
 	t.Helper()
 	dir := t.TempDir()
 	var first string
