@@ -37,6 +37,28 @@ type SingleChecker interface {
 	CheckOne(ctx context.Context, key string, p Policy, cost int, now time.Time) (Decision, error)
 }
 
+// ContextBounded is an optional interface a Backend may implement to say
+// that none of its calls outlasts its context: once the context is done (its
+// deadline passed or it was canceled), every call returns promptly, with the
+// context's error if it had no answer yet, however slow or hung its storage
+// is, and it writes nothing into the caller's memory after it returned.
+// core/resilient calls such a backend on the caller's goroutine; any other
+// it calls on a goroutine of its own, so that its budget holds even for a
+// backend that ignores its context. The memory and Redis stores implement
+// it; a wrapper implements it by asking what it wraps.
+type ContextBounded interface {
+	// BoundedByContext reports whether every call returns once its context
+	// is done, as above.
+	BoundedByContext() bool
+}
+
+// BoundedByContext reports whether b implements ContextBounded and says
+// that its calls return once their context is done.
+func BoundedByContext(b Backend) bool {
+	cb, ok := b.(ContextBounded)
+	return ok && cb.BoundedByContext()
+}
+
 // MaxKeyLen bounds the length of a key in bytes.
 const MaxKeyLen = 64 << 10
 

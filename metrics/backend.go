@@ -67,6 +67,11 @@ type instrumented struct {
 	check, peek, reset prometheus.Observer
 }
 
+// BoundedByContext implements core.ContextBounded with the answer of the
+// backend it instruments, so that core/resilient over it calls it as it
+// would call that backend.
+func (i *instrumented) BoundedByContext() bool { return core.BoundedByContext(i.b) }
+
 func (i *instrumented) Check(ctx context.Context, key string, policies []core.Policy, cost int, now time.Time, out []core.Decision) error {
 	start := time.Now()
 	err := i.b.Check(ctx, key, policies, cost, now, out)

@@ -358,6 +358,14 @@ func TestBackendKeepsOptionalInterfaces(t *testing.T) {
 	if _, ok := c.Backend(broken{}).(core.SingleChecker); ok {
 		t.Error("a SingleChecker invented")
 	}
+	// Bounded by its context exactly when the store is: resilient over it
+	// then calls it on the caller's goroutine, as it would the store.
+	if !core.BoundedByContext(b) {
+		t.Error("the instrumented memory store is not bounded by its context")
+	}
+	if core.BoundedByContext(c.Backend(broken{})) {
+		t.Error("an instrumented backend that says nothing is bounded by its context")
+	}
 }
 
 // TestWatchLease: a lease backend's counters are exported under its name,

@@ -141,9 +141,15 @@ type entry struct {
 }
 
 var (
-	_ core.Backend       = (*Backend)(nil)
-	_ core.SingleChecker = (*Backend)(nil)
+	_ core.Backend        = (*Backend)(nil)
+	_ core.SingleChecker  = (*Backend)(nil)
+	_ core.ContextBounded = (*Backend)(nil)
 )
+
+// BoundedByContext implements core.ContextBounded with the store's answer:
+// what the Backend does besides calling the store waits on nothing but
+// brief locks.
+func (b *Backend) BoundedByContext() bool { return core.BoundedByContext(b.store) }
 
 // New returns a Backend over store that may lease the given policies (each
 // compared with ==, as the stores do). It returns ErrUnsupported, wrapped,

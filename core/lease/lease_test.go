@@ -67,6 +67,21 @@ func TestNewErrors(t *testing.T) {
 	}
 }
 
+// TestBoundedByContext: a lease backend is bounded by its context exactly
+// when its store is.
+func TestBoundedByContext(t *testing.T) {
+	ps := []core.Policy{{Limit: 10, Window: time.Second}}
+	if !core.BoundedByContext(newLeased(t, memstore.New(), ps)) {
+		t.Error("over the memory store: not bounded")
+	}
+	if core.BoundedByContext(newLeased(t, unbounded{memstore.New()}, ps)) {
+		t.Error("over a store that says nothing: bounded")
+	}
+}
+
+// unbounded hides the store's optional interfaces.
+type unbounded struct{ core.Backend }
+
 // allowance is the most a GCRA or token-bucket policy of limit per window
 // (burst = limit) may admit from start to t.
 func allowance(p core.Policy, start, t time.Time) int64 {

@@ -22,9 +22,14 @@ var errShortOut = errors.New("memstore: out has fewer elements than policies")
 
 // Compile-time checks of the interfaces the Store implements.
 var (
-	_ core.Backend       = (*Store)(nil)
-	_ core.SingleChecker = (*Store)(nil)
+	_ core.Backend        = (*Store)(nil)
+	_ core.SingleChecker  = (*Store)(nil)
+	_ core.ContextBounded = (*Store)(nil)
 )
+
+// BoundedByContext implements core.ContextBounded: true. A call waits for
+// nothing but a shard's lock, held for the length of one decision.
+func (*Store) BoundedByContext() bool { return true }
 
 // Store is the in-memory Backend. Create it with New; the zero value is not
 // usable. A Store is safe for concurrent use by any number of goroutines.

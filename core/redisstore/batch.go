@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -63,26 +64,43 @@ type call struct {
 	pis       []*policyInfo // the policy of each key
 	reply     []int64
 	err       error
+	// ctx is the caller's context, for the goroutine that sends a batch
+	// this call is the first of (its values, not its end).
+	ctx context.Context
 	// batch is set, under batcher.mu, when this call must send it: the
 	// calls queued while every script call was busy, itself included.
+	// Only a call whose context never ends leads a batch.
 	batch []*call
 	done  chan struct{} // receives once: the reply is in, or batch is set
 }
 
 // run decides c and returns its reply.
+//
+// A caller whose context can end (ctx.Done is not nil) never waits on the
+// network itself: its call goes out from a goroutine that ends when the
+// script call returns, and the caller returns ctx's error as soon as ctx is
+// done, whatever Redis does (see Store.BoundedByContext). A caller whose
+// context never ends sends its own call, or a batch of queued ones, on its
+// own goroutine.
 func (b *batcher) run(ctx context.Context, c *call) ([]int64, error) {
+	bounded := ctx.Done() != nil
 	b.mu.Lock()
 	if b.inFlight < b.max {
 		b.inFlight++
 		b.mu.Unlock()
-		one := [1]*call{c}
-		reply, err := checkScript.Run(ctx, b.client, c.keys, b.args(one[:])...).Int64Slice()
-		b.handOff()
-		return reply, err
+		if !bounded {
+			return b.sendAlone(ctx, c)
+		}
+		c.done = make(chan struct{}, 1)
+		// Alone in its script call: the caller's own context, so that a
+		// call whose caller has already left is not sent at all.
+		go b.send(ctx, []*call{c}, false)
+	} else {
+		c.done = make(chan struct{}, 1)
+		c.ctx = ctx
+		b.pending = append(b.pending, c)
+		b.mu.Unlock()
 	}
-	c.done = make(chan struct{}, 1)
-	b.pending = append(b.pending, c)
-	b.mu.Unlock()
 
 	select {
 	case <-c.done:
@@ -90,52 +108,107 @@ func (b *batcher) run(ctx context.Context, c *call) ([]int64, error) {
 		b.mu.Lock()
 		if i := slices.Index(b.pending, c); i >= 0 {
 			b.pending = slices.Delete(b.pending, i, i+1)
-			b.mu.Unlock()
-			return nil, ctx.Err() // never sent
 		}
-		lead := c.batch != nil
 		b.mu.Unlock()
-		if !lead {
-			// Already on the wire: it may still run, but this caller
-			// stops waiting.
-			return nil, ctx.Err()
-		}
-		<-c.done
+		// Never sent, or on the wire: it may still run, but this caller
+		// stops waiting. The sender writes only into c.
+		return nil, ctx.Err()
 	}
 	if c.batch != nil {
-		// Others wait on this batch: send it even if this caller's ctx is
-		// done, within the Store's own budget.
-		bctx := context.WithoutCancel(ctx)
-		if b.timeout > 0 {
-			var cancel context.CancelFunc
-			bctx, cancel = context.WithTimeout(bctx, b.timeout)
-			defer cancel()
-		}
-		b.exec(bctx, c.batch)
-		for _, o := range c.batch {
-			if o != c {
-				o.done <- struct{}{}
-			}
-		}
+		// Others wait on this batch: this caller, whose context never
+		// ends, sends it.
+		b.decide(ctx, c.batch, true)
 		b.handOff()
 	}
 	return c.reply, c.err
 }
 
-// handOff is called by a sender whose call has returned: it passes the
-// calls queued meanwhile to the first of them, which sends them next, or
-// gives the slot back.
-func (b *batcher) handOff() {
-	b.mu.Lock()
-	if len(b.pending) > 0 {
-		next := b.pending
-		b.pending = nil
-		next[0].batch = next
-		next[0].done <- struct{}{}
-	} else {
-		b.inFlight--
+// sendAlone sends c, the only call of its script call, on the caller's
+// goroutine, and passes on the slot however the call ends.
+func (b *batcher) sendAlone(ctx context.Context, c *call) ([]int64, error) {
+	defer b.handOff()
+	one := [1]*call{c}
+	return checkScript.Run(ctx, b.client, c.keys, b.args(one[:])...).Int64Slice()
+}
+
+// batchContext returns the context a batch is sent with: ctx's values,
+// without its end (others wait on the batch too), within the Store's own
+// timeout if it has one.
+func (b *batcher) batchContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx = context.WithoutCancel(ctx)
+	if b.timeout > 0 {
+		return context.WithTimeout(ctx, b.timeout)
 	}
-	b.mu.Unlock()
+	return ctx, func() {}
+}
+
+// decide sends batch and signals each of its calls. A batch of queued
+// calls is sent with the first one's context detached (batchContext); a
+// call alone, with its caller's. A panic in the client becomes every call's
+// error: on a sender's goroutine it would end the process.
+func (b *batcher) decide(ctx context.Context, batch []*call, detach bool) {
+	if detach {
+		var cancel context.CancelFunc
+		ctx, cancel = b.batchContext(ctx)
+		defer cancel()
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err := fmt.Errorf("redisstore: the script call panicked: %v", r)
+			for _, c := range batch {
+				c.reply, c.err = nil, err
+			}
+		}
+		for _, c := range batch {
+			c.done <- struct{}{} // buffered; a leader's own is not read
+		}
+	}()
+	b.exec(ctx, batch)
+}
+
+// send is the goroutine that sends calls on behalf of callers that may stop
+// waiting: batch, then whatever queued meanwhile for as long as some did
+// and its first call's context can end. It ends when its last script call
+// returns and nothing waits, or when it hands a batch to a caller whose
+// context never ends.
+func (b *batcher) send(ctx context.Context, batch []*call, detach bool) {
+	for batch != nil {
+		b.decide(ctx, batch, detach)
+		batch = b.next()
+		if batch != nil {
+			ctx, detach = batch[0].ctx, true
+		}
+	}
+}
+
+// handOff is called by a caller that sent a script call on its own
+// goroutine, once the call has returned: it passes on the calls queued
+// meanwhile (see next), starting a sender for them if they need one.
+func (b *batcher) handOff() {
+	if batch := b.next(); batch != nil {
+		go b.send(batch[0].ctx, batch, true)
+	}
+}
+
+// next takes the calls queued while a script call was in flight, once it
+// has returned. When the first of them has a context that never ends, that
+// caller sends them next, and next returns nil; otherwise it returns them,
+// for a goroutine to send. With nothing queued it gives the slot back.
+func (b *batcher) next() []*call {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.pending) == 0 {
+		b.inFlight--
+		return nil
+	}
+	batch := b.pending
+	b.pending = nil
+	if lead := batch[0]; lead.ctx.Done() == nil {
+		lead.batch = batch
+		lead.done <- struct{}{}
+		return nil
+	}
+	return batch
 }
 
 // exec decides every call of batch: the calls are grouped into script calls

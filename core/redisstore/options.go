@@ -62,10 +62,12 @@ func WithTTLMargin(d time.Duration) Option {
 }
 
 // WithTimeout bounds every call to Redis by d, on top of the caller's
-// context. The default, 0, uses the caller's context alone. go-redis honours
-// a context deadline during socket I/O only when the client was created with
-// ContextTimeoutEnabled; otherwise its own ReadTimeout and WriteTimeout apply.
-// A negative d is an error.
+// context: the call returns at d at the latest (see Store.BoundedByContext).
+// The default, 0, uses the caller's context alone. A command already sent
+// may still run; go-redis stops waiting for its reply at the context's
+// deadline only when the client was created with ContextTimeoutEnabled,
+// otherwise at its own ReadTimeout and WriteTimeout. A negative d is an
+// error.
 func WithTimeout(d time.Duration) Option {
 	return func(c *config) {
 		if d < 0 {

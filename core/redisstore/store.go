@@ -20,8 +20,11 @@ import (
 //
 // A Store is safe for concurrent use. Besides its configuration it keeps
 // only a bounded cache of policy ids and the queue of checks waiting for a
-// pipeline; it starts no goroutine and needs no closing (close the client
-// when done). Create one with New; the zero value is not usable.
+// pipeline; it needs no closing (close the client when done) and keeps no
+// goroutine: a call whose context can end is sent from a goroutine that
+// ends when its Redis command returns, so that the call itself returns as
+// soon as its context is done (see BoundedByContext). Create one with New;
+// the zero value is not usable.
 type Store struct {
 	slotKey  func(string) string // nil: every key is its own hash tag
 	client   Client
@@ -35,7 +38,19 @@ var (
 	_ core.Backend         = (*Store)(nil)
 	_ core.SingleChecker   = (*Store)(nil)
 	_ core.MultiKeyChecker = (*Store)(nil)
+	_ core.ContextBounded  = (*Store)(nil)
 )
+
+// BoundedByContext implements core.ContextBounded: true. Every call returns
+// once its context is done, with the context's error if Redis has not
+// answered yet, even when Redis hangs: a call whose context can end never
+// waits on the network on the caller's goroutine. The command it sent may
+// still run in Redis (a check may still consume); the goroutine sending it
+// ends when go-redis gives up (its ReadTimeout and WriteTimeout, or the
+// context's deadline with ContextTimeoutEnabled) or, for checks sent
+// together, within the Store's own timeout (WithTimeout). At most
+// WithPipelines script calls are on the wire at once.
+func (*Store) BoundedByContext() bool { return true }
 
 // ErrCrossSlot reports a multi-key check on a Redis Cluster whose keys fall
 // into different hash slots, which one script call cannot touch together.
@@ -129,10 +144,33 @@ func (s *Store) Reset(ctx context.Context, key string, policies []core.Policy) e
 	for i, p := range policies {
 		keys[i] = string(append(head, s.policies.get(p).id...))
 	}
-	if err := s.client.Del(ctx, keys...).Err(); err != nil {
+	if err := s.del(ctx, keys); err != nil {
 		return fmt.Errorf("redisstore: reset: %w", err)
 	}
 	return nil
+}
+
+// del deletes keys; when ctx can end, from a goroutine of its own, so that
+// it returns once ctx is done whatever Redis does.
+func (s *Store) del(ctx context.Context, keys []string) error {
+	if ctx.Done() == nil {
+		return s.client.Del(ctx, keys...).Err()
+	}
+	done := make(chan error, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				done <- fmt.Errorf("redisstore: DEL panicked: %v", r)
+			}
+		}()
+		done <- s.client.Del(ctx, keys...).Err()
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // run executes the script for a validated check (cost > 0) or peek (cost 0)

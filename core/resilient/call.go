@@ -2,6 +2,7 @@ package resilient
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -76,29 +77,35 @@ func (c *call) run() {
 	c.recycle()
 }
 
-// invoke calls the primary. A panic in the primary becomes an error: on
-// this goroutine nobody else could recover it, and it would end the process.
+// invoke calls the primary with the call's arguments.
 func (c *call) invoke() {
-	b := c.b
+	c.err = c.b.invoke(c.ctx, c.op, c.key, c.policies, c.items, c.cost, c.now, c.out)
+}
+
+// invoke runs o on the primary. A panic in the primary becomes an error: on
+// a call's goroutine nobody else could recover it, and it would end the
+// process.
+func (b *Backend) invoke(ctx context.Context, o op, key string, policies []core.Policy, items []core.Keyed, cost int, now time.Time, out []core.Decision) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			c.err = &PanicError{Value: r}
+			err = &PanicError{Value: r}
 		}
 	}()
-	switch c.op {
+	switch o {
 	case opCheck:
-		if b.primarySingle != nil && len(c.policies) == 1 {
-			c.out[0], c.err = b.primarySingle.CheckOne(c.ctx, c.key, c.policies[0], c.cost, c.now)
-		} else {
-			c.err = b.primary.Check(c.ctx, c.key, c.policies, c.cost, c.now, c.out)
+		if b.primarySingle != nil && len(policies) == 1 {
+			out[0], err = b.primarySingle.CheckOne(ctx, key, policies[0], cost, now)
+			return err
 		}
+		return b.primary.Check(ctx, key, policies, cost, now, out)
 	case opPeek:
-		c.err = b.primary.Peek(c.ctx, c.key, c.policies, c.now, c.out)
+		return b.primary.Peek(ctx, key, policies, now, out)
 	case opReset:
-		c.err = b.primary.Reset(c.ctx, c.key, c.policies)
+		return b.primary.Reset(ctx, key, policies)
 	case opCheckMany:
-		c.err = b.primary.(core.MultiKeyChecker).CheckMany(c.ctx, c.items, c.cost, c.now, c.out)
+		return b.primary.(core.MultiKeyChecker).CheckMany(ctx, items, cost, now, out)
 	}
+	return nil
 }
 
 // recycle clears the call and returns it to the pool.
@@ -144,6 +151,16 @@ func (b *Backend) callPrimaryItems(ctx context.Context, o op, key string, polici
 	b.stats.primaryCalls.Add(1)
 	cctx, cancel := context.WithTimeout(ctx, b.budget)
 	defer cancel()
+	if b.inline {
+		// The primary returns once cctx is done (core.ContextBounded): no
+		// goroutine of our own is needed to stop waiting at the budget.
+		// It writes out only when it answers, and never after returning.
+		err := b.invoke(cctx, o, key, policies, items, cost, now, out)
+		if err != nil && ctx.Err() == nil && cctx.Err() != nil && errors.Is(err, context.DeadlineExceeded) {
+			return resTimeout, ErrBudgetExceeded // as when a call's goroutine is left behind
+		}
+		return classify(ctx, cctx, err)
+	}
 
 	c := callPool.Get().(*call)
 	c.b, c.op, c.ctx, c.key, c.cost, c.now = b, o, cctx, key, cost, now
@@ -175,6 +192,12 @@ func (b *Backend) callPrimaryItems(ctx context.Context, o op, key string, polici
 		copy(out, c.out)
 	}
 	c.recycle()
+	return classify(ctx, cctx, err)
+}
+
+// classify says how a primary call that returned err ended; ctx is the
+// caller's context, cctx the call's (ctx within the budget).
+func classify(ctx, cctx context.Context, err error) (result, error) {
 	switch {
 	case err == nil:
 		return resOK, nil

@@ -14,14 +14,19 @@
 // # Latency budget
 //
 // Every primary call gets a budget (DefaultBudget, 50 ms; WithBudget). The
-// call's context carries it as a deadline, and the call runs on its own
+// call's context carries it as a deadline. A primary that promises to
+// return once its context is done (core.ContextBounded: the memory store,
+// the Redis store, and wrappers of them such as the metrics module's) is
+// called on the caller's goroutine, and the deadline is all it takes: no
+// goroutine, no late result. Any other primary call runs on its own
 // goroutine so that the wrapper stops waiting when the budget passes even if
 // the primary ignores its context. The abandoned call finishes in the
 // background; its result is discarded (an EventLateResult reports it), and
 // WithMaxAbandoned bounds how many such calls may run at once, so a primary
 // that never returns cannot pile up goroutines.
 //
-// The budget only bounds the wait. For abandoned calls to end promptly, and
+// The budget only bounds the wait. For abandoned calls (and the Redis
+// store's goroutines that send commands left on the wire) to end promptly, and
 // for a dead server not to cost a connection attempt per check, configure
 // the Redis client too: go-redis ignores the context deadline on socket I/O
 // unless ContextTimeoutEnabled is set, and its defaults (several dial

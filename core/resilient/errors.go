@@ -73,8 +73,8 @@ func callerError(err error) bool {
 }
 
 // PanicError reports a primary that panicked during a call. The wrapper
-// runs primary calls on goroutines of its own, where a panic would end the
-// process, so it recovers it and counts it as a failure.
+// recovers the panic, which on a call's goroutine of its own would end the
+// process, and counts it as a failure.
 type PanicError struct {
 	Value any // the value passed to panic
 }

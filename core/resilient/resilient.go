@@ -17,8 +17,12 @@ import (
 // fast path when they have one.
 //
 // A Backend is safe for concurrent use. Create one with New; the zero value
-// is not usable. It starts no goroutine of its own: each primary call runs on
-// a goroutine that ends when the primary returns.
+// is not usable. It keeps no goroutine of its own. A primary that returns
+// once its context is done (core.ContextBounded, as the memory and Redis
+// stores do) is called on the caller's goroutine, with the budget as its
+// context's deadline; any other primary call runs on a goroutine that ends
+// when the primary returns, so that the budget holds even for a primary
+// that ignores its context.
 type Backend struct {
 	primary        core.Backend
 	primarySingle  core.SingleChecker
@@ -29,6 +33,7 @@ type Backend struct {
 	clock          core.Clock
 	onEvent        func(PrimaryEvent)
 	maxAbandoned   int64
+	inline         bool // the primary is core.ContextBounded: call it on the caller's goroutine
 
 	br        breaker
 	deny      *denyCache // nil when off
@@ -44,9 +49,18 @@ type counters struct {
 }
 
 var (
-	_ core.Backend       = (*Backend)(nil)
-	_ core.SingleChecker = (*Backend)(nil)
+	_ core.Backend        = (*Backend)(nil)
+	_ core.SingleChecker  = (*Backend)(nil)
+	_ core.ContextBounded = (*Backend)(nil)
 )
+
+// BoundedByContext implements core.ContextBounded. A call through the
+// wrapper returns at its budget or when its context is done, whatever the
+// primary does; the fallback, when there is one, is called directly, so the
+// answer is the fallback's.
+func (b *Backend) BoundedByContext() bool {
+	return b.fallback == nil || core.BoundedByContext(b.fallback)
+}
 
 // New returns a Backend over primary, configured by opts. Without options it
 // gives the primary a 50 ms budget per call, opens its breaker after 5
@@ -79,6 +93,7 @@ func New(primary core.Backend, opts ...Option) *Backend {
 		log:          logThrottle{l: cfg.logger, every: cfg.logEvery},
 	}
 	b.primarySingle, _ = primary.(core.SingleChecker)
+	b.inline = core.BoundedByContext(primary)
 	if b.fallback != nil {
 		b.fallbackSingle, _ = b.fallback.(core.SingleChecker)
 	}

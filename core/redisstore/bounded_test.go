@@ -1,0 +1,210 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/goleak"
+
+	"github.com/ratelimit-go/ratelimit/core"
+)
+
+// holdAll is a go-redis hook that holds every command named in names
+// (alone or opening a pipeline) until released, and reports each it holds.
+type holdAll struct {
+	names   map[string]bool
+	held    chan string
+	release chan struct{}
+}
+
+func newHoldAll(names ...string) *holdAll {
+	h := &holdAll{names: map[string]bool{}, held: make(chan string, 100), release: make(chan struct{})}
+	for _, n := range names {
+		h.names[n] = true
+	}
+	return h
+}
+
+func (h *holdAll) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *holdAll) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if h.names[cmd.Name()] {
+			h.held <- cmd.Name()
+			<-h.release
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (h *holdAll) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if len(cmds) > 0 && h.names[cmds[0].Name()] {
+			h.held <- cmds[0].Name()
+			<-h.release
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// TestCallsReturnWhenContextDone: with Redis not answering (every command
+// held on its way out), each kind of call returns its context's error once
+// the context is done, alone or queued, cancelled or past its deadline;
+// the goroutines that send the held commands end once Redis answers again,
+// and the Store works on.
+func TestCallsReturnWhenContextDone(t *testing.T) {
+	if !core.BoundedByContext(&Store{}) {
+		t.Fatal("the Store does not say it is bounded by its context")
+	}
+	before := goleak.IgnoreCurrent()
+	m := miniredis.NewMiniRedis()
+	if err := m.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c := redis.NewClient(&redis.Options{Addr: m.Addr(), MaxRetries: -1, ReadTimeout: time.Minute, WriteTimeout: time.Minute})
+	h := newHoldAll("evalsha", "eval", "del")
+	c.AddHook(h)
+	s, err := New(c, WithPipelines(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := core.Policy{Limit: 100, Window: time.Minute}
+	calls := []struct {
+		name string
+		call func(ctx context.Context) error
+	}{
+		{"check", func(ctx context.Context) error {
+			_, err := s.CheckOne(ctx, "k", p, 1, testNow)
+			return err
+		}},
+		{"check many", func(ctx context.Context) error {
+			return s.CheckMany(ctx, []core.Keyed{{Key: "a", Policy: p}, {Key: "b", Policy: p}}, 1, testNow, make([]core.Decision, 2))
+		}},
+		{"peek", func(ctx context.Context) error {
+			return s.Peek(ctx, "k", []core.Policy{p}, testNow, make([]core.Decision, 1))
+		}},
+		{"reset", func(ctx context.Context) error {
+			return s.Reset(ctx, "k", []core.Policy{p})
+		}},
+	}
+	held := 0
+	for i, c := range calls {
+		// Cancelled while Redis does not answer. The first check goes
+		// out and is held, keeping the only script call slot: the next
+		// ones queue behind it. A reset goes out on its own.
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- c.call(ctx) }()
+		if i == 0 || c.name == "reset" {
+			<-h.held
+			held++
+		} else {
+			for s.calls.queued() < 1 {
+				time.Sleep(time.Millisecond)
+			}
+		}
+		cancel()
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Fatalf("%s, cancelled with Redis not answering: %v, want context.Canceled", c.name, err)
+		}
+		// Past its deadline.
+		ctx, cancel = context.WithTimeout(context.Background(), 20*time.Millisecond)
+		err := c.call(ctx)
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("%s, past its deadline with Redis not answering: %v, want context.DeadlineExceeded", c.name, err)
+		}
+		if c.name == "reset" {
+			<-h.held
+			held++
+		}
+	}
+	if s.calls.queued() != 0 {
+		t.Fatalf("%d calls still queued after their callers left", s.calls.queued())
+	}
+	close(h.release)
+	// The Store works on: the slot came back.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := s.CheckOne(ctx, "after", p, 1, testNow); err != nil {
+		t.Fatalf("after Redis answers again: %v", err)
+	}
+	if held != 3 {
+		t.Fatalf("%d commands held, want 3 (a script call, two DELs)", held)
+	}
+	_ = c.Close()
+	m.Close()
+	goleak.VerifyNone(t, before)
+}
+
+// panicHook panics on every script call while on is set.
+type panicHook struct {
+	mu sync.Mutex
+	on bool
+}
+
+func (h *panicHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *panicHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		h.mu.Lock()
+		on := h.on
+		h.mu.Unlock()
+		if on && isScript(cmd) {
+			panic("bug in a hook")
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (h *panicHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// TestPanicInTheClient: a panic while sending a script call is the
+// caller's error when the call went out from a goroutine of the Store's
+// (it would otherwise end the process), the caller's own panic when it
+// went out from the caller's goroutine; either way the script call slot
+// comes back and the Store works on.
+func TestPanicInTheClient(t *testing.T) {
+	m := miniredis.RunT(t)
+	c := redis.NewClient(&redis.Options{Addr: m.Addr(), MaxRetries: -1})
+	t.Cleanup(func() { _ = c.Close() })
+	h := &panicHook{on: true}
+	c.AddHook(h)
+	s, err := New(c, WithPipelines(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := core.Policy{Limit: 100, Window: time.Minute}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := s.CheckOne(ctx, "k", p, 1, testNow); err == nil || !strings.Contains(err.Error(), "panicked") {
+		t.Fatalf("check with a context that can end, the client panicking: %v", err)
+	}
+	func() {
+		defer func() {
+			if r := recover(); r != "bug in a hook" {
+				t.Fatalf("check with a context that never ends, the client panicking: recovered %v", r)
+			}
+		}()
+		_, _ = s.CheckOne(context.Background(), "k", p, 1, testNow)
+	}()
+	h.mu.Lock()
+	h.on = false
+	h.mu.Unlock()
+	for _, ctx := range []context.Context{ctx, context.Background()} {
+		if d, err := s.CheckOne(ctx, "k", p, 1, testNow); err != nil || d.Remaining != 99 {
+			t.Fatalf("after the panics: %+v, %v; want the first admission", d, err)
+		}
+		if err := s.Reset(ctx, "k", []core.Policy{p}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,152 @@
+package resilient_test
+
+import (
+	"context"
+	"errors"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/resilient"
+)
+
+// bounded is a faultyBackend that says, through core.ContextBounded, whether
+// its calls return once their context is done, and records the stack of
+// each call: it shows on which goroutine the wrapper ran it.
+type bounded struct {
+	*faultyBackend
+	says bool
+
+	mu     sync.Mutex
+	stacks []string
+}
+
+func (b *bounded) BoundedByContext() bool { return b.says }
+
+func (b *bounded) Check(ctx context.Context, key string, ps []core.Policy, cost int, now time.Time, out []core.Decision) error {
+	b.mu.Lock()
+	b.stacks = append(b.stacks, string(debug.Stack()))
+	b.mu.Unlock()
+	return b.faultyBackend.Check(ctx, key, ps, cost, now, out)
+}
+
+// lastStack is the stack of the most recent call.
+func (b *bounded) lastStack() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.stacks[len(b.stacks)-1]
+}
+
+// callerFrame is a function on the caller's goroutine only: a primary
+// call whose stack holds it ran on the caller's goroutine.
+//
+//go:noinline
+func callerFrame(b *resilient.Backend) error {
+	return b.Check(context.Background(), "k", []core.Policy{perSecond}, 1, t0, make([]core.Decision, 1))
+}
+
+// TestBoundedPrimaryRunsOnTheCallersGoroutine: a primary that returns once
+// its context is done is called on the caller's goroutine; any other, on a
+// goroutine of the wrapper's.
+func TestBoundedPrimaryRunsOnTheCallersGoroutine(t *testing.T) {
+	for _, says := range []bool{true, false} {
+		p := &bounded{faultyBackend: newFaulty(t), says: says}
+		b := resilient.New(p)
+		if err := callerFrame(b); err != nil {
+			t.Fatal(err)
+		}
+		if inline := strings.Contains(p.lastStack(), "resilient_test.callerFrame"); inline != says {
+			t.Fatalf("primary saying BoundedByContext %v: called on the caller's goroutine: %v\n%s", says, inline, p.lastStack())
+		}
+	}
+}
+
+// TestBoundedPrimaryBudget: a bounded primary is held to the budget through
+// its context alone. A call that runs out of budget is a timeout, as with a
+// goroutine left behind, but nothing is left behind: no abandoned call, no
+// late result, and so never ErrOverloaded.
+func TestBoundedPrimaryBudget(t *testing.T) {
+	p := &bounded{faultyBackend: newFaulty(t), says: true}
+	p.set(hangCtx)
+	var ev eventLog
+	b := resilient.New(p, resilient.WithBudget(5*time.Millisecond), resilient.WithMaxAbandoned(1),
+		resilient.WithBreaker(100, time.Second), resilient.WithEvents(ev.add))
+	for i := range 3 {
+		_, err := b.CheckOne(context.Background(), "k", perSecond, 1, t0)
+		if !errors.Is(err, resilient.ErrBudgetExceeded) || !errors.Is(err, resilient.ErrUnavailable) || errors.Is(err, resilient.ErrOverloaded) {
+			t.Fatalf("call %d on a primary hanging until its deadline: %v, want ErrBudgetExceeded", i, err)
+		}
+	}
+	if s := b.Stats(); s.Timeouts != 3 || s.Abandoned != 0 || s.LateResults != 0 || ev.count(resilient.EventLateResult) != 0 {
+		t.Fatalf("after three timeouts of a bounded primary: %+v", s)
+	}
+	p.set(healthy)
+	if d, err := b.CheckOne(context.Background(), "k", perSecond, 1, t0); err != nil || !d.Allowed {
+		t.Fatalf("after recovery: %+v, %v", d, err)
+	}
+}
+
+// TestBoundedPrimaryCallerContext: a caller that gives up gets its own
+// context error, and the breaker learns nothing from it.
+func TestBoundedPrimaryCallerContext(t *testing.T) {
+	p := &bounded{faultyBackend: newFaulty(t), says: true}
+	p.set(hangCtx)
+	b := resilient.New(p, resilient.WithBreaker(1, time.Second), resilient.WithFailOpen())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+	defer cancel()
+	if _, err := b.CheckOne(ctx, "k", perSecond, 1, t0); !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, resilient.ErrUnavailable) {
+		t.Fatalf("caller deadline shorter than the budget: %v", err)
+	}
+	if s := b.Stats(); s.Failures != 0 || s.Timeouts != 0 || s.State != resilient.BreakerClosed {
+		t.Fatalf("caller's context counted against the primary: %+v", s)
+	}
+}
+
+// boundedPanicky is panicky saying it is bounded: its panics are recovered
+// on the caller's goroutine too.
+type boundedPanicky struct{ panicky }
+
+func (boundedPanicky) BoundedByContext() bool { return true }
+
+// TestBoundedPrimaryPanic: a panic in a primary called on the caller's
+// goroutine becomes a failure, as on the wrapper's own goroutine.
+func TestBoundedPrimaryPanic(t *testing.T) {
+	b := resilient.New(boundedPanicky{}, resilient.WithFailClosed())
+	d, err := b.CheckOne(context.Background(), "k", perSecond, 1, t0)
+	if err != nil || d.Allowed {
+		t.Fatalf("panicking primary, failing closed: %+v, %v", d, err)
+	}
+	err = b.Reset(context.Background(), "k", []core.Policy{perSecond})
+	var pe *resilient.PanicError
+	if !errors.As(err, &pe) || pe.Value != "bug in the primary" || !errors.Is(err, resilient.ErrUnavailable) {
+		t.Fatalf("reset on a panicking primary: %v", err)
+	}
+	if s := b.Stats(); s.Failures != 2 {
+		t.Fatalf("%d failures counted, want 2", s.Failures)
+	}
+}
+
+// TestBackendBoundedByContext: the wrapper is bounded whatever its primary
+// does; with a fallback, as bounded as the fallback.
+func TestBackendBoundedByContext(t *testing.T) {
+	unbounded := &bounded{faultyBackend: newFaulty(t)}
+	for _, c := range []struct {
+		name string
+		b    *resilient.Backend
+		want bool
+	}{
+		{"unbounded primary", resilient.New(unbounded), true},
+		{"memory fallback", resilient.New(unbounded, resilient.WithFallback(newMem(t))), true},
+		{"unbounded fallback", resilient.New(newMem(t), resilient.WithFallback(unbounded)), false},
+	} {
+		if got := core.BoundedByContext(c.b); got != c.want {
+			t.Errorf("%s: BoundedByContext %v, want %v", c.name, got, c.want)
+		}
+	}
+	if !core.BoundedByContext(newMem(t)) {
+		t.Error("the memory store is not bounded by its context")
+	}
+}
