@@ -5,7 +5,7 @@
 #
 #   bash scripts/redis-test-env.sh start      # the Redis on 127.0.0.1:16379
 #   bash scripts/bench-service.sh             # RATELIMIT_PEER=/path/to/service_cmd for the comparison
-#                                             # LOAD_CLIENT=std: HTTP through net/http's client
+#                                             # LOAD_CLIENT=std: net/http's and grpc-go's clients
 #
 # envoyproxy/ratelimit builds with:
 #   GOBIN=/tmp/peers go install github.com/envoyproxy/ratelimit/src/service_cmd@v1.4.1-0.20260122083618-3fb702589d36

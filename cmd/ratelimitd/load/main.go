@@ -42,6 +42,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 )
 
 type options struct {
@@ -94,7 +95,7 @@ func parse(args []string) (options, error) {
 	fs.StringVar(&o.domain, "domain", "load", "Envoy domain for -mode grpc and json")
 	fs.StringVar(&o.descriptor, "descriptor", "user", "descriptor key for -mode grpc and json; the request's key is its value")
 	fs.StringVar(&o.label, "label", "", "name of this run in the output")
-	fs.StringVar(&o.client, "client", "raw", "HTTP client for -mode http and json: raw (a lean HTTP/1.1 client, one keep-alive connection per client) or std (net/http's)")
+	fs.StringVar(&o.client, "client", "raw", "client: raw (for http and json, a lean HTTP/1.1 client, one keep-alive connection per client; for grpc, a lean HTTP/2 client, every client's calls on one connection) or std (net/http's; grpc-go's, on one connection)")
 	fs.IntVar(&o.conc, "c", 64, "concurrent clients")
 	fs.IntVar(&o.keys, "keys", 1000, "distinct keys, round-robin")
 	fs.IntVar(&o.n, "n", 200_000, "requests at most")
@@ -247,6 +248,12 @@ func newCallers(o options, deadline time.Time) ([]caller, func(), error) {
 	for i := range keys {
 		keys[i] = "load-" + strconv.Itoa(i)
 	}
+	return newCallersFor(o, deadline, keys)
+}
+
+// newCallersFor is newCallers over the given keys, request i using key i
+// modulo their number.
+func newCallersFor(o options, deadline time.Time, keys []string) ([]caller, func(), error) {
 	callers := make([]caller, o.conc)
 	same := func(c caller) []caller {
 		for w := range callers {
@@ -254,14 +261,31 @@ func newCallers(o options, deadline time.Time) ([]caller, func(), error) {
 		}
 		return callers
 	}
-	switch o.mode {
-	case "grpc":
+	switch {
+	case o.mode == "grpc" && o.client == "raw":
+		h, err := dialH2(o.target, deadline)
+		if err != nil {
+			return nil, nil, err
+		}
+		msgs := make([][]byte, len(keys))
+		for i, k := range keys {
+			m, err := proto.Marshal(&rlsv3.RateLimitRequest{Domain: o.domain, Descriptors: []*extv3.RateLimitDescriptor{{Entries: []*extv3.RateLimitDescriptor_Entry{{Key: o.descriptor, Value: k}}}}})
+			if err != nil {
+				h.close()
+				return nil, nil, err
+			}
+			msgs[i] = grpcMessage(m)
+		}
+		return same(func(_ context.Context, i int) (string, error) {
+			return h.call(msgs[i%len(msgs)])
+		}), h.close, nil
+	case o.mode == "grpc":
 		conn, err := grpc.NewClient(o.target, grpc.WithTransportCredentials(insecure.NewCredentials()))
 		if err != nil {
 			return nil, nil, err
 		}
 		c := rlsv3.NewRateLimitServiceClient(conn)
-		reqs := make([]*rlsv3.RateLimitRequest, o.keys)
+		reqs := make([]*rlsv3.RateLimitRequest, len(keys))
 		for i, k := range keys {
 			reqs[i] = &rlsv3.RateLimitRequest{Domain: o.domain, Descriptors: []*extv3.RateLimitDescriptor{{Entries: []*extv3.RateLimitDescriptor_Entry{{Key: o.descriptor, Value: k}}}}}
 		}
@@ -277,7 +301,7 @@ func newCallers(o options, deadline time.Time) ([]caller, func(), error) {
 	if o.mode == "json" {
 		path = "/json"
 	}
-	bodies := make([][]byte, o.keys)
+	bodies := make([][]byte, len(keys))
 	for i, k := range keys {
 		if o.mode == "json" {
 			bodies[i] = fmt.Appendf(nil, `{"domain":%q,"descriptors":[{"entries":[{"key":%q,"value":%q}]}]}`, o.domain, o.descriptor, k)

@@ -2,14 +2,23 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	extv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
+	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 )
 
 func TestParseRefusesNonLoopback(t *testing.T) {
@@ -30,14 +39,16 @@ func TestParseRefusesNonLoopback(t *testing.T) {
 	}
 }
 
-// TestFloor: the do-nothing servers answer the generator's requests.
+// TestFloor: the do-nothing servers answer the generator's requests, with
+// either client.
 func TestFloor(t *testing.T) {
-	for _, mode := range []string{"http", "grpc"} {
+	for _, c := range [][2]string{{"http", "raw"}, {"grpc", "raw"}, {"grpc", "std"}} {
+		mode := c[0]
 		addr, stop, err := startFloor(mode)
 		if err != nil {
 			t.Fatal(err)
 		}
-		o, err := parse([]string{"-mode", mode, "-target", addr, "-c", "4", "-n", "200"})
+		o, err := parse([]string{"-mode", mode, "-client", c[1], "-target", addr, "-c", "4", "-n", "200"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -135,5 +146,100 @@ func TestStdClient(t *testing.T) {
 	}
 	if r, err := runLoad(t.Context(), o); err != nil || r.codes["200"] != 100 {
 		t.Fatalf("%v %+v", err, r)
+	}
+}
+
+// mixedRLS answers by the descriptor's value: "over" is OVER_LIMIT, "bad"
+// an InvalidArgument status, "big" an OK answer of many statuses (several
+// DATA frames), anything else OK.
+type mixedRLS struct {
+	rlsv3.UnimplementedRateLimitServiceServer
+}
+
+func (mixedRLS) ShouldRateLimit(_ context.Context, r *rlsv3.RateLimitRequest) (*rlsv3.RateLimitResponse, error) {
+	switch r.Descriptors[0].Entries[0].Value {
+	case "over":
+		return &rlsv3.RateLimitResponse{OverallCode: rlsv3.RateLimitResponse_OVER_LIMIT}, nil
+	case "bad":
+		return nil, status.Error(codes.InvalidArgument, "bad descriptor")
+	case "big":
+		res := &rlsv3.RateLimitResponse{OverallCode: rlsv3.RateLimitResponse_OK}
+		for range 2500 { // about 25 KB: two DATA frames
+			res.Statuses = append(res.Statuses, &rlsv3.RateLimitResponse_DescriptorStatus{Code: rlsv3.RateLimitResponse_OK, LimitRemaining: 1 << 30})
+		}
+		return res, nil
+	}
+	return &rlsv3.RateLimitResponse{OverallCode: rlsv3.RateLimitResponse_OK}, nil
+}
+
+// TestRawGRPCClient: the lean HTTP/2 client names every outcome as
+// grpc-go's client does (OK, OVER_LIMIT, an error status, an answer larger
+// than one frame), for many calls in flight at once on its one connection,
+// well past the server's initial flow-control windows; and a call on a
+// closed connection fails at once.
+func TestRawGRPCClient(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	rlsv3.RegisterRateLimitServiceServer(srv, mixedRLS{})
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Stop()
+	addr := ln.Addr().String()
+	values := []string{"ok", "over", "bad", "big"}
+	for _, client := range []string{"raw", "std"} {
+		o := options{mode: "grpc", client: client, target: addr, domain: "d", descriptor: "k", keys: 1, conc: 1}
+		got := map[string]string{}
+		for _, v := range values {
+			callers, closeFn, err := newCallersFor(o, time.Now().Add(time.Minute), []string{v})
+			if err != nil {
+				t.Fatal(err)
+			}
+			code, _ := callers[0](t.Context(), 0)
+			closeFn()
+			got[v] = code
+		}
+		want := map[string]string{"ok": "OK", "over": "OVER_LIMIT", "bad": "error:InvalidArgument", "big": "OK"}
+		for _, v := range values {
+			if got[v] != want[v] {
+				t.Errorf("%s client, %q: %q, want %q", client, v, got[v], want[v])
+			}
+		}
+	}
+
+	// Many calls in flight, past the server's 64 KiB windows both ways.
+	h, err := dialH2(addr, time.Now().Add(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := map[string][]byte{}
+	for _, v := range values {
+		m, err := proto.Marshal(&rlsv3.RateLimitRequest{Domain: "d", Descriptors: []*extv3.RateLimitDescriptor{{Entries: []*extv3.RateLimitDescriptor_Entry{{Key: "k", Value: v}}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs[v] = grpcMessage(m)
+	}
+	var wg sync.WaitGroup
+	var bad atomic.Int64
+	for w := range 32 {
+		wg.Go(func() {
+			for i := range 100 {
+				v := values[(w+i)%len(values)]
+				code, _ := h.call(msgs[v])
+				if want := map[string]string{"ok": "OK", "over": "OVER_LIMIT", "bad": "error:InvalidArgument", "big": "OK"}[v]; code != want {
+					bad.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if n := bad.Load(); n != 0 {
+		t.Fatalf("%d of 3200 calls in flight together named wrongly", n)
+	}
+	h.close()
+	if _, err := h.call(msgs["ok"]); err == nil {
+		t.Fatal("a call on a closed connection succeeded")
 	}
 }
