@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Load-tests ratelimitd, and envoyproxy/ratelimit beside it when its binary
 # is present, on loopback, with the same rule and the same Redis, and prints
-# throughput and p50/p99 per run. Not part of CI: it takes about a minute.
+# throughput and p50/p99 per run. Not part of CI: it takes about two minutes.
 #
 #   bash scripts/redis-test-env.sh start      # the Redis on 127.0.0.1:16379
 #   bash scripts/bench-service.sh             # RATELIMIT_PEER=/path/to/service_cmd for the comparison
@@ -10,7 +10,8 @@
 # envoyproxy/ratelimit builds with:
 #   GOBIN=/tmp/peers go install github.com/envoyproxy/ratelimit/src/service_cmd@v1.4.1-0.20260122083618-3fb702589d36
 # Every process this script starts is stopped by its PID on exit. Each load
-# run is bounded (LOAD_N requests or LOAD_DURATION, 64 clients by default).
+# run is bounded (LOAD_N requests or LOAD_DURATION, 64 clients by default;
+# LOAD_RATE, 25,000 by default, is the pace of the paced runs).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 work=$(mktemp -d)
@@ -102,13 +103,20 @@ floor() { # mode port
   pids+=("$floorpid")
   wait_port "127.0.0.1:$2"
   measured "$floorpid" -mode "$1" -target "127.0.0.1:$2" -label "floor: $1, a fixed answer"
+  measured "$floorpid" -mode "$1" -target "127.0.0.1:$2" -rate "$rate" -label "floor: $1, at $rate/s"
   kill "$floorpid"; wait "$floorpid" 2>/dev/null || true
 }
+# Each protocol twice: as fast as the clients go (each sends its next call
+# when the last returns), and paced at $rate requests/s in all, where the
+# latency is the server's own and not the queue of the other clients.
+rate=${LOAD_RATE:-25000}
 start_ours
 floor http 18070
 measured "$ours" -mode http -target 127.0.0.1:18080 -label "ratelimitd /v1/check, memory"
+measured "$ours" -mode http -target 127.0.0.1:18080 -rate "$rate" -label "ratelimitd /v1/check, memory, $rate/s"
 floor grpc 18071
 measured "$ours" -mode grpc -target 127.0.0.1:18081 -label "ratelimitd ShouldRateLimit, memory"
+measured "$ours" -mode grpc -target 127.0.0.1:18081 -rate "$rate" -label "ratelimitd ShouldRateLimit, memory, $rate/s"
 stop_ours
 
 echo "== one Redis at $redis"

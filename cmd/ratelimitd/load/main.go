@@ -15,8 +15,16 @@
 // -serve runs the same do-nothing server alone, in a process of its own,
 // as the service runs: loading that is the floor for a server that does
 // not share the generator's process.
-// -client std sends the HTTP modes with net/http's client instead of the
-// generator's lean one, which leaves more of the two cores to the server.
+// -client std sends with net/http's client (grpc-go's for -mode grpc)
+// instead of the generator's lean ones, which leave more of the two cores
+// to the server.
+// -rate R paces the clients to R requests per second in all (an open
+// loop): each sends at its own fixed interval, and a call's latency counts
+// from the instant it was due, so a server that falls behind the pace
+// sees every late start in its figures. Without -rate each client sends
+// its next call as soon as the last returns (a closed loop), and the
+// latency is then mostly the queue of the other clients' calls: at
+// saturation the mean is -c divided by the throughput.
 // The policy is -policy for -mode http; the Envoy modes send domain -domain
 // with one descriptor (-descriptor, the key per request as its value).
 package main
@@ -50,6 +58,7 @@ type options struct {
 	client                                          string
 	conc, keys, n                                   int
 	duration                                        time.Duration
+	rate                                            float64
 	floor                                           bool
 	serve                                           string
 }
@@ -100,6 +109,7 @@ func parse(args []string) (options, error) {
 	fs.IntVar(&o.keys, "keys", 1000, "distinct keys, round-robin")
 	fs.IntVar(&o.n, "n", 200_000, "requests at most")
 	fs.DurationVar(&o.duration, "duration", 10*time.Second, "time at most")
+	fs.Float64Var(&o.rate, "rate", 0, "requests per second in all, paced across the clients; 0 sends each client's next call as soon as its last returns")
 	fs.BoolVar(&o.floor, "floor", false, "load a do-nothing server of the mode's protocol, started here, instead of -target")
 	fs.StringVar(&o.serve, "serve", "", "serve the do-nothing server of -floor on this loopback host:port, in this process alone, until stopped (10 minutes at most), and send no load")
 	if err := fs.Parse(args); err != nil {
@@ -124,6 +134,8 @@ func parse(args []string) (options, error) {
 		return o, errors.New("-keys and -n must be positive, -n at most 10,000,000")
 	case o.duration <= 0 || o.duration > 5*time.Minute:
 		return o, errors.New("-duration: want up to 5m")
+	case o.rate < 0 || o.rate > 10_000_000:
+		return o, fmt.Errorf("-rate %v: want 0 to 10,000,000", o.rate)
 	}
 	if o.label == "" {
 		o.label = o.mode + " " + o.target
@@ -198,10 +210,17 @@ func runLoad(ctx context.Context, o options) (result, error) {
 	start := time.Now()
 	timer := time.AfterFunc(o.duration, func() { over.Store(true) })
 	defer timer.Stop()
+	// With -rate, client w sends at start + (w + k*conc) / rate: the
+	// clients' instants interleave evenly.
+	var every time.Duration
+	if o.rate > 0 {
+		every = time.Duration(float64(o.conc) / o.rate * float64(time.Second))
+	}
 	for w := range o.conc {
 		lat[w] = make([]time.Duration, 0, o.n/o.conc+1)
 		codes[w] = map[string]int{}
 		call := callers[w]
+		due := start.Add(every * time.Duration(w) / time.Duration(o.conc))
 		wg.Go(func() {
 			for !over.Load() && ctx.Err() == nil {
 				i := next.Add(1) - 1
@@ -209,6 +228,12 @@ func runLoad(ctx context.Context, o options) (result, error) {
 					return
 				}
 				t := time.Now()
+				if every > 0 {
+					if wait := due.Sub(t); wait > 0 {
+						time.Sleep(wait)
+					}
+					t, due = due, due.Add(every)
+				}
 				code, err := call(ctx, int(i))
 				if err != nil {
 					if ctx.Err() != nil {

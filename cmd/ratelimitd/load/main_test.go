@@ -243,3 +243,30 @@ func TestRawGRPCClient(t *testing.T) {
 		t.Fatal("a call on a closed connection succeeded")
 	}
 }
+
+// TestRate: with -rate the clients keep the pace: the run cannot end
+// before the last request is due. (How close to the pace a loaded machine
+// keeps is for the bench, not for a test.)
+func TestRate(t *testing.T) {
+	addr, stop, err := startFloor("http")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	o, err := parse([]string{"-target", addr, "-c", "4", "-n", "400", "-rate", "2000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := runLoad(t.Context(), o)
+	if err != nil || r.codes["200"] != 400 {
+		t.Fatalf("%v %+v", err, r)
+	}
+	if due := 399 * time.Second / 2000; r.elapsed < due {
+		t.Fatalf("400 requests at 2,000/s took %v: the last one is due at %v", r.elapsed, due)
+	}
+	for _, bad := range []string{"-1", "2e7"} {
+		if _, err := parse([]string{"-rate", bad}); err == nil {
+			t.Errorf("-rate %s accepted", bad)
+		}
+	}
+}
