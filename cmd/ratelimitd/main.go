@@ -38,6 +38,7 @@ func main() {
 	defer stop()
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
+	keepHeapFloor(os.LookupEnv)
 	if err := run(ctx, os.Args[1:], os.LookupEnv, os.Stderr, hup, nil); err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(os.Stderr, "ratelimitd:", err)
