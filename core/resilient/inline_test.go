@@ -105,30 +105,6 @@ func TestBoundedPrimaryCallerContext(t *testing.T) {
 	}
 }
 
-// boundedPanicky is panicky saying it is bounded: its panics are recovered
-// on the caller's goroutine too.
-type boundedPanicky struct{ panicky }
-
-func (boundedPanicky) BoundedByContext() bool { return true }
-
-// TestBoundedPrimaryPanic: a panic in a primary called on the caller's
-// goroutine becomes a failure, as on the wrapper's own goroutine.
-func TestBoundedPrimaryPanic(t *testing.T) {
-	b := resilient.New(boundedPanicky{}, resilient.WithFailClosed())
-	d, err := b.CheckOne(context.Background(), "k", perSecond, 1, t0)
-	if err != nil || d.Allowed {
-		t.Fatalf("panicking primary, failing closed: %+v, %v", d, err)
-	}
-	err = b.Reset(context.Background(), "k", []core.Policy{perSecond})
-	var pe *resilient.PanicError
-	if !errors.As(err, &pe) || pe.Value != "bug in the primary" || !errors.Is(err, resilient.ErrUnavailable) {
-		t.Fatalf("reset on a panicking primary: %v", err)
-	}
-	if s := b.Stats(); s.Failures != 2 {
-		t.Fatalf("%d failures counted, want 2", s.Failures)
-	}
-}
-
 // TestBackendBoundedByContext: the wrapper is bounded whatever its primary
 // does; with a fallback, as bounded as the fallback.
 func TestBackendBoundedByContext(t *testing.T) {

@@ -497,18 +497,29 @@ func (panicky) Peek(context.Context, string, []core.Policy, time.Time, []core.De
 }
 func (panicky) Reset(context.Context, string, []core.Policy) error { panic("bug in the primary") }
 
-// TestPrimaryPanic: a panic in the primary, which runs on the wrapper's own
-// goroutine, becomes a failure instead of ending the process.
+// boundedPanicky is panicky saying it is bounded by its context: the
+// wrapper calls it on the caller's goroutine.
+type boundedPanicky struct{ panicky }
+
+func (boundedPanicky) BoundedByContext() bool { return true }
+
+// TestPrimaryPanic: a panic in the primary, on the wrapper's own goroutine
+// or on the caller's, becomes a failure instead of ending the process.
 func TestPrimaryPanic(t *testing.T) {
-	b := resilient.New(panicky{}, resilient.WithFailClosed())
-	d, err := b.CheckOne(context.Background(), "k", perSecond, 1, t0)
-	if err != nil || d.Allowed {
-		t.Fatalf("panicking primary, failing closed: %+v, %v", d, err)
-	}
-	err = b.Reset(context.Background(), "k", []core.Policy{perSecond})
-	var pe *resilient.PanicError
-	if !errors.As(err, &pe) || pe.Value != "bug in the primary" || !errors.Is(err, resilient.ErrUnavailable) {
-		t.Fatalf("reset on a panicking primary: %v", err)
+	for _, p := range []core.Backend{panicky{}, boundedPanicky{}} {
+		b := resilient.New(p, resilient.WithFailClosed())
+		d, err := b.CheckOne(context.Background(), "k", perSecond, 1, t0)
+		if err != nil || d.Allowed {
+			t.Fatalf("panicking %T, failing closed: %+v, %v", p, d, err)
+		}
+		err = b.Reset(context.Background(), "k", []core.Policy{perSecond})
+		var pe *resilient.PanicError
+		if !errors.As(err, &pe) || pe.Value != "bug in the primary" || !errors.Is(err, resilient.ErrUnavailable) {
+			t.Fatalf("reset on a panicking %T: %v", p, err)
+		}
+		if s := b.Stats(); s.Failures != 2 {
+			t.Fatalf("%T: %d failures counted, want 2", p, s.Failures)
+		}
 	}
 }
 
