@@ -14,6 +14,7 @@ import (
 
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/redisstore"
+	"github.com/ratelimit-go/ratelimit/core/resilient"
 	"github.com/ratelimit-go/ratelimit/internal/redistest"
 )
 
@@ -72,7 +73,8 @@ func throughput(b *testing.B, goroutines, n int, op func(i int) error) float64 {
 // BenchmarkCheck measures checks through a Limiter (wall clock, policy
 // 100/1m, 1,000 keys round-robin, one go-redis client) at 1 and 64
 // goroutines, with the defaults and, at 64, also with one script call per
-// check inside pipelines, and with neither pipelines nor shared calls; and
+// check inside pipelines, with neither pipelines nor shared calls, and
+// behind core/resilient (which gives each call a deadline); and
 // in the same run the EVALSHA floor: a script that only returns 1, on the
 // same keys, each call its own EVALSHA. It reports both rates (checks/s,
 // floor/s), their ratio, and the server's side of the check phase: script
@@ -93,11 +95,13 @@ func BenchmarkCheck(b *testing.B) {
 			name       string
 			goroutines int
 			batching   redisstore.Option
+			resilient  bool
 		}{
-			{"g1", 1, redisstore.WithPipelines(0)}, // the defaults
-			{"g64", 64, redisstore.WithPipelines(0)},
-			{"g64-percheck", 64, redisstore.WithChecksPerCall(1)}, // queued checks share a pipeline, not a call
-			{"g64-unpipelined", 64, redisstore.WithoutBatching()}, // every check its own EVALSHA, as the floor
+			{"g1", 1, redisstore.WithPipelines(0), false}, // the defaults
+			{"g64", 64, redisstore.WithPipelines(0), false},
+			{"g64-percheck", 64, redisstore.WithChecksPerCall(1), false}, // queued checks share a pipeline, not a call
+			{"g64-unpipelined", 64, redisstore.WithoutBatching(), false}, // every check its own EVALSHA, as the floor
+			{"g64-resilient", 64, redisstore.WithPipelines(0), true},     // the production form: behind core/resilient
 		} {
 			g := v.goroutines
 			b.Run(string(a)+"/"+v.name, func(b *testing.B) {
@@ -105,7 +109,14 @@ func BenchmarkCheck(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				lim := core.NewLimiter(s)
+				var be core.Backend = s
+				if v.resilient {
+					// No failure mode: a check Redis does not answer fails
+					// the benchmark. A long budget: a pause of the noisy
+					// machine is not a failure here.
+					be = resilient.New(s, resilient.WithBudget(time.Second))
+				}
+				lim := core.NewLimiter(be)
 				p := core.Policy{Limit: 100, Window: time.Minute, Algorithm: a}
 				floorKeys := make([][]string, benchKeys)
 				for i := range floorKeys {
