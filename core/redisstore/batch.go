@@ -74,6 +74,13 @@ type call struct {
 	done  chan struct{} // receives once: the reply is in, or batch is set
 }
 
+// maxSenders bounds the script calls sent from goroutines of the Store's
+// own: past it (only with more pipelines than that, or WithoutBatching) a
+// call whose context can end queues, and goes out with the next batch, so
+// that a Redis that does not answer cannot pile up goroutines while the
+// callers come and go.
+const maxSenders = 256
+
 // run decides c and returns its reply.
 //
 // A caller whose context can end (ctx.Done is not nil) never waits on the
@@ -85,7 +92,7 @@ type call struct {
 func (b *batcher) run(ctx context.Context, c *call) ([]int64, error) {
 	bounded := ctx.Done() != nil
 	b.mu.Lock()
-	if b.inFlight < b.max {
+	if b.inFlight < b.max && (!bounded || b.inFlight < maxSenders) {
 		b.inFlight++
 		b.mu.Unlock()
 		if !bounded {

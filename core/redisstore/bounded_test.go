@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -206,5 +207,57 @@ func TestPanicInTheClient(t *testing.T) {
 		if err := s.Reset(ctx, "k", []core.Policy{p}); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestSendersAreBounded: with Redis not answering, at most maxSenders
+// script calls and maxSenders DELs go out from goroutines of the Store's
+// own, even without batching; the callers past them wait, and leave when
+// their context is done.
+func TestSendersAreBounded(t *testing.T) {
+	m := miniredis.RunT(t)
+	c := redis.NewClient(&redis.Options{Addr: m.Addr(), MaxRetries: -1, PoolSize: 2 * maxSenders})
+	t.Cleanup(func() { _ = c.Close() })
+	h := newHoldAll("evalsha", "eval", "del")
+	c.AddHook(h)
+	s, err := New(c, WithoutBatching())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := core.Policy{Limit: 100, Window: time.Minute}
+	ctx, cancel := context.WithCancel(context.Background())
+	const extra = 20
+	errs := make(chan error, 2*(maxSenders+extra))
+	for i := range maxSenders + extra {
+		key := "k" + strconv.Itoa(i)
+		go func() {
+			_, err := s.CheckOne(ctx, key, p, 1, testNow)
+			errs <- err
+		}()
+		go func() { errs <- s.Reset(ctx, key, []core.Policy{p}) }()
+	}
+	for range 2 * maxSenders {
+		<-h.held
+	}
+	for s.calls.queued() < extra || len(s.dels) < maxSenders {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(10 * time.Millisecond) // room for a command past the bound to show up
+	select {
+	case name := <-h.held:
+		t.Fatalf("a %s went out past the bound", name)
+	default:
+	}
+	cancel()
+	for range 2 * (maxSenders + extra) {
+		if err := <-errs; !errors.Is(err, context.Canceled) {
+			t.Fatalf("a call with Redis not answering, cancelled: %v", err)
+		}
+	}
+	close(h.release)
+	ctx, cancel = context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := s.CheckOne(ctx, "after", p, 1, testNow); err != nil {
+		t.Fatalf("after Redis answers again: %v", err)
 	}
 }

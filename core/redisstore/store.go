@@ -32,6 +32,7 @@ type Store struct {
 	timeout  time.Duration
 	calls    *batcher
 	policies policyCache
+	dels     chan struct{} // a token per DEL sent from a goroutine of its own (del)
 }
 
 var (
@@ -49,7 +50,9 @@ var (
 // ends when go-redis gives up (its ReadTimeout and WriteTimeout, or the
 // context's deadline with ContextTimeoutEnabled) or, for checks sent
 // together, within the Store's own timeout (WithTimeout). At most
-// WithPipelines script calls are on the wire at once.
+// WithPipelines script calls are on the wire at once, and at most 256 script
+// calls and 256 DELs from goroutines of the Store's own: past that, a call
+// waits for one to end, or for its context.
 func (*Store) BoundedByContext() bool { return true }
 
 // ErrCrossSlot reports a multi-key check on a Redis Cluster whose keys fall
@@ -98,7 +101,7 @@ func New(client Client, opts ...Option) (*Store, error) {
 	if c.pipelines < 0 { // WithoutBatching: every call goes out at once
 		c.pipelines = math.MaxInt
 	}
-	return &Store{slotKey: c.slotKey, client: client, prefix: c.prefix, timeout: c.timeout,
+	return &Store{slotKey: c.slotKey, client: client, prefix: c.prefix, timeout: c.timeout, dels: make(chan struct{}, maxSenders),
 		calls: &batcher{client: client, margin: c.margin, max: c.pipelines, perCall: c.perCall, route: routingOf(client), timeout: c.timeout}}, nil
 }
 
@@ -151,14 +154,22 @@ func (s *Store) Reset(ctx context.Context, key string, policies []core.Policy) e
 }
 
 // del deletes keys; when ctx can end, from a goroutine of its own, so that
-// it returns once ctx is done whatever Redis does.
+// it returns once ctx is done whatever Redis does. At most maxSenders such
+// goroutines run at once; past that a caller waits for one to end, or for
+// ctx.
 func (s *Store) del(ctx context.Context, keys []string) error {
 	if ctx.Done() == nil {
 		return s.client.Del(ctx, keys...).Err()
 	}
+	select {
+	case s.dels <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 	done := make(chan error, 1)
 	go func() {
 		defer func() {
+			<-s.dels
 			if r := recover(); r != nil {
 				done <- fmt.Errorf("redisstore: DEL panicked: %v", r)
 			}
