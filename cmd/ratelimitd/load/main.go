@@ -276,6 +276,12 @@ func newCallers(o options, deadline time.Time) ([]caller, func(), error) {
 	return newCallersFor(o, deadline, keys)
 }
 
+// rlsRequest is the ShouldRateLimit request for key: one descriptor of one
+// entry, descriptor = key, in domain.
+func rlsRequest(domain, descriptor, key string) *rlsv3.RateLimitRequest {
+	return &rlsv3.RateLimitRequest{Domain: domain, Descriptors: []*extv3.RateLimitDescriptor{{Entries: []*extv3.RateLimitDescriptor_Entry{{Key: descriptor, Value: key}}}}}
+}
+
 // newCallersFor is newCallers over the given keys, request i using key i
 // modulo their number.
 func newCallersFor(o options, deadline time.Time, keys []string) ([]caller, func(), error) {
@@ -294,7 +300,7 @@ func newCallersFor(o options, deadline time.Time, keys []string) ([]caller, func
 		}
 		msgs := make([][]byte, len(keys))
 		for i, k := range keys {
-			m, err := proto.Marshal(&rlsv3.RateLimitRequest{Domain: o.domain, Descriptors: []*extv3.RateLimitDescriptor{{Entries: []*extv3.RateLimitDescriptor_Entry{{Key: o.descriptor, Value: k}}}}})
+			m, err := proto.Marshal(rlsRequest(o.domain, o.descriptor, k))
 			if err != nil {
 				h.close()
 				return nil, nil, err
@@ -312,7 +318,7 @@ func newCallersFor(o options, deadline time.Time, keys []string) ([]caller, func
 		c := rlsv3.NewRateLimitServiceClient(conn)
 		reqs := make([]*rlsv3.RateLimitRequest, len(keys))
 		for i, k := range keys {
-			reqs[i] = &rlsv3.RateLimitRequest{Domain: o.domain, Descriptors: []*extv3.RateLimitDescriptor{{Entries: []*extv3.RateLimitDescriptor_Entry{{Key: o.descriptor, Value: k}}}}}
+			reqs[i] = rlsRequest(o.domain, o.descriptor, k)
 		}
 		return same(func(ctx context.Context, i int) (string, error) {
 			res, err := c.ShouldRateLimit(ctx, reqs[i%len(reqs)])

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	extv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -43,21 +42,27 @@ func TestParseRefusesNonLoopback(t *testing.T) {
 // either client.
 func TestFloor(t *testing.T) {
 	for _, c := range [][2]string{{"http", "raw"}, {"grpc", "raw"}, {"grpc", "std"}} {
-		mode := c[0]
-		addr, stop, err := startFloor(mode)
-		if err != nil {
-			t.Fatal(err)
-		}
-		o, err := parse([]string{"-mode", mode, "-client", c[1], "-target", addr, "-c", "4", "-n", "200"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := runLoad(t.Context(), o)
-		stop()
+		r, err := loadFloor(t, c[0], "-client", c[1], "-c", "4", "-n", "200")
 		if err != nil || r.requests != 200 || r.codes["error"] != 0 {
-			t.Fatalf("%s: %v %+v", mode, err, r)
+			t.Fatalf("%s: %v %+v", c[0], err, r)
 		}
 	}
+}
+
+// loadFloor runs the generator with args against a do-nothing server of
+// mode started for it.
+func loadFloor(t *testing.T, mode string, args ...string) (result, error) {
+	t.Helper()
+	addr, stop, err := startFloor(mode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	o, err := parse(append([]string{"-mode", mode, "-target", addr}, args...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runLoad(t.Context(), o)
 }
 
 // TestRawClient: the lean client reads every framing a net/http server
@@ -135,16 +140,7 @@ func TestRawClient(t *testing.T) {
 
 // TestStdClient: -client std still works.
 func TestStdClient(t *testing.T) {
-	addr, stop, err := startFloor("http")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
-	o, err := parse([]string{"-target", addr, "-client", "std", "-c", "4", "-n", "100"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r, err := runLoad(t.Context(), o); err != nil || r.codes["200"] != 100 {
+	if r, err := loadFloor(t, "http", "-client", "std", "-c", "4", "-n", "100"); err != nil || r.codes["200"] != 100 {
 		t.Fatalf("%v %+v", err, r)
 	}
 }
@@ -215,7 +211,7 @@ func TestRawGRPCClient(t *testing.T) {
 	}
 	msgs := map[string][]byte{}
 	for _, v := range values {
-		m, err := proto.Marshal(&rlsv3.RateLimitRequest{Domain: "d", Descriptors: []*extv3.RateLimitDescriptor{{Entries: []*extv3.RateLimitDescriptor_Entry{{Key: "k", Value: v}}}}})
+		m, err := proto.Marshal(rlsRequest("d", "k", v))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -248,16 +244,7 @@ func TestRawGRPCClient(t *testing.T) {
 // before the last request is due. (How close to the pace a loaded machine
 // keeps is for the bench, not for a test.)
 func TestRate(t *testing.T) {
-	addr, stop, err := startFloor("http")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
-	o, err := parse([]string{"-target", addr, "-c", "4", "-n", "400", "-rate", "2000"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := runLoad(t.Context(), o)
+	r, err := loadFloor(t, "http", "-c", "4", "-n", "400", "-rate", "2000")
 	if err != nil || r.codes["200"] != 400 {
 		t.Fatalf("%v %+v", err, r)
 	}
