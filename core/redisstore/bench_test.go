@@ -77,9 +77,10 @@ func throughput(b *testing.B, goroutines, n int, op func(i int) error) float64 {
 // behind core/resilient (which gives each call a deadline); and
 // in the same run the EVALSHA floor: a script that only returns 1, on the
 // same keys, each call its own EVALSHA. It reports both rates (checks/s,
-// floor/s), their ratio, and the server's side of the check phase: script
+// floor/s), their ratio, the server's side of the check phase (script
 // time per check, checks per script call, and the share of the time the
-// Redis process was on a CPU.
+// Redis process was on a CPU) and the client's (this process's CPU per
+// check).
 func BenchmarkCheck(b *testing.B) {
 	c := benchClient(b)
 	keys := make([]string, benchKeys)
@@ -133,9 +134,11 @@ func BenchmarkCheck(b *testing.B) {
 				// halves, so drift in a noisy machine hits both rates alike.
 				f1 := throughput(b, g, max(b.N/2, 1), floor)
 				before := redisStats(b, c)
+				cpu0, cpuOK := processCPU()
 				start := time.Now()
 				ops := throughput(b, g, b.N, check)
 				elapsed := time.Since(start)
+				cpu1, _ := processCPU()
 				after := redisStats(b, c)
 				f2 := throughput(b, g, max(b.N/2, 1), floor)
 				b.StopTimer()
@@ -149,6 +152,10 @@ func BenchmarkCheck(b *testing.B) {
 				b.ReportMetric((after.scriptUsec-before.scriptUsec)/float64(b.N), "redis-us/check")
 				b.ReportMetric(float64(b.N)/max(after.scriptCalls-before.scriptCalls, 1), "checks/call")
 				b.ReportMetric((after.cpu-before.cpu)/elapsed.Seconds(), "redis-busy")
+				// And the client's: this process's CPU per check.
+				if cpuOK {
+					b.ReportMetric(float64(cpu1-cpu0)/float64(time.Microsecond)/float64(b.N), "client-us/check")
+				}
 			})
 		}
 	}
