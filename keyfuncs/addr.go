@@ -13,7 +13,7 @@ import (
 // reports that host is already the canonical text of the result, so a caller
 // can reuse it instead of formatting the address again.
 func parseAddr(s string) (addr netip.Addr, host string, plain bool, ok bool) {
-	s = strings.Trim(s, " \t")
+	s = trimBlanks(s)
 	if s == "" {
 		return netip.Addr{}, "", false, false
 	}
@@ -38,6 +38,19 @@ func parseAddr(s string) (addr netip.Addr, host string, plain bool, ok bool) {
 		return netip.Addr{}, "", false, false
 	}
 	return normalise(a, host)
+}
+
+// trimBlanks removes leading and trailing spaces and tabs. strings.Trim with
+// the cutset " \t" did the same, but built its set of bytes on every call:
+// a third of the cost of parsing a RemoteAddr that has no blank to remove.
+func trimBlanks(s string) string {
+	for s != "" && (s[0] == ' ' || s[0] == '\t') {
+		s = s[1:]
+	}
+	for s != "" && (s[len(s)-1] == ' ' || s[len(s)-1] == '\t') {
+		s = s[:len(s)-1]
+	}
+	return s
 }
 
 // normalise strips the zone of a, unmaps an IPv4-mapped IPv6 address, and
