@@ -82,11 +82,15 @@ func appendPolicyID(dst []byte, p core.Policy) []byte {
 // the prefix and the hash tag built from key, which all of them share so
 // that they live in one slot. A policy's key is the head and its id.
 func keyHead(prefix, key string) []byte {
-	head := make([]byte, 0, maxRedisKeyLen(len(prefix)))
-	head = append(head, prefix...)
-	head = append(head, '{')
-	head = appendTag(head, key)
-	return append(head, '}', ':')
+	return appendKeyHead(make([]byte, 0, maxRedisKeyLen(len(prefix))), prefix, key)
+}
+
+// appendKeyHead appends keyHead(prefix, key) to dst.
+func appendKeyHead(dst []byte, prefix, key string) []byte {
+	dst = append(dst, prefix...)
+	dst = append(dst, '{')
+	dst = appendTag(dst, key)
+	return append(dst, '}', ':')
 }
 
 // redisKeys returns the Redis key of every policy for key. The caller has
@@ -100,15 +104,15 @@ func redisKeys(prefix, key string, policies []core.Policy, cache *policyCache) [
 	return keys
 }
 
-// keyHeadIn is keyHead for a key whose hash tag is slot (WithSlotKey): the
-// prefix, the tag built from slot, then the key itself, escaped the same
-// way, so that distinct keys of one slot never share a Redis key.
-func keyHeadIn(prefix, slot, key string) []byte {
-	head := make([]byte, 0, maxRedisKeyLen(len(prefix))+maxTagLen+3)
-	head = append(head, prefix...)
-	head = append(head, '{')
-	head = appendTag(head, slot)
-	head = append(head, '}', ':')
-	head = appendTag(head, key)
-	return append(head, ':')
+// appendKeyHeadIn appends the head of a key whose hash tag is slot
+// (WithSlotKey) to dst: the prefix, the tag built from slot, then the key
+// itself, escaped the same way, so that distinct keys of one slot never
+// share a Redis key.
+func appendKeyHeadIn(dst []byte, prefix, slot, key string) []byte {
+	dst = append(dst, prefix...)
+	dst = append(dst, '{')
+	dst = appendTag(dst, slot)
+	dst = append(dst, '}', ':')
+	dst = appendTag(dst, key)
+	return append(dst, ':')
 }

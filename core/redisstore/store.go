@@ -196,8 +196,9 @@ func (s *Store) run(ctx context.Context, op, key string, policies []core.Policy,
 // newCall returns the call that decides a validated check of key under
 // policies.
 func (s *Store) newCall(key string, policies []core.Policy, cost int64, now time.Time) *call {
-	c := &call{now: now.UnixMicro(), cost: cost, keys: make([]string, len(policies)), pis: make([]*policyInfo, len(policies))}
-	head := s.head(key)
+	c := newCallOf(len(policies), now.UnixMicro(), cost)
+	var buf [headBuf]byte
+	head := s.appendHead(buf[:0], key)
 	for i, p := range policies {
 		c.pis[i] = s.policies.get(p)
 		c.keys[i] = string(append(head, c.pis[i].id...))
@@ -207,20 +208,31 @@ func (s *Store) newCall(key string, policies []core.Policy, cost int64, now time
 
 // newManyCall returns the call that decides a validated multi-key check.
 func (s *Store) newManyCall(items []core.Keyed, cost int64, now time.Time) *call {
-	c := &call{now: now.UnixMicro(), cost: cost, keys: make([]string, len(items)), pis: make([]*policyInfo, len(items))}
+	c := newCallOf(len(items), now.UnixMicro(), cost)
+	var buf [headBuf]byte
 	for i, it := range items {
 		c.pis[i] = s.policies.get(it.Policy)
-		c.keys[i] = string(append(s.head(it.Key), c.pis[i].id...))
+		c.keys[i] = string(append(s.appendHead(buf[:0], it.Key), c.pis[i].id...))
 	}
 	return c
 }
 
+// headBuf is the size of the stack buffer a check builds its Redis keys in:
+// enough for the default prefix and a key of 100 bytes; a longer head grows
+// onto the heap.
+const headBuf = 160
+
 // head returns what the Redis keys of key start with.
 func (s *Store) head(key string) []byte {
+	return s.appendHead(make([]byte, 0, maxRedisKeyLen(len(s.prefix))+maxTagLen+3), key)
+}
+
+// appendHead appends what the Redis keys of key start with to dst.
+func (s *Store) appendHead(dst []byte, key string) []byte {
 	if s.slotKey != nil {
-		return keyHeadIn(s.prefix, s.slotKey(key), key)
+		return appendKeyHeadIn(dst, s.prefix, s.slotKey(key), key)
 	}
-	return keyHead(s.prefix, key)
+	return appendKeyHead(dst, s.prefix, key)
 }
 
 // CheckMany implements core.MultiKeyChecker: one script call decides every
