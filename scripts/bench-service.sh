@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Load-tests ratelimitd, and envoyproxy/ratelimit beside it when its binary
 # is present, on loopback, with the same rule and the same Redis, and prints
-# throughput and p50/p99 per run. Not part of CI: it takes about two minutes.
+# throughput and p50/p99 per run, then a flood of denied requests on one key
+# with and without each service's cache of denials. Not part of CI: it takes
+# about three minutes.
 #
 #   bash scripts/redis-test-env.sh start      # the Redis on 127.0.0.1:16379
 #   bash scripts/bench-service.sh             # RATELIMIT_PEER=/path/to/service_cmd for the comparison
@@ -91,7 +93,7 @@ start_ours() { # backend args...
 stop_ours() { kill "$ours"; wait "$ours" 2>/dev/null || true; }
 
 start_peer() {
-  env -i PATH="$PATH" USE_STATSD=false LOG_LEVEL=error BACKEND_TYPE=redis REDIS_SOCKET_TYPE=tcp REDIS_URL="$redis" \
+  env -i PATH="$PATH" LOCAL_CACHE_SIZE_IN_BYTES="${LOCAL_CACHE_SIZE_IN_BYTES:-0}" USE_STATSD=false LOG_LEVEL=error BACKEND_TYPE=redis REDIS_SOCKET_TYPE=tcp REDIS_URL="$redis" \
     RUNTIME_ROOT="$work/runtime" RUNTIME_SUBDIRECTORY=ratelimit RUNTIME_WATCH_ROOT=false \
     HOST=127.0.0.1 PORT=18090 GRPC_HOST=127.0.0.1 GRPC_PORT=18091 DEBUG_HOST=127.0.0.1 DEBUG_PORT=18092 \
     "$peer" >"$work/peer.log" 2>&1 &
@@ -133,6 +135,30 @@ for round in 1 2; do
   measured "$ours" -mode http -target 127.0.0.1:18080 -label "ratelimitd /v1/check, redis"
   if [[ -n $peer ]]; then measured "$peerpid" -mode json -target 127.0.0.1:18090 -label "envoyproxy/ratelimit /json, redis"; fi
 done
+
+# The flood: every client on one key, so that nearly every request is
+# denied, without and then with each service's cache of denials
+# (backend.deny_cache; envoyproxy/ratelimit's LOCAL_CACHE_SIZE_IN_BYTES).
+echo "== one hot key on one Redis, nearly every request denied (-keys 1)"
+flood() { # label suffix
+  measured "$ours" -mode http -keys 1 -target 127.0.0.1:18080 -label "ratelimitd /v1/check, flood$1"
+  measured "$ours" -mode grpc -keys 1 -target 127.0.0.1:18081 -label "ratelimitd ShouldRateLimit, flood$1"
+  if [[ -n $peer ]]; then
+    measured "$peerpid" -mode json -keys 1 -target 127.0.0.1:18090 -label "envoyproxy/ratelimit /json, flood$1"
+    measured "$peerpid" -mode grpc -keys 1 -target 127.0.0.1:18091 -label "envoyproxy/ratelimit gRPC, flood$1"
+  fi
+}
+flood ""
+stop_ours
+sed 's/^policies:/backend:\n  deny_cache: 100000\npolicies:/' "$work/ratelimitd.yaml" >"$work/ratelimitd-dc.yaml"
+cp "$work/ratelimitd-dc.yaml" "$work/ratelimitd.yaml"
+start_ours -redis "redis://$redis/0"
+if [[ -n $peer ]]; then
+  kill "$peerpid"; wait "$peerpid" 2>/dev/null || true
+  LOCAL_CACHE_SIZE_IN_BYTES=104857600 start_peer
+fi
+flood ", cache of denials on"
+
 if [[ -z $peer ]]; then
   echo "(envoyproxy/ratelimit not found: set RATELIMIT_PEER to compare)"
 fi

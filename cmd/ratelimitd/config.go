@@ -43,6 +43,10 @@ type fileConfig struct {
 		Budget located[string] `yaml:"budget"`
 		// OnFailure: fallback (the default), open or closed.
 		OnFailure located[string] `yaml:"on_failure"`
+		// DenyCache is the number of denials each instance remembers and
+		// answers itself until they expire (resilient.WithDenyCache); 0,
+		// the default, turns it off. Redis backends only.
+		DenyCache located[int] `yaml:"deny_cache"`
 	} `yaml:"backend"`
 	// Policies name policies in the policy grammar.
 	Policies map[string]located[string] `yaml:"policies"`
@@ -67,7 +71,13 @@ type backendSpec struct {
 	URL       string // "memory" or a Redis URL
 	Budget    time.Duration
 	OnFailure string
+	DenyCache int // entries; 0: off
 }
+
+// maxDenyCache bounds backend.deny_cache. The table is allocated whole at
+// start, 96 bytes an entry, and a remembered denial holds about 200 bytes
+// more: at this bound, 96 MB at start and about 300 MB full.
+const maxDenyCache = 1_000_000
 
 // runtime is one complete, validated configuration: everything a request
 // reads, swapped whole on reload.
@@ -205,6 +215,14 @@ func loadConfig(path, redisURL string) (*runtime, error) {
 		rt.backend.OnFailure = f
 	default:
 		return nil, bad(fc.Backend.OnFailure.Line, "backend.on_failure", "%q: want fallback, open or closed", f)
+	}
+	switch n := fc.Backend.DenyCache.V; {
+	case n < 0 || n > maxDenyCache:
+		return nil, bad(fc.Backend.DenyCache.Line, "backend.deny_cache", "%d: want a number of entries from 0 (off) to %d", n, maxDenyCache)
+	case n > 0 && rt.backend.URL == "memory":
+		return nil, bad(fc.Backend.DenyCache.Line, "backend.deny_cache", "the memory store decides every check locally already; a deny cache is for a Redis backend")
+	default:
+		rt.backend.DenyCache = n
 	}
 	// Policies.
 	names := make([]string, 0, len(fc.Policies))

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -482,6 +483,77 @@ func TestEnvoyGRPC(t *testing.T) {
 	}
 }
 
+// TestDenyCache: with backend.deny_cache, a denial Redis gave is repeated
+// by the instance itself until it expires, over HTTP and gRPC, with the
+// same answer; the hits are counted; a reset through the instance drops it.
+func TestDenyCache(t *testing.T) {
+	for name, backend := range backends(t) {
+		if name == "memory" {
+			continue // refused: see TestConfigErrors
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Setenv("RATELIMITD_TEST_TOKEN", adminToken)
+			dom := randomName(t)
+			cfg := strings.Replace(mainConfig(backend(t)), "  on_failure: fallback\n", "  on_failure: fallback\n  deny_cache: 1000\n", 1)
+			in := start(t, "-config", writeConfig(t, "ratelimitd.yaml", cfg, "domain.yaml", domainYAML(dom)))
+			hits := func() int {
+				for _, line := range strings.Split(in.metrics(), "\n") {
+					if strings.HasPrefix(line, `ratelimit_deny_cache_hits_total{backend="redis"} `) {
+						n, _ := strconv.Atoi(strings.Fields(line)[1])
+						return n
+					}
+				}
+				t.Fatal("no ratelimit_deny_cache_hits_total in /metrics")
+				return 0
+			}
+			key := randomName(t)
+			for range 3 {
+				if code, _, _ := in.check(key, "api"); code != 200 {
+					t.Fatalf("admission: %d", code)
+				}
+			}
+			before := hits()
+			var first client.CheckResponse
+			for i := range 5 {
+				code, res, h := in.check(key, "api")
+				if code != 429 || res.Allowed || res.Decisions[0].Remaining != 0 || res.Decisions[0].RetryAfterMs <= 0 || h.Get("Retry-After") == "" {
+					t.Fatalf("denial %d: %d %+v %v", i+1, code, res, h)
+				}
+				if i == 0 {
+					first = res
+				} else if d := res.Decisions[0].RetryAfterMs; d > first.Decisions[0].RetryAfterMs || d < first.Decisions[0].RetryAfterMs-5000 {
+					t.Fatalf("denial %d: retry after %d ms, the first said %d", i+1, d, first.Decisions[0].RetryAfterMs)
+				}
+			}
+			if got := hits() - before; got != 4 {
+				t.Fatalf("%d deny cache hits for 4 repeated denials", got)
+			}
+			// A reset through this instance drops the cached denial.
+			resetBody := `{"key":"` + key + `","policies":["api"]}`
+			if code, _, body := in.do("POST", "/v1/reset", "application/json", resetBody, "Authorization", "Bearer "+adminToken); code != 200 {
+				t.Fatalf("reset: %d %s", code, body)
+			}
+			if code, _, _ := in.check(key, "api"); code != 200 {
+				t.Fatalf("after reset: %d", code)
+			}
+			// gRPC: the marketing rule (1 per minute) denies the second
+			// request, and the third comes from the cache.
+			num := []string{"message_type", "marketing", "to_number", randomName(t)}
+			codes := []rlsv3.RateLimitResponse_Code{rlsv3.RateLimitResponse_OK, rlsv3.RateLimitResponse_OVER_LIMIT, rlsv3.RateLimitResponse_OVER_LIMIT}
+			before = hits()
+			for i, want := range codes {
+				res, err := in.rls.ShouldRateLimit(context.Background(), rlsRequest(dom, 0, num))
+				if err != nil || res.OverallCode != want {
+					t.Fatalf("gRPC request %d: %v %v", i+1, res, err)
+				}
+			}
+			if got := hits() - before; got != 1 {
+				t.Fatalf("%d deny cache hits over gRPC, want 1", got)
+			}
+		})
+	}
+}
+
 // TestReload: a changed file is applied without a restart and keeps every
 // client's state; an invalid change keeps the running configuration, is
 // logged and counted; SIGHUP reloads too.
@@ -556,6 +628,10 @@ func TestConfigErrors(t *testing.T) {
 		{"bad budget", []string{"c.yaml", "backend:\n  budget: forever\n"}, []string{"c.yaml:2", "backend.budget"}},
 		{"bad failure mode", []string{"c.yaml", "backend:\n  on_failure: maybe\n"}, []string{"c.yaml:2", "backend.on_failure"}},
 		{"bad url", []string{"c.yaml", "backend:\n  url: http://x\n"}, []string{"c.yaml:2", "backend.url"}},
+		{"negative deny cache", []string{"c.yaml", "backend:\n  url: redis://127.0.0.1:1/0\n  deny_cache: -1\n"}, []string{"c.yaml:3", "backend.deny_cache", "-1"}},
+		{"huge deny cache", []string{"c.yaml", "backend:\n  url: redis://127.0.0.1:1/0\n  deny_cache: 1000000000\n"}, []string{"c.yaml:3", "backend.deny_cache", "1000000"}},
+		{"deny cache on memory", []string{"c.yaml", "backend:\n  deny_cache: 100\n"}, []string{"c.yaml:2", "backend.deny_cache", "Redis"}},
+		{"deny cache not a number", []string{"c.yaml", "backend:\n  url: redis://127.0.0.1:1/0\n  deny_cache: lots\n"}, []string{"c.yaml", "line 3", "lots"}},
 		{"short token", []string{"c.yaml", "admin_token_env: RATELIMITD_NO_SUCH_VAR\n"}, []string{"c.yaml:1", "admin_token_env"}},
 		{"missing domain file", []string{"c.yaml", "envoy:\n  files: [\"nope/*.yaml\"]\n"}, []string{"c.yaml:2", "envoy.files"}},
 		{"domain: unknown field", []string{"c.yaml", "envoy:\n  files: [\"d.yaml\"]\n", "d.yaml", "domain: x\ndescriptors:\n  - key: a\n    rate_limit:\n      unit: second\n      requests_per_unit: 1\n      colour: red\n"}, []string{"d.yaml", "line 7", "colour"}},

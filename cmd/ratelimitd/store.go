@@ -72,6 +72,9 @@ func openStore(spec backendSpec, c *metrics.Collector) (*store, error) {
 	default:
 		ropts = append(ropts, resilient.WithFallback(fallback))
 	}
+	if spec.DenyCache > 0 {
+		ropts = append(ropts, resilient.WithDenyCache(spec.DenyCache))
+	}
 	b := resilient.New(c.Backend(primary), ropts...)
 	if err := errors.Join(c.WatchResilient("redis", b), c.WatchMemstore("fallback", fallback)); err != nil {
 		_ = client.Close()

@@ -293,3 +293,75 @@ func TestDenyCacheHitAllocs(t *testing.T) {
 		t.Fatal("denials were not served from the cache")
 	}
 }
+
+// manyRecorder is a recorder whose primary also checks several keys at once;
+// it counts those calls apart.
+type manyRecorder struct {
+	*recorder
+	mu   sync.Mutex
+	many int
+}
+
+func (r *manyRecorder) CheckMany(ctx context.Context, items []core.Keyed, cost int, now time.Time, out []core.Decision) error {
+	r.mu.Lock()
+	r.many++
+	r.mu.Unlock()
+	return r.inner.(core.MultiKeyChecker).CheckMany(ctx, items, cost, now, out)
+}
+
+// TestDenyCacheOneItem: a multi-key check of one item (Envoy's request of
+// one descriptor) is answered by the deny cache like the same Check, with
+// the decisions of a primary alone; checks of two items always reach the
+// primary.
+func TestDenyCacheOneItem(t *testing.T) {
+	p := core.Policy{Name: "one", Limit: 3, Window: time.Minute, Algorithm: core.GCRA}
+	rec := &manyRecorder{recorder: newRecorder(t)}
+	clk := core.NewManualClock(t0)
+	lim := core.NewLimiter(resilient.New(rec, resilient.WithDenyCache(0), resilient.WithClock(clk)), core.WithClock(clk))
+	ref := core.NewLimiter(newMem(t), core.WithClock(clk))
+	ctx := context.Background()
+	one := []core.Keyed{{Key: "k", Policy: p}}
+	for i := range 10 {
+		got, err := lim.CheckMany(ctx, one, 1, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := ref.CheckMany(ctx, one, 1, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, w := got.Decisions[0], want.Decisions[0]
+		if g.Allowed != w.Allowed || g.Remaining != w.Remaining || g.RetryAfter != w.RetryAfter || g.ResetAfter != w.ResetAfter {
+			t.Fatalf("check %d: %+v, a primary alone said %+v", i+1, g, w)
+		}
+		wantSource := core.SourcePrimary // three admissions, then the denial the cache keeps
+		if i > 3 {
+			wantSource = core.SourceDenyCache
+		}
+		if g.Source != wantSource {
+			t.Fatalf("check %d decided by %v, want %v", i+1, g.Source, wantSource)
+		}
+		clk.Advance(time.Second)
+	}
+	// Three admissions and the first denial reached the primary, through
+	// Check; the cache answered the other six.
+	if n := rec.calls(); n != 4 || rec.many != 0 {
+		t.Fatalf("the primary saw %d checks and %d multi-key checks, want 4 and 0", n, rec.many)
+	}
+	// The key denied, a second item that admits: the check of two items is
+	// denied, by the primary each time.
+	two := []core.Keyed{{Key: "k", Policy: p}, {Key: "other", Policy: p}}
+	for range 3 {
+		res, err := lim.CheckMany(ctx, two, 1, nil)
+		if err != nil || res.Allowed || res.Decisions[0].Source != core.SourcePrimary {
+			t.Fatalf("two items: %+v %v", res, err)
+		}
+	}
+	if rec.many != 3 {
+		t.Fatalf("%d multi-key checks reached the primary, want 3", rec.many)
+	}
+	// A short out is an error, not a panic.
+	if err := resilient.New(rec, resilient.WithDenyCache(0)).CheckMany(ctx, two, 1, t0, make([]core.Decision, 1)); err == nil {
+		t.Fatal("CheckMany accepted an out shorter than its items")
+	}
+}

@@ -102,6 +102,10 @@
 // entries. A Reset, or consumption, through another instance is not seen
 // before the entry expires.
 //
+// CheckMany of one item is a check of one key under one policy, and the
+// cache answers it as it answers that Check; multi-key checks of several
+// items always go to the primary.
+//
 // The cache is a fixed table of set-associative buckets: it never grows past
 // its capacity, a lookup allocates nothing, and keys longer than 512 bytes or
 // checks with more than 8 policies are not cached.

@@ -3,6 +3,7 @@ package resilient
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/ratelimit-go/ratelimit/core"
@@ -16,8 +17,11 @@ var errNoMultiKey = errors.New("resilient: the backend does not implement core.M
 
 // CheckMany implements core.MultiKeyChecker with the wrapper's budget,
 // breaker and failure mode, for a primary (and a fallback) that implements
-// it; otherwise it returns core.ErrMultiKeyUnsupported. The deny cache does
-// not answer multi-key checks: each goes to the primary.
+// it; otherwise it returns core.ErrMultiKeyUnsupported. A check of one
+// item is a check of one key under one policy: with the deny cache on, it
+// goes through Check, so that the cache answers it (Envoy's requests of one
+// descriptor, say). The deny cache does not answer checks of several items:
+// each goes to the primary.
 func (b *Backend) CheckMany(ctx context.Context, items []core.Keyed, cost int, now time.Time, out []core.Decision) error {
 	if _, ok := b.primary.(core.MultiKeyChecker); !ok {
 		return core.ErrMultiKeyUnsupported
@@ -25,7 +29,19 @@ func (b *Backend) CheckMany(ctx context.Context, items []core.Keyed, cost int, n
 	if err := core.ValidateMany(items, cost); err != nil {
 		return err
 	}
+	if len(out) < len(items) {
+		return fmt.Errorf("resilient: check: out has %d elements for %d items", len(out), len(items))
+	}
 	out = out[:len(items)]
+	if b.deny != nil && len(items) == 1 {
+		s := scratchPool.Get().(*scratch)
+		defer func() {
+			*s = scratch{}
+			scratchPool.Put(s)
+		}()
+		s.p[0] = items[0].Policy
+		return b.check(ctx, items[0].Key, s.p[:], cost, now, out)
+	}
 	probe, cause := b.admit(opCheck)
 	if cause == nil {
 		res, err := b.callPrimaryItems(ctx, opCheckMany, "", nil, items, cost, now, out)
