@@ -218,9 +218,10 @@ func (s *Store) newManyCall(items []core.Keyed, cost int64, now time.Time) *call
 }
 
 // headBuf is the size of the stack buffer a check builds its Redis keys in:
-// enough for the default prefix and a key of 100 bytes; a longer head grows
-// onto the heap.
-const headBuf = 160
+// room for every key's head under a prefix of up to 32 bytes (the tag is at
+// most maxTagLen), or under WithSlotKey for keys and slots of modest size.
+// A longer head grows onto the heap.
+const headBuf = 32 + 1 + maxTagLen + 2 + policyIDLen + 16
 
 // head returns what the Redis keys of key start with.
 func (s *Store) head(key string) []byte {
