@@ -1,7 +1,7 @@
 -- Fixed window: algo.FixedWindow. State: hash {s = window start, n = count}.
 
 local function fixed_window(key, b, cost, now, write)
-  local limit, window = tonumber(ARGV[b + 1]), tonumber(ARGV[b + 2])
+  local limit, window = P[b + 1], P[b + 2]
   local start = window_start(now, window)
   local h = redis.call('HMGET', key, 's', 'n')
   local st_start, st_count = tonumber(h[1]) or 0, tonumber(h[2]) or 0

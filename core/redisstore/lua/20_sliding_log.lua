@@ -23,7 +23,7 @@ local function sliding_log_first_after(key, len, cutoff)
 end
 
 local function sliding_log(key, b, cost, now, write)
-  local limit, window = tonumber(ARGV[b + 1]), tonumber(ARGV[b + 2])
+  local limit, window = P[b + 1], P[b + 2]
   local len = redis.call('LLEN', key)
   local cutoff = now - window
   local first = sliding_log_first_after(key, len, cutoff)

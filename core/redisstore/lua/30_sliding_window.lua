@@ -49,7 +49,7 @@ local function sw_floor(x)
 end
 
 local function sliding_window(key, b, cost, now, write)
-  local limit, w = tonumber(ARGV[b + 1]), tonumber(ARGV[b + 2])
+  local limit, w = P[b + 1], P[b + 2]
   local start = window_start(now, w)
   local h = redis.call('HMGET', key, 's', 'p', 'c')
   local st_start, st_prev, st_curr = tonumber(h[1]) or 0, tonumber(h[2]) or 0, tonumber(h[3]) or 0

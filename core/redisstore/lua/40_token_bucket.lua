@@ -2,7 +2,7 @@
 -- missing (used), l = last}.
 
 local function token_bucket(key, b, cost, now, write)
-  local interval, tolerance = tonumber(ARGV[b + 3]), tonumber(ARGV[b + 4])
+  local interval, tolerance = P[b + 3], P[b + 4]
   local h = redis.call('HMGET', key, 'u', 'l')
   local st_used, st_last = tonumber(h[1]) or 0, tonumber(h[2]) or 0
   local last, used = now, 0

@@ -2,7 +2,7 @@
 -- an absent key is a TAT of 0.
 
 local function gcra(key, b, cost, now, write)
-  local interval, tolerance = tonumber(ARGV[b + 3]), tonumber(ARGV[b + 4])
+  local interval, tolerance = P[b + 3], P[b + 4]
   local tat = tonumber(redis.call('GET', key)) or 0
   local base = now
   if tat ~= 0 then -- zero is an empty key, also before 1970

@@ -9,8 +9,8 @@ local function leaky_remaining(room, level, interval)
 end
 
 local function leaky_bucket(key, b, cost, now, write)
-  local interval, tolerance = tonumber(ARGV[b + 3]), tonumber(ARGV[b + 4])
-  local max_delay = tonumber(ARGV[b + 5])
+  local interval, tolerance = P[b + 3], P[b + 4]
+  local max_delay = P[b + 5]
   local h = redis.call('HMGET', key, 'v', 'l')
   local st_level, st_last = tonumber(h[1]) or 0, tonumber(h[2]) or 0
   local last, backlog = now, 0

@@ -23,7 +23,7 @@ local out = {}
 local function decide(i, units, write)
   local pb = 4 + 6 * (tonumber(ARGV[cr + i]) - 1)
   local key = KEYS[ck + i]
-  local code = tonumber(ARGV[pb])
+  local code = P[pb]
   if code == 5 then return gcra(key, pb, units, cnow, write) end
   if code == 1 then return fixed_window(key, pb, units, cnow, write) end
   if code == 2 then return sliding_log(key, pb, units, cnow, write) end
@@ -90,22 +90,32 @@ if not checks or checks < 1 or not policies or policies < 1 then
   return redis.error_reply('ERR ratelimit: want the numbers of checks and policies in ARGV[2] and ARGV[3]')
 end
 local nargs, nkeys, first = #ARGV, 0, 4 + 6 * policies
+local counts = {} -- each check's number of keys, parsed once
 local p = first
-for _ = 1, checks do
+for c = 1, checks do
   if p + 2 > nargs then
     return redis.error_reply('ERR ratelimit: arguments end inside a check')
   end
   local count = tonumber(ARGV[p + 2])
+  counts[c] = count
   nkeys = nkeys + count
   p = p + 3 + count
 end
 if p ~= nargs + 1 or nkeys ~= #KEYS then
   return redis.error_reply('ERR ratelimit: want 6 arguments per policy, 3 per check and one key and policy number per key')
 end
+for b = 4, first - 1, 6 do
+  local code = tonumber(ARGV[b])
+  P[b] = code
+  local lo, hi = reads(code)
+  for k = b + lo, b + hi do
+    P[k] = tonumber(ARGV[k])
+  end
+end
 
 if checks == 1 then
   ck, cr, cnow, co = 0, first + 2, tonumber(ARGV[first]), 0
-  check(tonumber(ARGV[first + 1]), tonumber(ARGV[first + 2]))
+  check(tonumber(ARGV[first + 1]), counts[1])
   return out
 end
 
@@ -118,8 +128,8 @@ local function errtext(e)
 end
 
 p = first
-for _ = 1, checks do
-  local count = tonumber(ARGV[p + 2])
+for c = 1, checks do
+  local count = counts[c]
   cr, cnow, co = p + 2, tonumber(ARGV[p]), #out
   local ok, e = pcall(check, tonumber(ARGV[p + 1]), count)
   if not ok then
