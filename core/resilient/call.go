@@ -70,10 +70,12 @@ func (c *call) run() {
 		c.done <- struct{}{}
 		return
 	}
-	// The caller gave up at the budget: the result is discarded.
-	b.abandoned.Add(-1)
+	// The caller gave up at the budget: the result is discarded. It is
+	// counted and reported before the call stops counting as abandoned, so
+	// that whoever sees Stats.Abandoned fall also sees its LateResults.
 	b.stats.lateResults.Add(1)
 	b.emit(PrimaryEvent{Kind: EventLateResult, Op: c.op.String(), Err: c.err, Time: b.clock.Now()})
+	b.abandoned.Add(-1)
 	c.recycle()
 }
 

@@ -121,7 +121,10 @@ func TestBudgetHardStop(t *testing.T) {
 	f := newFaulty(t)
 	f.set(hang)
 	var ev eventLog
-	b := resilient.New(f, resilient.WithBudget(5*time.Millisecond), resilient.WithEvents(ev.add))
+	// 50 ms: long enough that the healthy check at the end, on a goroutine
+	// of its own, does not miss it on a loaded machine under the race
+	// detector (at 5 ms it did, about once in a thousand runs).
+	b := resilient.New(f, resilient.WithBudget(50*time.Millisecond), resilient.WithEvents(ev.add))
 	_, err := b.CheckOne(context.Background(), "k", perSecond, 1, t0)
 	if !errors.Is(err, resilient.ErrUnavailable) || !errors.Is(err, resilient.ErrBudgetExceeded) {
 		t.Fatalf("hung primary: error %v, want ErrBudgetExceeded", err)
