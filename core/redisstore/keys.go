@@ -78,14 +78,9 @@ func appendPolicyID(dst []byte, p core.Policy) []byte {
 	return base64.RawURLEncoding.AppendEncode(dst, sum[:9])
 }
 
-// keyHead returns what the Redis keys of key under every policy start with:
-// the prefix and the hash tag built from key, which all of them share so
-// that they live in one slot. A policy's key is the head and its id.
-func keyHead(prefix, key string) []byte {
-	return appendKeyHead(make([]byte, 0, maxRedisKeyLen(len(prefix))), prefix, key)
-}
-
-// appendKeyHead appends keyHead(prefix, key) to dst.
+// appendKeyHead appends what the Redis keys of key under every policy start
+// with: the prefix and the hash tag built from key, which all of them share
+// so that they live in one slot. A policy's key is the head and its id.
 func appendKeyHead(dst []byte, prefix, key string) []byte {
 	dst = append(dst, prefix...)
 	dst = append(dst, '{')
@@ -96,7 +91,7 @@ func appendKeyHead(dst []byte, prefix, key string) []byte {
 // redisKeys returns the Redis key of every policy for key. The caller has
 // validated the policies.
 func redisKeys(prefix, key string, policies []core.Policy, cache *policyCache) []string {
-	head := keyHead(prefix, key)
+	head := appendKeyHead(make([]byte, 0, maxRedisKeyLen(len(prefix))), prefix, key)
 	keys := make([]string, len(policies))
 	for i, p := range policies {
 		keys[i] = string(append(head, cache.get(p).id...))

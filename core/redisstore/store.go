@@ -142,11 +142,8 @@ func (s *Store) Reset(ctx context.Context, key string, policies []core.Policy) e
 	}
 	ctx, cancel := s.budget(ctx)
 	defer cancel()
-	keys := make([]string, len(policies))
-	head := s.head(key)
-	for i, p := range policies {
-		keys[i] = string(append(head, s.policies.get(p).id...))
-	}
+	// The keys a check of key under policies reads and writes.
+	keys := s.newCall(key, policies, 0, time.Time{}).keys
 	if err := s.del(ctx, keys); err != nil {
 		return fmt.Errorf("redisstore: reset: %w", err)
 	}
@@ -222,11 +219,6 @@ func (s *Store) newManyCall(items []core.Keyed, cost int64, now time.Time) *call
 // most maxTagLen), or under WithSlotKey for keys and slots of modest size.
 // A longer head grows onto the heap.
 const headBuf = 32 + 1 + maxTagLen + 2 + policyIDLen + 16
-
-// head returns what the Redis keys of key start with.
-func (s *Store) head(key string) []byte {
-	return s.appendHead(make([]byte, 0, maxRedisKeyLen(len(s.prefix))+maxTagLen+3), key)
-}
 
 // appendHead appends what the Redis keys of key start with to dst.
 func (s *Store) appendHead(dst []byte, key string) []byte {
