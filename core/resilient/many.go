@@ -34,13 +34,9 @@ func (b *Backend) CheckMany(ctx context.Context, items []core.Keyed, cost int, n
 	}
 	out = out[:len(items)]
 	if b.deny != nil && len(items) == 1 {
-		s := scratchPool.Get().(*scratch)
-		defer func() {
-			*s = scratch{}
-			scratchPool.Put(s)
-		}()
-		s.p[0] = items[0].Policy
-		return b.check(ctx, items[0].Key, s.p[:], cost, now, out)
+		var err error
+		out[0], err = b.CheckOne(ctx, items[0].Key, items[0].Policy, cost, now)
+		return err
 	}
 	probe, cause := b.admit(opCheck)
 	if cause == nil {
