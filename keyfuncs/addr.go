@@ -44,9 +44,7 @@ func parseAddr(s string) (addr netip.Addr, host string, plain bool, ok bool) {
 // the cutset " \t" did the same, but built its set of bytes on every call:
 // a third of the cost of parsing a RemoteAddr that has no blank to remove.
 func trimBlanks(s string) string {
-	for s != "" && (s[0] == ' ' || s[0] == '\t') {
-		s = s[1:]
-	}
+	s = s[skipOWS(s, 0):]
 	for s != "" && (s[len(s)-1] == ' ' || s[len(s)-1] == '\t') {
 		s = s[:len(s)-1]
 	}

@@ -18,7 +18,7 @@ func (res *IPResolver) walkList(values []string, peer found) found {
 			} else {
 				v = ""
 			}
-			if strings.Trim(entry, " \t") == "" {
+			if trimBlanks(entry) == "" {
 				continue
 			}
 			a, host, plain, ok := parseAddr(entry)
