@@ -2,8 +2,9 @@
 # Measures what the Redis store's script spends its time on, from Redis's
 # own count of script time (INFO commandstats), with redis-benchmark
 # pipelining 16 calls so that the network does not enter the figure:
-#   - each Redis command the algorithms call, in a loop of 10 inside one
-#     script, less the cost of a script that only returns;
+#   - each Redis command the algorithms call, and reading a number from an
+#     argument, in a loop of 10 inside one script, less the cost of a script
+#     that only returns;
 #   - the fixed part of a call of the store's script: its function
 #     definitions alone, then with the argument layout checked, then one
 #     whole fixed-window check.
@@ -32,12 +33,13 @@ usec() {
 
 base=$(usec "$(r script load 'return 1')")
 printf '%-44s %6s us per call\n' "a script that only returns" "$base"
-loop() { # label setup command...
+loop() { # label setup command [ARGV...]
   local label=$1 setup=$2 body=$3 sha t
+  shift 3
   r del "$key" >/dev/null
   [[ -n $setup ]] && r $setup >/dev/null
   sha=$(r script load "for i = 1, 10 do $body end return 1")
-  t=$(usec "$sha")
+  t=$(usec "$sha" "$@")
   awk -v l="$label" -v t="$t" -v b="$base" 'BEGIN {printf "%-44s %6.2f us per command\n", l, (t - b) / 10}'
 }
 loop "GET" "set $key 5" "redis.call('GET', KEYS[1])"
@@ -47,6 +49,7 @@ loop "HSET of two fields, Lua numbers" "hset $key s 1 n 2" "redis.call('HSET', K
 loop "PEXPIRE" "hset $key s 1 n 2" "redis.call('PEXPIRE', KEYS[1], 1000)"
 loop "SET with PX, Lua numbers (%.17g by Redis)" "" "redis.call('SET', KEYS[1], 1796173440000000, 'PX', 1000)"
 loop "SET with PX, formatted with %d in Lua" "" "redis.call('SET', KEYS[1], string.format('%d', 1796173440000000), 'PX', string.format('%d', 1000))"
+loop "tonumber of a 10-digit argument" "" "local x = tonumber(ARGV[1])" 3600000000
 
 # The store's script, concatenated as script.go does, and two truncations.
 for f in $(ls "$root"/core/redisstore/lua/*.lua | sort); do cat "$f"; echo; done >"$work/full.lua"

@@ -36,8 +36,8 @@ local margin = tonumber(ARGV[1])
 
 -- P[k] is tonumber(ARGV[k]) for the policy arguments the algorithms read,
 -- parsed once per call by the dispatcher: the checks of one call share their
--- policies, and reading ARGV[k] through tonumber in every check cost 0.12 us
--- a read here (a check made three of them for its policy).
+-- policies, and reading ARGV[k] through tonumber in every check cost
+-- 0.12-0.25 us a read here (scripts/lua-costs.sh), three reads a check.
 local P = {}
 
 -- reads returns the first and last of the five numbers after an algorithm
