@@ -2,6 +2,7 @@ package redisstore_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -236,30 +237,45 @@ func memoryPerKey(c *redis.Client, p core.Policy) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	var total int64
+	var total, measured int64
 	for _, k := range keys {
 		n, err := c.MemoryUsage(ctx, k, 0).Result()
+		if errors.Is(err, redis.Nil) {
+			// The key expired between KEYS and MEMORY USAGE: a slow host
+			// can take longer than a short policy's state lives.
+			continue
+		}
 		if err != nil {
 			return 0, err
 		}
 		total += n
+		measured++
 	}
-	if err := c.Del(ctx, keys...).Err(); err != nil {
-		return 0, err
+	if len(keys) > 0 {
+		if err := c.Del(ctx, keys...).Err(); err != nil {
+			return 0, err
+		}
 	}
-	return float64(total) / float64(len(keys)), nil
+	if measured == 0 {
+		return 0, fmt.Errorf("no key of %d checks was left to measure", benchKeys)
+	}
+	return float64(total) / float64(measured), nil
 }
 
 // TestMemoryPerKeyGCRA pins the GCRA state's footprint in Redis: one string
-// per key, about 200 bytes with its key name and TTL.
+// per key, 88 bytes with its key name and TTL on the Redis installed here.
+// The bound leaves room for other Redis versions' allocators. The policy's state
+// lives 36 s after one check (100 per hour), so a slow host cannot see the
+// keys expire before they are measured; the state's size does not depend
+// on the rate.
 func TestMemoryPerKeyGCRA(t *testing.T) {
 	c := redistest.Client(t)
-	got, err := memoryPerKey(c, core.Policy{Limit: 100, Window: time.Minute, Algorithm: core.GCRA})
+	got, err := memoryPerKey(c, core.Policy{Limit: 100, Window: time.Hour, Algorithm: core.GCRA})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got > 205 {
-		t.Fatalf("GCRA uses %.0f B per key in Redis, want at most 205", got)
+	if got > 128 {
+		t.Fatalf("GCRA uses %.0f B per key in Redis, want at most 128", got)
 	}
 	t.Logf("GCRA: %.0f B per key", got)
 }
