@@ -87,8 +87,9 @@ type runtime struct {
 	policies   map[string]core.Policy
 	adminToken string // "" disables POST /v1/reset
 	domains    map[string]*domain
-	headers    bool // Envoy response_headers_to_add
-	files      []string
+	headers    bool     // Envoy response_headers_to_add
+	files      []string // the domain files loaded
+	globs      []string // envoy.files, each joined to the configuration's directory when relative
 
 	writers cache // policies' String()s joined by "\x00" -> *ratelimit.HeaderWriter
 	sets    cache // policy names a request gave, joined by "\x00" -> *resolvedSet
@@ -276,6 +277,7 @@ func loadConfig(path, redisURL string) (*runtime, error) {
 		if !filepath.IsAbs(pattern) {
 			pattern = filepath.Join(dir, pattern)
 		}
+		rt.globs = append(rt.globs, pattern)
 		matches, err := filepath.Glob(pattern)
 		if err != nil || len(matches) == 0 {
 			return nil, bad(f.Line, "envoy.files", "%q matches no file", f.V)

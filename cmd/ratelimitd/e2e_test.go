@@ -704,3 +704,92 @@ func TestShutdown(t *testing.T) {
 		t.Fatal("still serving after shutdown")
 	}
 }
+
+// TestReloadDomains: the domain files of envoy.files reload as the
+// configuration does: an edited file, a file saved by rename as editors do,
+// a new file matching the pattern, an invalid one (kept out, logged and
+// counted) and a removed one, each without a restart and without losing a
+// client's state.
+func TestReloadDomains(t *testing.T) {
+	one, two := randomName(t), randomName(t)
+	domainFile := func(dom string, perMinute int) string {
+		return fmt.Sprintf("domain: %s\ndescriptors:\n  - key: user\n    rate_limit:\n      unit: minute\n      requests_per_unit: %d\n", dom, perMinute)
+	}
+	path := writeConfig(t, "ratelimitd.yaml", "envoy:\n  files: [\"domains/*.yaml\"]\n")
+	dir := filepath.Join(filepath.Dir(path), "domains")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	write := func(name, content string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("one.yaml", domainFile(one, 3))
+	in := start(t, "-config", path)
+	ctx := context.Background()
+	call := func(dom, user string) (*rlsv3.RateLimitResponse, error) {
+		return in.rls.ShouldRateLimit(ctx, rlsRequest(dom, 0, []string{"user", user}))
+	}
+	limitOf := func(dom, user string) uint32 {
+		res, err := call(dom, user)
+		if err != nil {
+			return 0
+		}
+		return res.Statuses[0].CurrentLimit.GetRequestsPerUnit()
+	}
+	user := randomName(t)
+	for range 2 {
+		if res, err := call(one, user); err != nil || res.OverallCode != rlsv3.RateLimitResponse_OK {
+			t.Fatalf("before any change: %v %v", res, err)
+		}
+	}
+
+	// Edited in place.
+	write("one.yaml", domainFile(one, 5))
+	waitFor(t, "the edited limit", func() bool { return limitOf(one, user+"-probe1") == 5 })
+	// Saved by rename, as editors and ConfigMaps do.
+	write(".one.yaml.tmp", domainFile(one, 4))
+	if err := os.Rename(filepath.Join(dir, ".one.yaml.tmp"), filepath.Join(dir, "one.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the renamed file's limit", func() bool { return limitOf(one, user+"-probe2") == 4 })
+	// The user's two requests survived both reloads: 2 of 4 used.
+	for i, want := range []rlsv3.RateLimitResponse_Code{rlsv3.RateLimitResponse_OK, rlsv3.RateLimitResponse_OK, rlsv3.RateLimitResponse_OVER_LIMIT} {
+		if res, err := call(one, user); err != nil || res.OverallCode != want {
+			t.Fatalf("after the reloads, request %d: %v %v, want %v", i+1, res, err, want)
+		}
+	}
+
+	// A new file matching the pattern.
+	if _, err := call(two, user); status.Code(err) != codes.InvalidArgument {
+		t.Fatalf("domain %s before its file: %v", two, err)
+	}
+	write("two.yaml", domainFile(two, 7))
+	waitFor(t, "the new domain", func() bool { return limitOf(two, user) == 7 })
+
+	// An invalid file keeps the running configuration.
+	write("two.yaml", "domain: "+two+"\ndescriptors:\n  - key: user\n    rate_limit:\n      unit: fortnight\n      requests_per_unit: 1\n")
+	waitFor(t, "the rejection", func() bool {
+		return strings.Contains(in.metrics(), `ratelimitd_config_reloads_total{result="rejected"} 1`)
+	})
+	if !strings.Contains(in.logs.String(), "two.yaml") {
+		t.Fatalf("the rejection does not name the file:\n%s", in.logs)
+	}
+	if got := limitOf(two, user+"-probe3"); got != 7 {
+		t.Fatalf("after an invalid edit, domain %s has limit %d, want 7 still", two, got)
+	}
+
+	// A removed file takes its domain with it.
+	if err := os.Remove(filepath.Join(dir, "two.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the removed domain", func() bool {
+		_, err := call(two, user)
+		return status.Code(err) == codes.InvalidArgument
+	})
+	if got := limitOf(one, user+"-probe4"); got != 4 {
+		t.Fatalf("domain %s after another file's removal: limit %d, want 4", one, got)
+	}
+}

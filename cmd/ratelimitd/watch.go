@@ -57,11 +57,21 @@ func (s *service) watch(ctx context.Context, hup <-chan os.Signal) {
 	}
 }
 
-// watchDirs watches the directories of the configuration and domain files.
+// watchDirs watches the directories of the configuration and domain files,
+// and those of envoy.files' patterns, so that a new file matching one is
+// seen too.
 func (s *service) watchDirs(w *fsnotify.Watcher) {
+	rt := s.cfg.Load()
 	dirs := map[string]bool{filepath.Dir(s.configPath): true}
-	for _, f := range s.cfg.Load().files {
+	for _, f := range rt.files {
 		dirs[filepath.Dir(f)] = true
+	}
+	for _, g := range rt.globs {
+		// A pattern whose directory part is a pattern too ("*/x.yaml") is
+		// watched through the directories of the files it matched.
+		if d := filepath.Dir(g); !strings.ContainsAny(d, `*?[\`) {
+			dirs[d] = true
+		}
 	}
 	for d := range dirs {
 		if err := w.Add(d); err != nil {
@@ -71,8 +81,9 @@ func (s *service) watchDirs(w *fsnotify.Watcher) {
 }
 
 // relevant reports whether a changed path is the configuration, one of its
-// domain files, or the "..data" link Kubernetes swaps to update a mounted
-// ConfigMap.
+// domain files, a path one of envoy.files' patterns matches (a domain file
+// added, removed or renamed), or the "..data" link Kubernetes swaps to
+// update a mounted ConfigMap.
 func (s *service) relevant(name string) bool {
 	name = filepath.Clean(name)
 	if strings.HasPrefix(filepath.Base(name), "..") {
@@ -81,8 +92,14 @@ func (s *service) relevant(name string) bool {
 	if name == filepath.Clean(s.configPath) {
 		return true
 	}
-	for _, f := range s.cfg.Load().files {
+	rt := s.cfg.Load()
+	for _, f := range rt.files {
 		if name == filepath.Clean(f) {
+			return true
+		}
+	}
+	for _, g := range rt.globs {
+		if ok, _ := filepath.Match(g, name); ok {
 			return true
 		}
 	}
