@@ -384,6 +384,24 @@ func TestHTTPBadInput(t *testing.T) {
 			t.Errorf("GET %s: %d, want %d", path, code, want)
 		}
 	}
+	// A known endpoint asked with another method: 405 with Allow, as a
+	// problem, and nothing consumed.
+	for _, tc := range []struct{ method, path, allow string }{
+		{"GET", "/v1/check", "POST"},
+		{"PUT", "/v1/check", "POST"},
+		{"POST", "/v1/inspect", "GET, HEAD"},
+		{"GET", "/v1/reset", "POST"},
+		{"DELETE", "/healthz", "GET, HEAD"},
+		{"POST", "/metrics", "GET, HEAD"},
+	} {
+		code, h, body := in.do(tc.method, tc.path, "application/json", `{"key":"`+key+`","policies":["api"]}`)
+		if code != 405 || h.Get("Allow") != tc.allow || h.Get("Content-Type") != "application/problem+json" || !strings.Contains(body, `"status":405`) {
+			t.Errorf("%s %s: %d Allow %q %q, want 405 with Allow %q", tc.method, tc.path, code, h.Get("Allow"), body, tc.allow)
+		}
+	}
+	if code, _, body := in.do("GET", "/v1/inspect?key="+key+"&policy=api", "", ""); code != 200 || !strings.Contains(body, `"remaining":3`) {
+		t.Fatalf("state after requests with the wrong method: %d %s", code, body)
+	}
 }
 
 func rlsRequest(dom string, hits uint32, descriptors ...[]string) *rlsv3.RateLimitRequest {

@@ -60,10 +60,28 @@ func (s *service) handler() http.Handler {
 		return nil
 	}))
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
-	mux.Handle("/", s.instrument("other", func(*exchange, *http.Request) error {
+	mux.Handle("/", s.instrument("other", func(w *exchange, r *http.Request) error {
+		// The patterns above name their methods, so a known path asked
+		// with another method lands here: a 405 naming the method to use,
+		// not a 404 for a path that exists.
+		if allow, ok := endpointMethods[r.URL.Path]; ok {
+			w.Header().Set("Allow", allow)
+			return &apiError{status: http.StatusMethodNotAllowed, detail: r.URL.Path + " answers " + allow + " only"}
+		}
 		return &apiError{status: http.StatusNotFound, detail: "no such endpoint; see /v1/check, /v1/inspect, /v1/reset, /healthz, /readyz, /metrics"}
 	}))
 	return mux
+}
+
+// endpointMethods are the methods each endpoint answers, for the Allow
+// field of a 405 (HEAD comes with GET, as ServeMux serves it).
+var endpointMethods = map[string]string{
+	"/v1/check":   "POST",
+	"/v1/inspect": "GET, HEAD",
+	"/v1/reset":   "POST",
+	"/healthz":    "GET, HEAD",
+	"/readyz":     "GET, HEAD",
+	"/metrics":    "GET, HEAD",
 }
 
 // exchange is one request's response writer: it remembers the status
@@ -121,7 +139,7 @@ func (s *service) instrument(endpoint string, h func(*exchange, *http.Request) e
 	dur := s.m.httpDuration.WithLabelValues(endpoint)
 	// The counters of the usual statuses, resolved once.
 	var byStatus [600]prometheus.Counter
-	for _, code := range []int{200, 400, 401, 403, 404, 413, 415, 429, 503} {
+	for _, code := range []int{200, 400, 401, 403, 404, 405, 413, 415, 429, 503} {
 		byStatus[code] = s.m.httpRequests.WithLabelValues(endpoint, strconv.Itoa(code))
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
