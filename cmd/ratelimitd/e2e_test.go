@@ -366,12 +366,30 @@ func TestHTTPBadInput(t *testing.T) {
 		{"body over 64 KiB", "application/json", big, 413, "body"},
 		{"wrong content type", "text/plain", `{"key":"` + key + `","policies":["api"]}`, 415, "Content-Type"},
 		{"two objects", "application/json", `{"key":"` + key + `","policies":["api"]} {}`, 400, "body"},
+		{"a field twice", "application/json", `{"key":"` + key + `","key":"other","policies":["api"]}`, 400, "key"},
+		{"a field in another case", "application/json", `{"Key":"` + key + `","policies":["api"]}`, 400, "Key"},
+		{"an array", "application/json", `[{"key":"` + key + `","policies":["api"]}]`, 400, "body"},
+		{"null", "application/json", `null`, 400, "body"},
+		{"a string", "application/json", `"` + key + `"`, 400, "body"},
+		{"a policy that is a number", "application/json", `{"key":"` + key + `","policies":[1]}`, 400, "policies"},
+		{"a fractional cost", "application/json", `{"key":"` + key + `","policies":["api"],"cost":1.5}`, 400, "cost"},
 	} {
 		code, h, body := in.do("POST", "/v1/check", tc.ct, tc.body)
 		var p client.Problem
 		_ = json.Unmarshal([]byte(body), &p)
 		if code != tc.status || h.Get("Content-Type") != "application/problem+json" || p.Field != tc.field || p.Status != code {
 			t.Errorf("%s: %d %s %q, want %d naming %q", tc.name, code, h.Get("Content-Type"), body, tc.status, tc.field)
+		}
+		// No Go type name or package path in any answer.
+		if strings.Contains(body, "main.") || strings.Contains(body, "[]") || strings.Contains(body, "json:") {
+			t.Errorf("%s: internal text in %q", tc.name, body)
+		}
+	}
+	// The reset body is read as strictly.
+	for _, body := range []string{`{"key":"` + key + `","key":"x","policies":["api"]}`, `{"KEY":"` + key + `","policies":["api"]}`, `[]`, `null`} {
+		code, _, answer := in.do("POST", "/v1/reset", "application/json", body, "Authorization", "Bearer "+adminToken)
+		if code != 400 || !strings.Contains(answer, `"status":400`) {
+			t.Errorf("reset %s: %d %s, want 400", body, code, answer)
 		}
 	}
 	// Nothing was consumed by any of them.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/subtle"
 	"encoding/json"
@@ -9,6 +10,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -196,22 +198,36 @@ func checkMediaType(r *http.Request) error {
 	return nil
 }
 
-// decodeJSON reads one JSON object from rd into v: no unknown field, no
-// trailing data; its errors are 4xx problems naming the field.
+// decodeJSON reads one JSON object from rd into v, a pointer to a struct:
+// no unknown field, no field given twice or spelled in another case (which
+// encoding/json would take), no trailing data; its errors are 4xx problems
+// naming the field.
 func decodeJSON(rd io.Reader, v any) error {
-	dec := json.NewDecoder(rd)
+	data, err := io.ReadAll(rd)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return &apiError{status: http.StatusRequestEntityTooLarge, field: "body", detail: fmt.Sprintf("the body is larger than %d bytes", maxBody)}
+		}
+		return badRequest("body", "the body could not be read")
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		var mbe *http.MaxBytesError
 		var se *json.SyntaxError
 		var te *json.UnmarshalTypeError
 		switch {
-		case errors.As(err, &mbe):
-			return &apiError{status: http.StatusRequestEntityTooLarge, field: "body", detail: fmt.Sprintf("the body is larger than %d bytes", maxBody)}
 		case errors.As(err, &se), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 			return badRequest("body", "malformed JSON")
+		case errors.As(err, &te) && te.Field == "":
+			return badRequest("body", "the body must be a JSON object")
 		case errors.As(err, &te):
-			return badRequest(te.Field, "%s must be a JSON %s", te.Field, te.Type)
+			// The field's own type: te.Type is an element's for an array.
+			ft := te.Type
+			if f, ok := jsonField(reflect.TypeOf(v).Elem(), te.Field); ok {
+				ft = f.Type
+			}
+			return badRequest(te.Field, "%s must be a JSON %s", te.Field, jsonKind(ft))
 		case strings.HasPrefix(err.Error(), "json: unknown field "):
 			f := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
 			return badRequest(f, "unknown field %q", f)
@@ -221,7 +237,69 @@ func decodeJSON(rd io.Reader, v any) error {
 	if dec.More() {
 		return badRequest("body", "one JSON object only")
 	}
+	return strictFields(data, reflect.TypeOf(v).Elem())
+}
+
+// strictFields checks what encoding/json lets through in an object it
+// decoded into a struct of type t: null or a value other than an object,
+// a field given twice (it keeps the last), and a field named in another
+// case ("Key" for "key", which it matches).
+func strictFields(data []byte, t reflect.Type) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return badRequest("body", "the body must be a JSON object")
+	}
+	seen := make(map[string]bool, t.NumField())
+	for dec.More() {
+		tok, err := dec.Token()
+		name, ok := tok.(string)
+		if err != nil || !ok {
+			return badRequest("body", "malformed JSON")
+		}
+		if _, ok := jsonField(t, name); !ok {
+			return badRequest(name, "unknown field %q", name)
+		}
+		if seen[name] {
+			return badRequest(name, "%s is given twice", name)
+		}
+		seen[name] = true
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return badRequest("body", "malformed JSON")
+		}
+	}
 	return nil
+}
+
+// jsonField returns the field of struct type t named exactly name in JSON.
+func jsonField(t reflect.Type, name string) (reflect.StructField, bool) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if tag, _, _ := strings.Cut(f.Tag.Get("json"), ","); tag == name {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
+}
+
+// jsonKind names the JSON a Go type decodes from, for error messages.
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "string"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "integer"
+	case reflect.Float32, reflect.Float64:
+		return "number"
+	case reflect.Bool:
+		return "boolean"
+	case reflect.Slice, reflect.Array:
+		return "array of " + jsonKind(t.Elem()) + "s"
+	case reflect.Pointer:
+		return jsonKind(t.Elem())
+	}
+	return "object"
 }
 
 // resolve turns the request's policy names or inline policies into
