@@ -402,6 +402,20 @@ func TestHTTPBadInput(t *testing.T) {
 			t.Errorf("GET %s: %d, want %d", path, code, want)
 		}
 	}
+	// The inspect query is read as strictly as a body.
+	for _, tc := range []struct{ query, field string }{
+		{"key=" + key + "&key=other&policy=api", "key"},
+		{"key=" + key + "&policy=api&cost=3", "cost"},
+		{"key=" + key + ";policy=api", "query"},
+		{"key=%ZZ&policy=api", "query"},
+	} {
+		code, h, body := in.do("GET", "/v1/inspect?"+tc.query, "", "")
+		var p client.Problem
+		_ = json.Unmarshal([]byte(body), &p)
+		if code != 400 || h.Get("Content-Type") != "application/problem+json" || p.Field != tc.field {
+			t.Errorf("inspect?%s: %d %q, want 400 naming %q", tc.query, code, body, tc.field)
+		}
+	}
 	// A known endpoint asked with another method: 405 with Allow, as a
 	// problem, and nothing consumed.
 	for _, tc := range []struct{ method, path, allow string }{

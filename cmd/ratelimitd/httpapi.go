@@ -10,6 +10,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
 	"reflect"
 	"strconv"
 	"strings"
@@ -164,7 +165,9 @@ func (s *service) instrument(endpoint string, h func(*exchange, *http.Request) e
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
 }
 
 func writeProblem(w http.ResponseWriter, err error, s *service) {
@@ -177,7 +180,9 @@ func writeProblem(w http.ResponseWriter, err error, s *service) {
 	w.Header().Set("Content-Type", ratelimit.ContentTypeProblem)
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(ae.status)
-	_ = json.NewEncoder(w).Encode(p)
+	enc := json.NewEncoder(w) // a problem is JSON, not HTML: & is &
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(p)
 }
 
 // decodeBody reads a JSON body strictly: the right media type, no unknown
@@ -445,7 +450,10 @@ func (s *service) handleCheck(w *exchange, r *http.Request) error {
 }
 
 func (s *service) handleInspect(w *exchange, r *http.Request) error {
-	q := r.URL.Query()
+	q, err := inspectQuery(r.URL.RawQuery)
+	if err != nil {
+		return err
+	}
 	key := q.Get("key")
 	if err := checkKey(key); err != nil {
 		return err
@@ -471,6 +479,27 @@ func (s *service) handleInspect(w *exchange, r *http.Request) error {
 	}
 	writeAnswer(w, http.StatusOK, core.Result{Allowed: allowed, Decisions: out, Binding: binding}, true)
 	return nil
+}
+
+// inspectQuery parses the query of GET /v1/inspect as strictly as a body
+// is read: well formed, one key, policy as often as needed, nothing else.
+func inspectQuery(raw string) (url.Values, error) {
+	q, err := url.ParseQuery(raw)
+	if err != nil {
+		return nil, badRequest("query", "malformed query string: separate parameters with & and escape with %%XX")
+	}
+	for name, vs := range q {
+		switch name {
+		case "policy":
+		case "key":
+			if len(vs) > 1 {
+				return nil, badRequest("key", "key is given %d times; give it once", len(vs))
+			}
+		default:
+			return nil, badRequest(name, "unknown parameter %q; inspect takes key and policy", name)
+		}
+	}
+	return q, nil
 }
 
 func (s *service) handleReset(w *exchange, r *http.Request) error {
