@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -12,6 +13,20 @@ import (
 type Keyed struct {
 	Key    string
 	Policy Policy
+	// Cost, when above 0, is the units this item consumes in place of the
+	// check's cost (Envoy's per-descriptor hits_addend). 0 means the
+	// check's cost. Items that share a state (the same key and a policy of
+	// the same Identity) must ask for the same cost.
+	Cost int
+}
+
+// EffectiveCost is the units the item consumes in a check of cost units:
+// its own Cost if it has one, cost otherwise.
+func (k *Keyed) EffectiveCost(cost int) int {
+	if k.Cost != 0 {
+		return k.Cost
+	}
+	return cost
 }
 
 // MultiKeyChecker is an optional interface a Backend may implement: a check
@@ -22,10 +37,10 @@ type Keyed struct {
 type MultiKeyChecker interface {
 	// CheckMany decides one check of cost units against every item at
 	// instant now: either every item's policy admits it for its key and
-	// each consumes cost, or nothing changes at all. It writes one decision
-	// per item into out, which has len(items) elements. An item given twice
-	// (the same key and a policy of the same Identity) is one state and
-	// consumes once.
+	// each consumes its units (Keyed.EffectiveCost), or nothing changes at
+	// all. It writes one decision per item into out, which has len(items)
+	// elements. An item given twice (the same key and a policy of the same
+	// Identity) is one state and consumes once.
 	CheckMany(ctx context.Context, items []Keyed, cost int, now time.Time, out []Decision) error
 }
 
@@ -34,23 +49,60 @@ type MultiKeyChecker interface {
 var ErrMultiKeyUnsupported = errors.New("core: the backend cannot check several keys at once")
 
 // ValidateMany is ValidateCheck for a multi-key check: every key and policy
-// valid, at least one item, and cost within every policy's capacity.
+// valid, at least one item, every item's units (Keyed.EffectiveCost) at
+// least 1 and within its policy's capacity, and the same units for items
+// that share a state. Its errors match ErrInvalidKey, ErrInvalidPolicy,
+// ErrNoPolicy, ErrInvalidCost or ErrCostExceedsCapacity.
 func ValidateMany(items []Keyed, cost int) error {
 	if len(items) == 0 {
 		return ErrNoPolicy
 	}
-	for _, it := range items {
+	for i := range items {
+		it := &items[i]
 		if err := ValidateKey(it.Key); err != nil {
 			return err
 		}
 		if err := it.Policy.Validate(); err != nil {
 			return err
 		}
-		if err := it.Policy.CheckCost(cost); err != nil {
+		if it.Cost < 0 {
+			return &CostError{Policy: it.Policy.Name, Cost: it.Cost, Err: ErrInvalidCost}
+		}
+		if err := it.Policy.CheckCost(it.EffectiveCost(cost)); err != nil {
 			return err
 		}
 	}
+	if mixedCosts(items, cost) {
+		for i := range items {
+			for j := range i {
+				a, b := &items[j], &items[i]
+				if a.Key == b.Key && a.Policy.Identity() == b.Policy.Identity() && a.EffectiveCost(cost) != b.EffectiveCost(cost) {
+					return fmt.Errorf("%w: items %d and %d share a state (key and policy) and ask for %d and %d units; give them one cost",
+						ErrInvalidCost, j, i, a.EffectiveCost(cost), b.EffectiveCost(cost))
+				}
+			}
+		}
+	}
 	return nil
+}
+
+// mixedCosts reports whether the items of a check of cost units consume
+// different units.
+func mixedCosts(items []Keyed, cost int) bool {
+	first := items[0].EffectiveCost(cost)
+	for i := 1; i < len(items); i++ {
+		if items[i].EffectiveCost(cost) != first {
+			return true
+		}
+	}
+	return false
+}
+
+// UniformCost returns the units every item of a valid check of cost units
+// consumes, and whether they all consume the same: stores decide such a
+// check as one of that cost, and only checks of mixed units per item.
+func UniformCost(items []Keyed, cost int) (int, bool) {
+	return items[0].EffectiveCost(cost), !mixedCosts(items, cost)
 }
 
 // CheckMany checks cost units against every item, each a key and its

@@ -2,6 +2,7 @@ package backendtest
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -82,6 +83,111 @@ func RunMultiKey(t *testing.T, newBackend Factory) {
 		}
 		if err := mk.CheckMany(ctx, []core.Keyed{{Key: "k", Policy: wide}}, 4, now, out); err == nil {
 			t.Fatal("a cost above capacity accepted")
+		}
+	})
+	t.Run("CostPerItem", func(t *testing.T) {
+		b, mk := get(t)
+		p := keyPrefix(t)
+		bytes := core.Keyed{Key: p + "bytes", Policy: core.MustParsePolicy("10/1m;algorithm=fixed_window;name=bytes"), Cost: 4}
+		reqs := core.Keyed{Key: p + "reqs", Policy: core.MustParsePolicy("3/1m;algorithm=fixed_window;name=reqs")}
+		log := core.Keyed{Key: p + "log", Policy: core.MustParsePolicy("10/1m;algorithm=sliding_log;name=log"), Cost: 3}
+		rate := core.Keyed{Key: p + "rate", Policy: core.MustParsePolicy("10/1s;algorithm=gcra;name=rate"), Cost: 5}
+		out := make([]core.Decision, 4)
+		// Each item consumes its own units; reqs, without one, the check's.
+		if err := mk.CheckMany(ctx, []core.Keyed{bytes, reqs, log, rate}, 1, now, out); err != nil || !out[0].Allowed || !out[1].Allowed || !out[2].Allowed || !out[3].Allowed {
+			t.Fatalf("first: %v %+v", err, out)
+		}
+		for i, want := range []int{6, 2, 7, 5} {
+			if out[i].Remaining != want {
+				t.Fatalf("item %d: %s, want remaining %d", i, FormatDecision(out[i]), want)
+			}
+		}
+		// An item's own units deny the check: nothing is consumed anywhere.
+		bytes.Cost = 7
+		if err := mk.CheckMany(ctx, []core.Keyed{reqs, bytes, log}, 1, now, out); err != nil || out[1].Allowed || !out[0].Allowed || out[1].RetryAfter != 50*time.Second {
+			t.Fatalf("denied: %v %s %s", err, FormatDecision(out[0]), FormatDecision(out[1]))
+		}
+		for _, it := range []core.Keyed{bytes, reqs, log} {
+			if d, want := peek(t, b, it.Key, it.Policy), map[string]int{"bytes": 6, "reqs": 2, "log": 7}[it.Policy.Name]; d.Remaining != want {
+				t.Fatalf("%s after the denial: %s, want remaining %d", it.Policy.Name, FormatDecision(d), want)
+			}
+		}
+		// Every item with its own units, the check's cost unused: the same
+		// units everywhere is the plain check of that cost.
+		bytes.Cost, reqs.Cost = 2, 2
+		if err := mk.CheckMany(ctx, []core.Keyed{bytes, reqs}, 0, now, out); err != nil || !out[0].Allowed || out[0].Remaining != 4 || out[1].Remaining != 0 {
+			t.Fatalf("own units only: %v %s %s", err, FormatDecision(out[0]), FormatDecision(out[1]))
+		}
+		// Refused, changing nothing: a negative cost, units above an item's
+		// capacity, and one state asked for two costs.
+		reqs.Cost = 0
+		for name, tc := range map[string]struct {
+			items []core.Keyed
+			want  error
+		}{
+			"negative":       {[]core.Keyed{{Key: p + "bytes", Policy: bytes.Policy, Cost: -1}}, core.ErrInvalidCost},
+			"above capacity": {[]core.Keyed{reqs, {Key: p + "bytes", Policy: bytes.Policy, Cost: 11}}, core.ErrCostExceedsCapacity},
+			"two costs":      {[]core.Keyed{{Key: p + "bytes", Policy: bytes.Policy, Cost: 1}, {Key: p + "bytes", Policy: bytes.Policy, Cost: 2}}, core.ErrInvalidCost},
+		} {
+			if err := mk.CheckMany(ctx, tc.items, 1, now, out); !errors.Is(err, tc.want) {
+				t.Errorf("%s: %v, want %v", name, err, tc.want)
+			}
+		}
+		if d := peek(t, b, bytes.Key, bytes.Policy); d.Remaining != 4 {
+			t.Fatalf("bytes after refused checks: %s, want remaining 4", FormatDecision(d))
+		}
+		// One state given twice with the same units consumes them once.
+		bytes.Cost = 3
+		if err := mk.CheckMany(ctx, []core.Keyed{bytes, bytes}, 1, now, out[:2]); err != nil || !out[0].Allowed || !out[1].Allowed {
+			t.Fatalf("twice: %v %+v", err, out[:2])
+		}
+		if d := peek(t, b, bytes.Key, bytes.Policy); d.Remaining != 1 {
+			t.Fatalf("bytes given twice with 3 units: %s, want remaining 1", FormatDecision(d))
+		}
+	})
+	t.Run("CostPerItemConcurrent", func(t *testing.T) {
+		// Checks of units per item, and plain checks of another key, at
+		// once: where a store sends concurrent checks together, both kinds
+		// share its calls.
+		b, mk := get(t)
+		p := keyPrefix(t)
+		a := core.Keyed{Key: p + "a", Policy: core.MustParsePolicy("40/1h;algorithm=gcra;name=a")}
+		c := core.Keyed{Key: p + "c", Policy: core.MustParsePolicy("25/1h;algorithm=fixed_window;name=c")}
+		d := core.Keyed{Key: p + "d", Policy: core.MustParsePolicy("100/1h;algorithm=token_bucket;name=d")}
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		admitted, plain := 0, 0
+		for g := range 9 {
+			wg.Go(func() {
+				out := make([]core.Decision, 2)
+				for range 10 {
+					// a consumes 2 and c 1, said two ways.
+					items, cost := []core.Keyed{{Key: a.Key, Policy: a.Policy, Cost: 2}, c}, 1
+					switch g % 3 {
+					case 1:
+						items, cost = []core.Keyed{{Key: c.Key, Policy: c.Policy, Cost: 1}, a}, 2
+					case 2:
+						items, cost = []core.Keyed{d}, 1
+					}
+					if err := mk.CheckMany(ctx, items, cost, now, out); err != nil {
+						t.Error(err)
+						return
+					}
+					mu.Lock()
+					switch {
+					case g%3 == 2 && out[0].Allowed:
+						plain++
+					case g%3 != 2 && out[0].Allowed && out[1].Allowed:
+						admitted++
+					}
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		ra, rc, rd := peek(t, b, a.Key, a.Policy), peek(t, b, c.Key, c.Policy), peek(t, b, d.Key, d.Policy)
+		if admitted != 20 || ra.Remaining != 0 || rc.Remaining != 5 || plain != 30 || rd.Remaining != 70 {
+			t.Fatalf("admitted %d, plain %d; remaining a %d, c %d, d %d; want 20, 30; 0, 5, 70", admitted, plain, ra.Remaining, rc.Remaining, rd.Remaining)
 		}
 	})
 	t.Run("Concurrent", func(t *testing.T) {

@@ -13,8 +13,8 @@ var _ core.MultiKeyChecker = (*Store)(nil)
 // CheckMany implements core.MultiKeyChecker: every item's key and policy
 // decided at once, all or nothing. The shards of all the keys are locked
 // together, in ascending order so that concurrent checks cannot deadlock;
-// every item is evaluated first and the new states are stored only when all
-// of them admit. A denied check stores nothing and reports, for the items
+// every item is evaluated first, for its own units (core.Keyed.Cost), and
+// the new states are stored only when all of them admit. A denied check stores nothing and reports, for the items
 // that had room, the state as it stands.
 //
 // Errors are those of Check. When the store is full (WithMaxKeys), a
@@ -64,7 +64,7 @@ func (s *Store) CheckMany(ctx context.Context, items []core.Keyed, cost int, now
 			s.shards[idx].mu.Unlock()
 		}
 	}()
-	c, n := int64(cost), now.UnixMicro()
+	n := now.UnixMicro()
 	for _, idx := range shards {
 		s.observe(&s.shards[idx], n)
 	}
@@ -80,7 +80,7 @@ func (s *Store) CheckMany(ctx context.Context, items []core.Keyed, cost int, now
 	}
 	allowed, fresh := true, int64(0)
 	for i, l := range loc {
-		o, isNew, _ := s.apply(l.sh, l.pi, items[i].Key, l.h, c, n, evaluate)
+		o, isNew, _ := s.apply(l.sh, l.pi, items[i].Key, l.h, int64(items[i].EffectiveCost(cost)), n, evaluate)
 		o.Fill(&out[i], &l.pi.policy)
 		allowed = allowed && o.Allowed
 		if isNew && first(i) {
@@ -108,7 +108,7 @@ func (s *Store) CheckMany(ctx context.Context, items []core.Keyed, cost int, now
 	}
 	for i, l := range loc {
 		if first(i) {
-			s.apply(l.sh, l.pi, items[i].Key, l.h, c, n, commitMany)
+			s.apply(l.sh, l.pi, items[i].Key, l.h, int64(items[i].EffectiveCost(cost)), n, commitMany)
 		}
 	}
 	return nil

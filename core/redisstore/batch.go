@@ -59,7 +59,8 @@ func routingOf(client Client) routing {
 
 // call is one check waiting for its reply.
 type call struct {
-	now, cost int64         // microseconds; units (0 for a peek)
+	now, cost int64         // microseconds; units (0 for a peek, -1 for units per key in costs)
+	costs     []int64       // each key's units when they differ (a multi-key check), nil otherwise
 	keys      []string      // one Redis key per policy (or item)
 	pis       []*policyInfo // the policy of each key
 	reply     []int64
@@ -371,6 +372,9 @@ func (b *batcher) args(g []*call) []any {
 		args = append(args, c.now, c.cost, int64(len(c.pis)))
 		for i := range c.pis {
 			args = append(args, int64(i+1))
+			if c.costs != nil {
+				args = append(args, c.costs[i])
+			}
 		}
 		return args
 	}
@@ -409,8 +413,11 @@ func (b *batcher) args(g []*call) []any {
 	}
 	for _, c := range g {
 		args = append(args, c.now, c.cost, int64(len(c.pis)))
-		for _, r := range refs[:len(c.pis)] {
+		for i, r := range refs[:len(c.pis)] {
 			args = append(args, r)
+			if c.costs != nil {
+				args = append(args, c.costs[i])
+			}
 		}
 		refs = refs[len(c.pis):]
 	}

@@ -28,7 +28,8 @@ type sharedOp struct {
 
 // sharedTrace returns n random steps over a few keys, every algorithm, one
 // to three policies per check (a policy sometimes named twice), peeks,
-// multi-key checks when many is true, and time that sometimes stands still
+// multi-key checks when many is true (half their items with units of their
+// own), and time that sometimes stands still
 // and sometimes jumps past a window. One key holds a value of the wrong type
 // under every policy (see poison), so its checks fail.
 func sharedTrace(rng *rand.Rand, n int, many bool) []sharedOp {
@@ -52,7 +53,15 @@ func sharedTrace(rng *rand.Rand, n int, many bool) []sharedOp {
 		if many && rng.IntN(5) == 0 {
 			for range 2 + rng.IntN(2) {
 				p := ps[rng.IntN(len(ps))]
-				op.items = append(op.items, core.Keyed{Key: keys[rng.IntN(len(keys)-1)], Policy: p})
+				it := core.Keyed{Key: keys[rng.IntN(len(keys)-1)], Policy: p}
+				if rng.IntN(2) == 0 {
+					// Units of its own (Envoy's per-descriptor
+					// hits_addend), the same for every item of one
+					// policy, so that a state given twice asks for one
+					// cost.
+					it.Cost = min(p.Limit, 1+int(p.Window/time.Second)%3)
+				}
+				op.items = append(op.items, it)
 				capacity = min(capacity, p.Limit)
 			}
 			op.cost = max(op.cost, 1)
@@ -72,7 +81,7 @@ func sharedTrace(rng *rand.Rand, n int, many bool) []sharedOp {
 
 func (s *Store) opCall(op sharedOp) *call {
 	if op.items != nil {
-		return s.newManyCall(op.items, op.cost, op.now)
+		return s.newManyCall(op.items, int(op.cost), op.now)
 	}
 	return s.newCall(op.key, op.policies, op.cost, op.now)
 }

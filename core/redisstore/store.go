@@ -203,9 +203,18 @@ func (s *Store) newCall(key string, policies []core.Policy, cost int64, now time
 	return c
 }
 
-// newManyCall returns the call that decides a validated multi-key check.
-func (s *Store) newManyCall(items []core.Keyed, cost int64, now time.Time) *call {
-	c := newCallOf(len(items), now.UnixMicro(), cost)
+// newManyCall returns the call that decides a validated multi-key check of
+// cost units: one cost for the check when every item consumes the same,
+// the units of each key otherwise (core.Keyed.Cost).
+func (s *Store) newManyCall(items []core.Keyed, cost int, now time.Time) *call {
+	units, same := core.UniformCost(items, cost)
+	c := newCallOf(len(items), now.UnixMicro(), int64(units))
+	if !same {
+		c.cost, c.costs = -1, make([]int64, len(items))
+		for i := range items {
+			c.costs[i] = int64(items[i].EffectiveCost(cost))
+		}
+	}
 	var buf [headBuf]byte
 	for i, it := range items {
 		c.pis[i] = s.policies.get(it.Policy)
@@ -239,7 +248,7 @@ func (s *Store) CheckMany(ctx context.Context, items []core.Keyed, cost int, now
 	if len(out) < len(items) {
 		return fmt.Errorf("redisstore: check: out has %d elements for %d items", len(out), len(items))
 	}
-	c := s.newManyCall(items, int64(cost), now)
+	c := s.newManyCall(items, cost, now)
 	policies := make([]core.Policy, len(items))
 	for i, it := range items {
 		policies[i] = it.Policy

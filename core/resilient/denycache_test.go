@@ -360,6 +360,20 @@ func TestDenyCacheOneItem(t *testing.T) {
 	if rec.many != 3 {
 		t.Fatalf("%d multi-key checks reached the primary, want 3", rec.many)
 	}
+	// An item's own units (core.Keyed.Cost) are the check's, through the
+	// cache's path as through the primary's.
+	own := []core.Keyed{{Key: "fresh", Policy: p, Cost: 2}}
+	got, err := lim.CheckMany(ctx, own, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := ref.CheckMany(ctx, own, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Decisions[0].Remaining != 1 || want.Decisions[0].Remaining != 1 {
+		t.Fatalf("an item of 2 units of 3: remaining %d (a primary alone: %d), want 1", got.Decisions[0].Remaining, want.Decisions[0].Remaining)
+	}
 	// A short out is an error, not a panic.
 	if err := resilient.New(rec, resilient.WithDenyCache(0)).CheckMany(ctx, two, 1, t0, make([]core.Decision, 1)); err == nil {
 		t.Fatal("CheckMany accepted an out shorter than its items")

@@ -35,7 +35,7 @@ func (b *Backend) CheckMany(ctx context.Context, items []core.Keyed, cost int, n
 	out = out[:len(items)]
 	if b.deny != nil && len(items) == 1 {
 		var err error
-		out[0], err = b.CheckOne(ctx, items[0].Key, items[0].Policy, cost, now)
+		out[0], err = b.CheckOne(ctx, items[0].Key, items[0].Policy, items[0].EffectiveCost(cost), now)
 		return err
 	}
 	probe, cause := b.admit(opCheck)

@@ -17,8 +17,9 @@
 -- code, limit, window, interval, tolerance and max delay (the leaky bucket's
 -- ceiling on Delay, 0 for none); b below is the index in ARGV of a policy's
 -- first argument. Then each check has now in microseconds, the cost (0 means
--- peek), its number of keys and, per key, the number of its policy (see
--- 90_check.lua).
+-- peek, -1 that each key has its own), its number of keys and, per key, the
+-- number of its policy, followed by the key's cost when the check's is -1
+-- (see 90_check.lua).
 -- Each algorithm function takes (key, b, cost, now, write), reads its state,
 -- decides like its Go counterpart in core/algo, writes the new state only
 -- when write is true and the check is admitted, and returns allowed (1 or

@@ -13,15 +13,17 @@
 -- error text, one string, in place of its numbers, and the others still run.
 
 -- The check being decided: its keys follow KEYS[ck], the numbers of their
--- policies follow ARGV[cr], its time is cnow, and its reply goes into out
--- from out[co + 1]. Plain upvalues rather than closures made per check.
-local ck, cr, cnow, co = 0, 0, 0, 0
+-- policies follow ARGV[cr], cs arguments apart (1, or 2 when each key's
+-- cost follows its policy number), its time is cnow, and its reply goes
+-- into out from out[co + 1]. Plain upvalues rather than closures made per
+-- check.
+local ck, cr, cs, cnow, co = 0, 0, 1, 0, 0
 local out = {}
 
 -- decide runs the algorithm of the check's key i for units; see
 -- 00_common.lua.
 local function decide(i, units, write)
-  local pb = 4 + 6 * (tonumber(ARGV[cr + i]) - 1)
+  local pb = 4 + 6 * (tonumber(ARGV[cr + cs * (i - 1) + 1]) - 1)
   local key = KEYS[ck + i]
   local code = P[pb]
   if code == 5 then return gcra(key, pb, units, cnow, write) end
@@ -38,7 +40,14 @@ local function put(i, allowed, remaining, retry, reset, delay)
   out[r + 1], out[r + 2], out[r + 3], out[r + 4], out[r + 5] = allowed, remaining, retry, reset, delay
 end
 
--- check decides the current check (ck, cr, cnow, co) of count keys.
+-- units returns the cost of the current check's key i: the check's cost,
+-- or the key's own when the check's is -1.
+local function units(cost, i)
+  if cost < 0 then return tonumber(ARGV[cr + 2 * i]) end
+  return cost
+end
+
+-- check decides the current check (ck, cr, cs, cnow, co) of count keys.
 local function check(cost, count)
   if cost == 0 then
     -- Peek: the state as it stands, and whether one unit would pass.
@@ -51,13 +60,13 @@ local function check(cost, count)
   end
 
   if count == 1 then
-    put(1, decide(1, cost, true))
+    put(1, decide(1, units(cost, 1), true))
     return
   end
 
   local all = true
   for i = 1, count do
-    local allowed, remaining, retry, reset, delay = decide(i, cost, false)
+    local allowed, remaining, retry, reset, delay = decide(i, units(cost, i), false)
     put(i, allowed, remaining, retry, reset, delay)
     if allowed == 0 then all = false end
   end
@@ -70,7 +79,7 @@ local function check(cost, count)
       for j = 1, i - 1 do
         if KEYS[ck + j] == KEYS[ck + i] then seen = true end
       end
-      if not seen then decide(i, cost, true) end
+      if not seen then decide(i, units(cost, i), true) end
     end
   else
     -- Denied: nothing is written, and policies that had room report the
@@ -90,19 +99,23 @@ if not checks or checks < 1 or not policies or policies < 1 then
   return redis.error_reply('ERR ratelimit: want the numbers of checks and policies in ARGV[2] and ARGV[3]')
 end
 local nargs, nkeys, first = #ARGV, 0, 4 + 6 * policies
-local counts = {} -- each check's number of keys, parsed once
+local counts = {} -- each check's number of keys and cost, parsed once: counts[2c - 1], counts[2c]
 local p = first
 for c = 1, checks do
   if p + 2 > nargs then
     return redis.error_reply('ERR ratelimit: arguments end inside a check')
   end
-  local count = tonumber(ARGV[p + 2])
-  counts[c] = count
+  local cost, count = tonumber(ARGV[p + 1]), tonumber(ARGV[p + 2])
+  if not cost or not count then
+    return redis.error_reply('ERR ratelimit: a check\'s cost and number of keys are numbers')
+  end
+  counts[2 * c - 1], counts[2 * c] = count, cost
   nkeys = nkeys + count
+  if cost < 0 then count = 2 * count end -- a cost after each policy number
   p = p + 3 + count
 end
 if p ~= nargs + 1 or nkeys ~= #KEYS then
-  return redis.error_reply('ERR ratelimit: want 6 arguments per policy, 3 per check and one key and policy number per key')
+  return redis.error_reply('ERR ratelimit: want 6 arguments per policy, 3 per check and one key and policy number (and, for a check of cost -1, its cost) per key')
 end
 for b = 4, first - 1, 6 do
   local code = tonumber(ARGV[b])
@@ -114,8 +127,10 @@ for b = 4, first - 1, 6 do
 end
 
 if checks == 1 then
+  local cost = counts[2]
   ck, cr, cnow, co = 0, first + 2, tonumber(ARGV[first]), 0
-  check(tonumber(ARGV[first + 1]), counts[1])
+  if cost < 0 then cs = 2 end
+  check(cost, counts[1])
   return out
 end
 
@@ -129,14 +144,16 @@ end
 
 p = first
 for c = 1, checks do
-  local count = counts[c]
+  local count, cost = counts[2 * c - 1], counts[2 * c]
+  cs = 1
+  if cost < 0 then cs = 2 end
   cr, cnow, co = p + 2, tonumber(ARGV[p]), #out
-  local ok, e = pcall(check, tonumber(ARGV[p + 1]), count)
+  local ok, e = pcall(check, cost, count)
   if not ok then
     for i = #out, co + 1, -1 do out[i] = nil end
     out[co + 1] = errtext(e)
   end
   ck = ck + count
-  p = p + 3 + count
+  p = p + 3 + cs * count
 end
 return out
