@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -25,6 +26,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/ratelimit-go/ratelimit/client"
 	"github.com/ratelimit-go/ratelimit/core"
@@ -841,5 +843,63 @@ func TestReloadDomains(t *testing.T) {
 	})
 	if got := limitOf(one, user+"-probe4"); got != 4 {
 		t.Fatalf("domain %s after another file's removal: limit %d, want 4", one, got)
+	}
+}
+
+// TestEnvoyHitsAddendPerDescriptor: a descriptor's own hits_addend (Envoy
+// 1.31's override of the request's) is what that descriptor consumes, the
+// descriptors are still decided together, and a hits_addend that cannot be
+// honoured is INVALID_ARGUMENT naming the descriptors, changing nothing.
+func TestEnvoyHitsAddendPerDescriptor(t *testing.T) {
+	for name, backend := range backends(t) {
+		t.Run(name, func(t *testing.T) {
+			in, dom := startWith(t, backend(t))
+			ctx := context.Background()
+			x, y := randomName(t), randomName(t)
+			req := func(hits uint32, own ...uint64) *rlsv3.RateLimitRequest {
+				r := rlsRequest(dom, hits, []string{"to_number", x}, []string{"to_number", y})
+				for i, h := range own {
+					if h != math.MaxUint64 {
+						r.Descriptors[i].HitsAddend = wrapperspb.UInt64(h)
+					}
+				}
+				return r
+			}
+			none := uint64(math.MaxUint64) // no hits_addend of its own
+			remaining := func(res *rlsv3.RateLimitResponse) [2]uint32 {
+				return [2]uint32{res.Statuses[0].LimitRemaining, res.Statuses[1].LimitRemaining}
+			}
+			// to_number is 5 a minute: x consumes its own 3, y the request's 1.
+			res, err := in.rls.ShouldRateLimit(ctx, req(0, 3, none))
+			if err != nil || res.OverallCode != rlsv3.RateLimitResponse_OK || remaining(res) != [2]uint32{2, 4} {
+				t.Fatalf("first: %v %v", res, err)
+			}
+			// x's 3 no longer fit: the request is denied, and y consumes nothing.
+			res, err = in.rls.ShouldRateLimit(ctx, req(2, 3, none))
+			if err != nil || res.OverallCode != rlsv3.RateLimitResponse_OVER_LIMIT || res.Statuses[0].Code != rlsv3.RateLimitResponse_OVER_LIMIT || res.Statuses[1].Code != rlsv3.RateLimitResponse_OK {
+				t.Fatalf("second: %v %v", res, err)
+			}
+			// Refused, naming the descriptor: an explicit 0, more than the
+			// capacity, and one limit counted with two different hits.
+			for label, r := range map[string]*rlsv3.RateLimitRequest{
+				"zero":           req(1, none, 0),
+				"above capacity": req(1, none, 6),
+				"two hits, one limit": func() *rlsv3.RateLimitRequest {
+					r := rlsRequest(dom, 1, []string{"to_number", x}, []string{"to_number", x})
+					r.Descriptors[1].HitsAddend = wrapperspb.UInt64(2)
+					return r
+				}(),
+			} {
+				_, err := in.rls.ShouldRateLimit(ctx, r)
+				if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "descriptors[") {
+					t.Errorf("%s: %v, want INVALID_ARGUMENT naming the descriptor", label, err)
+				}
+			}
+			// Nothing was consumed by the denial or the refusals.
+			res, err = in.rls.ShouldRateLimit(ctx, req(1, 2, none))
+			if err != nil || res.OverallCode != rlsv3.RateLimitResponse_OK || remaining(res) != [2]uint32{0, 3} {
+				t.Fatalf("last: %v %v", res, err)
+			}
+		})
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"net/http"
 	"time"
@@ -73,8 +74,19 @@ func (s *service) shouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReque
 	replaced := map[string]bool{}
 	entries := make([]entry, 0, 4)
 	for i, desc := range ds {
-		if h := desc.GetHitsAddend(); h != nil && int(h.GetValue()) != cost {
-			return nil, status.Errorf(codes.InvalidArgument, "descriptors[%d].hits_addend: %d differs from the request's %d; one request has one cost", i, h.GetValue(), cost)
+		// A descriptor's own hits_addend replaces the request's for it, as
+		// envoyproxy/ratelimit reads it; the descriptors are still decided
+		// together, each consuming its own units.
+		units := 0
+		if h := desc.GetHitsAddend(); h != nil {
+			switch v := h.GetValue(); {
+			case v == 0:
+				return nil, status.Errorf(codes.InvalidArgument, "descriptors[%d].hits_addend: 0; a descriptor's hits_addend is at least 1 (leave it out for the request's)", i)
+			case v > core.MaxLimit:
+				return nil, status.Errorf(codes.InvalidArgument, "descriptors[%d].hits_addend: %d exceeds any capacity (at most %d)", i, v, core.MaxLimit)
+			default:
+				units = int(v)
+			}
 		}
 		if len(desc.GetEntries()) == 0 {
 			return nil, status.Errorf(codes.InvalidArgument, "descriptors[%d]: a descriptor has at least one entry", i)
@@ -94,7 +106,7 @@ func (s *service) shouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReque
 		for _, name := range r.replaces {
 			replaced[name] = true
 		}
-		matched = append(matched, pending{i: i, rule: r, item: core.Keyed{Key: key, Policy: r.policy}})
+		matched = append(matched, pending{i: i, rule: r, item: core.Keyed{Key: key, Policy: r.policy, Cost: units}})
 	}
 	var enforced, shadow []pending
 	blocked := false
@@ -115,10 +127,22 @@ func (s *service) shouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReque
 		case p.rule.shadow:
 			shadow = append(shadow, p)
 		default:
-			if err := p.item.Policy.CheckCost(cost); err != nil {
-				return nil, status.Errorf(codes.InvalidArgument, "hits_addend: %d exceeds the capacity %d of %q: it could never succeed", cost, p.item.Policy.Capacity(), p.item.Policy.Name)
+			if units := p.item.EffectiveCost(cost); p.item.Policy.CheckCost(units) != nil {
+				field := "hits_addend"
+				if p.item.Cost != 0 {
+					field = fmt.Sprintf("descriptors[%d].hits_addend", p.i)
+				}
+				return nil, status.Errorf(codes.InvalidArgument, "%s: %d exceeds the capacity %d of %q: it could never succeed", field, units, p.item.Policy.Capacity(), p.item.Policy.Name)
 			}
 			enforced = append(enforced, p)
+		}
+	}
+	// Two descriptors that count in one state must add the same hits.
+	for k, a := range enforced {
+		for _, b := range enforced[:k] {
+			if a.item.Key == b.item.Key && a.item.EffectiveCost(cost) != b.item.EffectiveCost(cost) {
+				return nil, status.Errorf(codes.InvalidArgument, "descriptors[%d] and descriptors[%d] count in one limit with hits_addend %d and %d; give them one", b.i, a.i, b.item.EffectiveCost(cost), a.item.EffectiveCost(cost))
+			}
 		}
 	}
 	var result core.Result
@@ -133,6 +157,10 @@ func (s *service) shouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReque
 		if err != nil {
 			if ctx.Err() != nil { // the caller gave up
 				return nil, status.FromContextError(ctx.Err()).Err()
+			}
+			if errors.Is(err, core.ErrInvalidCost) {
+				// Two descriptors of one state with different hits_addend.
+				return nil, status.Errorf(codes.InvalidArgument, "descriptors: %v", err)
 			}
 			s.log.Error("check failed", "domain", req.Domain, "error", err.Error())
 			return nil, status.Error(codes.Unavailable, "the rate limiter could not decide")
