@@ -106,7 +106,8 @@ func UniformCost(items []Keyed, cost int) (int, bool) {
 }
 
 // CheckMany checks cost units against every item, each a key and its
-// policy, all or nothing: a denial by one consumes nothing from any. It
+// policy (and an item with a Cost of its own, those units), all or
+// nothing: a denial by one consumes nothing from any. It
 // needs a backend that implements MultiKeyChecker (ErrMultiKeyUnsupported
 // otherwise). Decisions are written into out when it has room for
 // len(items) of them, and into a new slice otherwise.
