@@ -846,10 +846,11 @@ func TestReloadDomains(t *testing.T) {
 	}
 }
 
-// TestEnvoyHitsAddendPerDescriptor: a descriptor's own hits_addend (Envoy
-// 1.31's override of the request's) is what that descriptor consumes, the
-// descriptors are still decided together, and a hits_addend that cannot be
-// honoured is INVALID_ARGUMENT naming the descriptors, changing nothing.
+// TestEnvoyHitsAddendPerDescriptor: a descriptor's own hits_addend (Envoy's
+// override of the request's) is what that descriptor consumes, the
+// descriptors are still decided together, a hits_addend of 0 adds nothing
+// and is reported, and one that cannot be honoured is INVALID_ARGUMENT
+// naming the descriptors, changing nothing.
 func TestEnvoyHitsAddendPerDescriptor(t *testing.T) {
 	for name, backend := range backends(t) {
 		t.Run(name, func(t *testing.T) {
@@ -879,10 +880,9 @@ func TestEnvoyHitsAddendPerDescriptor(t *testing.T) {
 			if err != nil || res.OverallCode != rlsv3.RateLimitResponse_OVER_LIMIT || res.Statuses[0].Code != rlsv3.RateLimitResponse_OVER_LIMIT || res.Statuses[1].Code != rlsv3.RateLimitResponse_OK {
 				t.Fatalf("second: %v %v", res, err)
 			}
-			// Refused, naming the descriptor: an explicit 0, more than the
-			// capacity, and one limit counted with two different hits.
+			// Refused, naming the descriptor: more than the capacity, and
+			// one limit counted with two different hits.
 			for label, r := range map[string]*rlsv3.RateLimitRequest{
-				"zero":           req(1, none, 0),
 				"above capacity": req(1, none, 6),
 				"two hits, one limit": func() *rlsv3.RateLimitRequest {
 					r := rlsRequest(dom, 1, []string{"to_number", x}, []string{"to_number", x})
@@ -895,10 +895,20 @@ func TestEnvoyHitsAddendPerDescriptor(t *testing.T) {
 					t.Errorf("%s: %v, want INVALID_ARGUMENT naming the descriptor", label, err)
 				}
 			}
-			// Nothing was consumed by the denial or the refusals.
+			// Nothing was consumed by the denial or the refusals. A
+			// descriptor whose hits_addend is 0 adds nothing and is
+			// reported as it stands, OK even once its limit is spent.
+			res, err = in.rls.ShouldRateLimit(ctx, req(1, 0, none))
+			if err != nil || res.OverallCode != rlsv3.RateLimitResponse_OK || remaining(res) != [2]uint32{2, 3} || res.Statuses[0].CurrentLimit.GetRequestsPerUnit() != 5 {
+				t.Fatalf("zero hits: %v %v", res, err)
+			}
 			res, err = in.rls.ShouldRateLimit(ctx, req(1, 2, none))
-			if err != nil || res.OverallCode != rlsv3.RateLimitResponse_OK || remaining(res) != [2]uint32{0, 3} {
+			if err != nil || res.OverallCode != rlsv3.RateLimitResponse_OK || remaining(res) != [2]uint32{0, 2} {
 				t.Fatalf("last: %v %v", res, err)
+			}
+			res, err = in.rls.ShouldRateLimit(ctx, req(1, 0, none))
+			if err != nil || res.OverallCode != rlsv3.RateLimitResponse_OK || res.Statuses[0].Code != rlsv3.RateLimitResponse_OK || remaining(res) != [2]uint32{0, 1} {
+				t.Fatalf("zero hits on a spent limit: %v %v", res, err)
 			}
 		})
 	}

@@ -47,6 +47,7 @@ type pending struct {
 	i    int // index of the descriptor
 	rule *rule
 	item core.Keyed
+	zero bool // the descriptor's own hits_addend is 0: reported, never counted
 }
 
 func (s *service) shouldRateLimit(ctx context.Context, req *rlsv3.RateLimitRequest) (*rlsv3.RateLimitResponse, error) {
@@ -77,11 +78,14 @@ func (s *service) shouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReque
 		// A descriptor's own hits_addend replaces the request's for it, as
 		// envoyproxy/ratelimit reads it; the descriptors are still decided
 		// together, each consuming its own units.
-		units := 0
+		units, zero := 0, false
 		if h := desc.GetHitsAddend(); h != nil {
 			switch v := h.GetValue(); {
 			case v == 0:
-				return nil, status.Errorf(codes.InvalidArgument, "descriptors[%d].hits_addend: 0; a descriptor's hits_addend is at least 1 (leave it out for the request's)", i)
+				// Envoy sends 0 when a hits_addend format yields it (a
+				// body of no bytes, say): the descriptor adds nothing, so
+				// it is reported as it stands and never denies.
+				zero = true
 			case v > core.MaxLimit:
 				return nil, status.Errorf(codes.InvalidArgument, "descriptors[%d].hits_addend: %d exceeds any capacity (at most %d)", i, v, core.MaxLimit)
 			default:
@@ -106,9 +110,9 @@ func (s *service) shouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReque
 		for _, name := range r.replaces {
 			replaced[name] = true
 		}
-		matched = append(matched, pending{i: i, rule: r, item: core.Keyed{Key: key, Policy: r.policy, Cost: units}})
+		matched = append(matched, pending{i: i, rule: r, item: core.Keyed{Key: key, Policy: r.policy, Cost: units}, zero: zero})
 	}
-	var enforced, shadow []pending
+	var enforced, shadow, zero []pending
 	blocked := false
 	for _, p := range matched {
 		st := resp.Statuses[p.i]
@@ -117,6 +121,8 @@ func (s *service) shouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReque
 			// A matched rule that replaces this one decides instead.
 		case p.rule.unlimited:
 			st.LimitRemaining = math.MaxUint32
+		case p.zero && !p.rule.blocked:
+			zero = append(zero, p)
 		case p.rule.blocked:
 			st.CurrentLimit = currentLimit(p.rule)
 			if p.rule.shadow {
@@ -184,6 +190,24 @@ func (s *service) shouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReque
 	}
 	if blocked {
 		resp.OverallCode = rlsv3.RateLimitResponse_OVER_LIMIT
+	}
+	// Descriptors that add no hits: their limits as they stand, after the
+	// check, and always OK.
+	if len(zero) > 0 {
+		now := s.store.limiter.Clock().Now()
+		var d [1]core.Decision
+		for _, p := range zero {
+			if err := s.store.limiter.Backend().Peek(ctx, p.item.Key, []core.Policy{p.item.Policy}, now, d[:]); err != nil {
+				if ctx.Err() != nil {
+					return nil, status.FromContextError(ctx.Err()).Err()
+				}
+				s.log.Error("peek failed", "domain", req.Domain, "error", err.Error())
+				return nil, status.Error(codes.Unavailable, "the rate limiter could not decide")
+			}
+			st := resp.Statuses[p.i]
+			fill(st, p.rule, &d[0])
+			st.Code = rlsv3.RateLimitResponse_OK
+		}
 	}
 	// Shadow limits: checked once the enforced ones admitted, counted, and
 	// always OK.
