@@ -250,7 +250,11 @@ func loadConfig(path, redisURL string) (*runtime, error) {
 	if env := fc.AdminTokenEnv.V; env != "" {
 		tok := os.Getenv(env)
 		if len(tok) < 16 {
-			return nil, bad(fc.AdminTokenEnv.Line, "admin_token_env", "the environment variable %s must hold a token of at least 16 characters", env)
+			what := "is not set"
+			if tok != "" {
+				what = fmt.Sprintf("holds %d characters", len(tok))
+			}
+			return nil, bad(fc.AdminTokenEnv.Line, "admin_token_env", "the environment variable %s %s; set it to a token of at least 16 characters (POST /v1/reset needs it), or remove admin_token_env to disable reset", env, what)
 		}
 		rt.adminToken = tok
 	}

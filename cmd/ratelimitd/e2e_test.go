@@ -684,7 +684,7 @@ func TestConfigErrors(t *testing.T) {
 		{"huge deny cache", []string{"c.yaml", "backend:\n  url: redis://127.0.0.1:1/0\n  deny_cache: 1000000000\n"}, []string{"c.yaml:3", "backend.deny_cache", "1000000"}},
 		{"deny cache on memory", []string{"c.yaml", "backend:\n  deny_cache: 100\n"}, []string{"c.yaml:2", "backend.deny_cache", "Redis"}},
 		{"deny cache not a number", []string{"c.yaml", "backend:\n  url: redis://127.0.0.1:1/0\n  deny_cache: lots\n"}, []string{"c.yaml", "line 3", "lots"}},
-		{"short token", []string{"c.yaml", "admin_token_env: RATELIMITD_NO_SUCH_VAR\n"}, []string{"c.yaml:1", "admin_token_env"}},
+		{"unset token", []string{"c.yaml", "admin_token_env: RATELIMITD_NO_SUCH_VAR\n"}, []string{"c.yaml:1", "admin_token_env", "RATELIMITD_NO_SUCH_VAR is not set"}},
 		{"missing domain file", []string{"c.yaml", "envoy:\n  files: [\"nope/*.yaml\"]\n"}, []string{"c.yaml:2", "envoy.files"}},
 		{"domain: unknown field", []string{"c.yaml", "envoy:\n  files: [\"d.yaml\"]\n", "d.yaml", "domain: x\ndescriptors:\n  - key: a\n    rate_limit:\n      unit: second\n      requests_per_unit: 1\n      colour: red\n"}, []string{"d.yaml", "line 7", "colour"}},
 		{"domain: bad unit", []string{"c.yaml", "envoy:\n  files: [\"d.yaml\"]\n", "d.yaml", "domain: x\ndescriptors:\n  - key: a\n    rate_limit:\n      unit: fortnight\n      requests_per_unit: 1\n"}, []string{"d.yaml:4", "rate_limit.unit", "fortnight"}},
