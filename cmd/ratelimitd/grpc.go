@@ -164,10 +164,6 @@ func (s *service) shouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReque
 			if ctx.Err() != nil { // the caller gave up
 				return nil, status.FromContextError(ctx.Err()).Err()
 			}
-			if errors.Is(err, core.ErrInvalidCost) {
-				// Two descriptors of one state with different hits_addend.
-				return nil, status.Errorf(codes.InvalidArgument, "descriptors: %v", err)
-			}
 			s.log.Error("check failed", "domain", req.Domain, "error", err.Error())
 			return nil, status.Error(codes.Unavailable, "the rate limiter could not decide")
 		}
