@@ -14,8 +14,9 @@ var _ core.MultiKeyChecker = (*Store)(nil)
 // decided at once, all or nothing. The shards of all the keys are locked
 // together, in ascending order so that concurrent checks cannot deadlock;
 // every item is evaluated first, for its own units (core.Keyed.Cost), and
-// the new states are stored only when all of them admit. A denied check stores nothing and reports, for the items
-// that had room, the state as it stands.
+// the new states are stored only when all of them admit. A denied check
+// stores nothing and reports, for the items that had room, the state as it
+// stands.
 //
 // Errors are those of Check. When the store is full (WithMaxKeys), a
 // multi-key check does not reclaim expired states to make room: it fails

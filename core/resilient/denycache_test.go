@@ -320,17 +320,22 @@ func TestDenyCacheOneItem(t *testing.T) {
 	lim := core.NewLimiter(resilient.New(rec, resilient.WithDenyCache(0), resilient.WithClock(clk)), core.WithClock(clk))
 	ref := core.NewLimiter(newMem(t), core.WithClock(clk))
 	ctx := context.Background()
+	// both checks items through the cache and through a primary alone.
+	both := func(items []core.Keyed) (got, want core.Decision) {
+		t.Helper()
+		g, err := lim.CheckMany(ctx, items, 1, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := ref.CheckMany(ctx, items, 1, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g.Decisions[0], w.Decisions[0]
+	}
 	one := []core.Keyed{{Key: "k", Policy: p}}
 	for i := range 10 {
-		got, err := lim.CheckMany(ctx, one, 1, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := ref.CheckMany(ctx, one, 1, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		g, w := got.Decisions[0], want.Decisions[0]
+		g, w := both(one)
 		if g.Allowed != w.Allowed || g.Remaining != w.Remaining || g.RetryAfter != w.RetryAfter || g.ResetAfter != w.ResetAfter {
 			t.Fatalf("check %d: %+v, a primary alone said %+v", i+1, g, w)
 		}
@@ -362,17 +367,8 @@ func TestDenyCacheOneItem(t *testing.T) {
 	}
 	// An item's own units (core.Keyed.Cost) are the check's, through the
 	// cache's path as through the primary's.
-	own := []core.Keyed{{Key: "fresh", Policy: p, Cost: 2}}
-	got, err := lim.CheckMany(ctx, own, 1, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := ref.CheckMany(ctx, own, 1, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.Decisions[0].Remaining != 1 || want.Decisions[0].Remaining != 1 {
-		t.Fatalf("an item of 2 units of 3: remaining %d (a primary alone: %d), want 1", got.Decisions[0].Remaining, want.Decisions[0].Remaining)
+	if g, w := both([]core.Keyed{{Key: "fresh", Policy: p, Cost: 2}}); g.Remaining != 1 || w.Remaining != 1 {
+		t.Fatalf("an item of 2 units of 3: remaining %d (a primary alone: %d), want 1", g.Remaining, w.Remaining)
 	}
 	// A short out is an error, not a panic.
 	if err := resilient.New(rec, resilient.WithDenyCache(0)).CheckMany(ctx, two, 1, t0, make([]core.Decision, 1)); err == nil {
