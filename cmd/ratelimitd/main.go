@@ -144,7 +144,9 @@ func run(ctx context.Context, args []string, lookupEnv func(string) (string, boo
 
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
-	go s.watch(watchCtx, hup)
+	// Watching before saying so: a file changed once the service is
+	// serving must reload it.
+	go s.watch(watchCtx, hup, s.newWatcher())
 	if ready != nil {
 		ready <- addrs
 	}

@@ -17,19 +17,13 @@ const reloadDelay = 100 * time.Millisecond
 // watch reloads the configuration when hup receives a signal and when the
 // configuration file or a domain file changes, until ctx ends. It watches
 // the files' directories, so that a file replaced by a rename (as editors
-// and Kubernetes ConfigMaps do) is still seen.
-func (s *service) watch(ctx context.Context, hup <-chan os.Signal) {
+// and Kubernetes ConfigMaps do) is still seen. w is the watcher newWatcher
+// returned (nil for none); watch closes it.
+func (s *service) watch(ctx context.Context, hup <-chan os.Signal, w *fsnotify.Watcher) {
 	var events <-chan fsnotify.Event
-	var w *fsnotify.Watcher
-	if s.configPath != "" {
-		var err error
-		if w, err = fsnotify.NewWatcher(); err != nil {
-			s.log.Warn("cannot watch the configuration; reload with SIGHUP", "error", err.Error())
-		} else {
-			defer w.Close()
-			s.watchDirs(w)
-			events = w.Events
-		}
+	if w != nil {
+		defer w.Close()
+		events = w.Events
 	}
 	var timer <-chan time.Time
 	for {
@@ -55,6 +49,22 @@ func (s *service) watch(ctx context.Context, hup <-chan os.Signal) {
 			}
 		}
 	}
+}
+
+// newWatcher returns a watcher of the configuration's directories, already
+// watching, so that a change made once the service says it is serving is
+// seen; nil without a configuration file or when the system refuses one.
+func (s *service) newWatcher() *fsnotify.Watcher {
+	if s.configPath == "" {
+		return nil
+	}
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		s.log.Warn("cannot watch the configuration; reload with SIGHUP", "error", err.Error())
+		return nil
+	}
+	s.watchDirs(w)
+	return w
 }
 
 // watchDirs watches the directories of the configuration and domain files,
