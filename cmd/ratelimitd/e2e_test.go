@@ -375,6 +375,8 @@ func TestHTTPBadInput(t *testing.T) {
 		{"a string", "application/json", `"` + key + `"`, 400, "body"},
 		{"a policy that is a number", "application/json", `{"key":"` + key + `","policies":[1]}`, 400, "policies"},
 		{"a fractional cost", "application/json", `{"key":"` + key + `","policies":["api"],"cost":1.5}`, 400, "cost"},
+		{"a cost no integer holds", "application/json", `{"key":"` + key + `","policies":["api"],"cost":99999999999999999999}`, 400, "cost"},
+		{"a cost in exponent form no integer holds", "application/json", `{"key":"` + key + `","policies":["api"],"cost":1e20}`, 400, "cost"},
 	} {
 		code, h, body := in.do("POST", "/v1/check", tc.ct, tc.body)
 		var p client.Problem
@@ -385,6 +387,15 @@ func TestHTTPBadInput(t *testing.T) {
 		// No Go type name or package path in any answer.
 		if strings.Contains(body, "main.") || strings.Contains(body, "[]") || strings.Contains(body, "json:") {
 			t.Errorf("%s: internal text in %q", tc.name, body)
+		}
+	}
+	// A cost that is not whole and one that no integer holds are told
+	// apart.
+	for cost, want := range map[string]string{"1.5": "cost must be a JSON integer", "1e20": "cost is 1e20, out of an integer's range", "-99999999999999999999": "out of an integer's range"} {
+		_, _, body := in.do("POST", "/v1/check", "application/json", `{"key":"`+key+`","policies":["api"],"cost":`+cost+`}`)
+		var p client.Problem
+		if err := json.Unmarshal([]byte(body), &p); err != nil || !strings.Contains(p.Detail, want) {
+			t.Errorf("cost %s: %s, want a detail saying %q", cost, body, want)
 		}
 	}
 	// The reset body is read as strictly.

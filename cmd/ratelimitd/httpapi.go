@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"mime"
 	"net/http"
 	"net/url"
@@ -232,6 +233,11 @@ func decodeJSON(rd io.Reader, v any) error {
 			if f, ok := jsonField(reflect.TypeOf(v).Elem(), te.Field); ok {
 				ft = f.Type
 			}
+			if n, ok := wholeNumber(te.Value); ok && jsonKind(ft) == "integer" {
+				// An integer, but not one an int holds: "must be an
+				// integer" would be wrong.
+				return badRequest(te.Field, "%s is %s, out of an integer's range", te.Field, n)
+			}
 			return badRequest(te.Field, "%s must be a JSON %s", te.Field, jsonKind(ft))
 		case strings.HasPrefix(err.Error(), "json: unknown field "):
 			f := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
@@ -274,6 +280,20 @@ func strictFields(data []byte, t reflect.Type) error {
 		}
 	}
 	return nil
+}
+
+// wholeNumber returns the text of the JSON number an UnmarshalTypeError's
+// Value describes ("number 1e20") when it is a whole number.
+func wholeNumber(value string) (string, bool) {
+	n, ok := strings.CutPrefix(value, "number ")
+	if !ok {
+		return "", false
+	}
+	f, err := strconv.ParseFloat(n, 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return "", false
+	}
+	return n, f == math.Trunc(f)
 }
 
 // jsonField returns the field of struct type t named exactly name in JSON.
