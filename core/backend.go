@@ -37,6 +37,21 @@ type SingleChecker interface {
 	CheckOne(ctx context.Context, key string, p Policy, cost int, now time.Time) (Decision, error)
 }
 
+// LeanChecker is an optional fast path a SingleChecker may add: CheckOne's
+// decision without the fields the caller already has (Limit and Policy are
+// the policy's own, Source is SourcePrimary), as five values the compiler
+// returns in registers. A Decision is too large for registers, and the
+// Limiter then zeroes and copies it twice per check; the memory store
+// implements LeanChecker, and Limiter.Allow and AllowN use it when the
+// backend does. Its semantics are CheckOne's; on error every other result
+// is zero.
+//
+// A type that embeds a store to override its CheckOne must override
+// CheckOneLean as well, or the Limiter calls the store's.
+type LeanChecker interface {
+	CheckOneLean(ctx context.Context, key string, p Policy, cost int, now time.Time) (allowed bool, remaining int, retryAfter, resetAfter, delay time.Duration, err error)
+}
+
 // ContextBounded is an optional interface a Backend may implement to say
 // that none of its calls outlasts its context: once the context is done (its
 // deadline passed or it was canceled), every call returns promptly, with the

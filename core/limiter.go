@@ -13,6 +13,7 @@ import (
 type Limiter struct {
 	backend Backend
 	single  SingleChecker
+	lean    LeanChecker
 	clock   Clock
 	scratch sync.Pool // *scratch, for backends without a single-policy fast path
 }
@@ -43,6 +44,7 @@ func NewLimiter(b Backend, opts ...Option) *Limiter {
 	}
 	l := &Limiter{backend: b, clock: SystemClock{}}
 	l.single, _ = b.(SingleChecker)
+	l.lean, _ = b.(LeanChecker)
 	l.scratch.New = func() any { return new(scratch) }
 	for _, o := range opts {
 		o(l)
@@ -58,6 +60,16 @@ func (l *Limiter) Clock() Clock { return l.clock }
 
 // Allow checks one unit for key under p. It is AllowN with cost 1.
 func (l *Limiter) Allow(ctx context.Context, key string, p Policy) (d Decision, err error) {
+	if l.lean != nil {
+		// Written out in Allow and AllowN: a helper returning the Decision
+		// is too large to inline, and would copy it once more.
+		d.Allowed, d.Remaining, d.RetryAfter, d.ResetAfter, d.Delay, err = l.lean.CheckOneLean(ctx, key, p, 1, l.clock.Now())
+		if err != nil {
+			return Decision{}, err
+		}
+		d.Limit, d.Policy = p.Limit, p
+		return d, nil
+	}
 	if l.single != nil { // the fast path, called directly: one copy of the Decision less
 		d, err = l.single.CheckOne(ctx, key, p, 1, l.clock.Now())
 		return d, err
@@ -68,8 +80,16 @@ func (l *Limiter) Allow(ctx context.Context, key string, p Policy) (d Decision, 
 // AllowN checks cost units for key under p and consumes them if admitted.
 // Invalid arguments yield a typed error (ErrInvalidKey, ErrInvalidPolicy,
 // ErrInvalidCost, ErrCostExceedsCapacity) and change nothing.
-func (l *Limiter) AllowN(ctx context.Context, key string, p Policy, cost int) (Decision, error) {
+func (l *Limiter) AllowN(ctx context.Context, key string, p Policy, cost int) (d Decision, err error) {
 	now := l.clock.Now()
+	if l.lean != nil {
+		d.Allowed, d.Remaining, d.RetryAfter, d.ResetAfter, d.Delay, err = l.lean.CheckOneLean(ctx, key, p, cost, now)
+		if err != nil {
+			return Decision{}, err
+		}
+		d.Limit, d.Policy = p.Limit, p
+		return d, nil
+	}
 	if l.single != nil {
 		return l.single.CheckOne(ctx, key, p, cost, now)
 	}

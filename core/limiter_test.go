@@ -145,6 +145,63 @@ func TestLimiterAllowSingleCheckerPath(t *testing.T) {
 	}
 }
 
+// lean adds the LeanChecker fast path to a single.
+type lean struct {
+	*single
+	leans []call
+}
+
+func (l *lean) CheckOneLean(_ context.Context, key string, p core.Policy, cost int, now time.Time) (bool, int, time.Duration, time.Duration, time.Duration, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.leans = append(l.leans, call{key, []core.Policy{p}, cost, now})
+	if l.err != nil {
+		return false, 0, 0, 0, 0, l.err
+	}
+	if cost > p.Limit {
+		return false, p.Limit, 3 * time.Second, 4 * time.Second, 0, nil
+	}
+	return true, p.Limit - cost, 0, 2 * time.Second, 5 * time.Millisecond, nil
+}
+
+func TestLimiterAllowLeanCheckerPath(t *testing.T) {
+	b := &lean{single: &single{recorder: &recorder{}}}
+	clk := core.NewManualClock(t0)
+	l := core.NewLimiter(b, core.WithClock(clk))
+	ctx := context.Background()
+	d, err := l.AllowN(ctx, "k", perSec, 3)
+	want := core.Decision{Allowed: true, Limit: 10, Remaining: 7, ResetAfter: 2 * time.Second, Delay: 5 * time.Millisecond, Policy: perSec}
+	if err != nil || d != want {
+		t.Fatalf("AllowN = %+v, %v; want %+v", d, err, want)
+	}
+	clk.Advance(time.Second)
+	d, err = l.Allow(ctx, "k2", perMin)
+	want = core.Decision{Allowed: true, Limit: 100, Remaining: 99, ResetAfter: 2 * time.Second, Delay: 5 * time.Millisecond, Policy: perMin}
+	if err != nil || d != want {
+		t.Fatalf("Allow = %+v, %v; want %+v", d, err, want)
+	}
+	d, err = l.AllowN(ctx, "k", perSec, 11)
+	want = core.Decision{Limit: 10, Remaining: 10, RetryAfter: 3 * time.Second, ResetAfter: 4 * time.Second, Policy: perSec}
+	if err != nil || d != want {
+		t.Fatalf("denied AllowN = %+v, %v; want %+v", d, err, want)
+	}
+	if len(b.leans) != 3 || len(b.ones) != 0 || len(b.checks) != 0 {
+		t.Fatalf("CheckOneLean called %d times, CheckOne %d and Check %d; want the lean path only", len(b.leans), len(b.ones), len(b.checks))
+	}
+	if c := b.leans[1]; c.key != "k2" || c.cost != 1 || c.policies[0] != perMin || !c.now.Equal(t0.Add(time.Second)) {
+		t.Fatalf("CheckOneLean got %+v", c)
+	}
+	b.err = errStore
+	for _, check := range []func() (core.Decision, error){
+		func() (core.Decision, error) { return l.Allow(ctx, "k", perSec) },
+		func() (core.Decision, error) { return l.AllowN(ctx, "k", perSec, 2) },
+	} {
+		if d, err := check(); !errors.Is(err, errStore) || d != (core.Decision{}) {
+			t.Fatalf("on a failing backend: %+v, %v; want the zero Decision and the error", d, err)
+		}
+	}
+}
+
 // The pooled scratch space must never leak one caller's decision into
 // another's. Run with -race.
 func TestLimiterPooledPathConcurrent(t *testing.T) {

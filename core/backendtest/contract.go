@@ -59,6 +59,7 @@ func runContract(t *testing.T, newBackend Factory) {
 				{"one bad policy among good", key, []core.Policy{p, {Limit: 0, Window: time.Minute}}, 1, "invalid_policy", "invalid_policy"},
 			}
 			single, _ := b.(core.SingleChecker)
+			lean, _ := b.(core.LeanChecker)
 			for _, c := range bad {
 				out := make([]core.Decision, max(len(c.policies), 1))
 				if got := ErrorKind(b.Check(ctx, c.key, c.policies, c.cost, now, out)); got != c.kind {
@@ -68,6 +69,12 @@ func runContract(t *testing.T, newBackend Factory) {
 					_, err := single.CheckOne(ctx, c.key, c.policies[0], c.cost, now)
 					if got := ErrorKind(err); got != c.kind {
 						t.Errorf("%s: CheckOne gave %q, want %s", c.name, got, c.kind)
+					}
+				}
+				if lean != nil && len(c.policies) == 1 {
+					allowed, remaining, retry, reset, delay, err := lean.CheckOneLean(ctx, c.key, c.policies[0], c.cost, now)
+					if got := ErrorKind(err); got != c.kind || allowed || remaining != 0 || retry != 0 || reset != 0 || delay != 0 {
+						t.Errorf("%s: CheckOneLean gave %q and %v %d %v %v %v, want %s and zeros", c.name, got, allowed, remaining, retry, reset, delay, c.kind)
 					}
 				}
 				if got := ErrorKind(b.Peek(ctx, c.key, c.policies, now, out)); got != c.peekKind {

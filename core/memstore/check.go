@@ -44,24 +44,44 @@ func (m mode) writes() bool { return m != evaluate && m != stage }
 // key in a full store yields ErrStoreFull; in every such case nothing
 // changes. A done ctx yields its error before anything is looked at.
 func (s *Store) CheckOne(ctx context.Context, key string, p core.Policy, cost int, now time.Time) (d core.Decision, err error) {
-	if ctx != nil {
-		if err := ctx.Err(); err != nil {
-			return core.Decision{}, err
-		}
-	}
-	if err := core.ValidateKey(key); err != nil {
-		return core.Decision{}, err
-	}
-	pi, err := s.reg.get(&p)
+	o, err := s.checkOne(ctx, key, &p, cost, now)
 	if err != nil {
 		return core.Decision{}, err
 	}
+	o.Fill(&d, &p)
+	return d, nil
+}
+
+// checkOne decides for CheckOne and CheckOneLean.
+func (s *Store) checkOne(ctx context.Context, key string, p *core.Policy, cost int, now time.Time) (o algo.Answer, err error) {
+	if ctx != nil {
+		if err := ctx.Err(); err != nil {
+			return algo.Answer{}, err
+		}
+	}
+	if err := core.ValidateKey(key); err != nil {
+		return algo.Answer{}, err
+	}
+	// The registry's lookup, written out here: two calls fewer per check.
+	var pi *policyInfo
+	if snap := s.reg.snap.Load(); snap != nil && snap.index == nil {
+		for _, x := range snap.all {
+			if samePolicy(&x.policy, p) {
+				pi = x
+				break
+			}
+		}
+	}
+	if pi == nil {
+		if pi, err = s.reg.get(p); err != nil {
+			return algo.Answer{}, err
+		}
+	}
 	if cost <= 0 || int64(cost) > pi.params.Capacity {
-		return core.Decision{}, p.CheckCost(cost)
+		return algo.Answer{}, p.CheckCost(cost)
 	}
 	n := now.UnixMicro()
 	sh, h := s.locate(key)
-	var o algo.Answer
 	var sw algo.SlidingWindowState // the state a sliding-window check was decided on
 	sh.mu.Lock()
 	s.observe(sh, n)
@@ -78,7 +98,7 @@ func (s *Store) CheckOne(ctx context.Context, key string, p core.Policy, cost in
 	}
 	sh.mu.Unlock()
 	if err != nil {
-		return core.Decision{}, err
+		return algo.Answer{}, err
 	}
 	if pi.kind == kindSlidingWindow && !o.Allowed {
 		// A denial wrote nothing, so the state it was decided on is the
@@ -87,8 +107,23 @@ func (s *Store) CheckOne(ctx context.Context, key string, p core.Policy, cost in
 		// denied on every check keeps its lock only for the decision.
 		o.Wait = algo.SlidingWindowWait(&pi.params, sw, int64(cost), n)
 	}
-	o.Fill(&d, &p)
-	return d, nil
+	return o, nil
+}
+
+// CheckOneLean is CheckOne without the decision's Limit, Policy and Source
+// (core.LeanChecker): what Limiter.Allow and AllowN call.
+func (s *Store) CheckOneLean(ctx context.Context, key string, p core.Policy, cost int, now time.Time) (allowed bool, remaining int, retryAfter, resetAfter, delay time.Duration, err error) {
+	o, err := s.checkOne(ctx, key, &p, cost, now)
+	if err != nil {
+		return false, 0, 0, 0, 0, err
+	}
+	wait := time.Duration(o.Wait) * time.Microsecond
+	if o.Allowed {
+		delay = wait
+	} else {
+		retryAfter = wait
+	}
+	return o.Allowed, int(o.Remaining), retryAfter, time.Duration(o.ResetAfter) * time.Microsecond, delay, nil
 }
 
 // Check decides one check of cost units for key against every policy at now,

@@ -339,6 +339,14 @@ func TestNoAllocationsOnAnExistingKey(t *testing.T) {
 		if allocs != 0 {
 			t.Errorf("%s: %v allocations per check, want 0", a, allocs)
 		}
+		if allocs := testing.AllocsPerRun(1000, func() {
+			now = now.Add(time.Millisecond)
+			if _, _, _, _, _, err := s.CheckOneLean(ctx, "k", p, 1, now); err != nil {
+				t.Fatal(err)
+			}
+		}); allocs != 0 {
+			t.Errorf("%s: %v allocations per lean check, want 0", a, allocs)
+		}
 	}
 }
 
@@ -451,14 +459,14 @@ func TestManyPoliciesKeepSeparateState(t *testing.T) {
 // TestCheckOneMatchesCheck: CheckOne, which finds a denied sliding-window
 // check's wait after releasing the key's lock, answers every step of a
 // random trace exactly as Check, which decides the whole check under the
-// lock, does on a twin store: every algorithm, costs up to the capacity,
-// steps that stay in a window, cross one or jump several, and a clock that
-// sometimes goes back.
+// lock, does on a twin store, and CheckOneLean, the Limiter's path, on a
+// third: every algorithm, costs up to the capacity, steps that stay in a
+// window, cross one or jump several, and a clock that sometimes goes back.
 func TestCheckOneMatchesCheck(t *testing.T) {
 	ctx := context.Background()
 	for _, a := range core.Algorithms() {
 		t.Run(string(a), func(t *testing.T) {
-			one, many := newStore(t), newStore(t)
+			one, many, lean := newStore(t), newStore(t), newStore(t)
 			p := core.Policy{Name: "p", Limit: 7, Window: 10 * time.Second, Algorithm: a}
 			r := rand.New(rand.NewPCG(3, uint64(len(a))))
 			now := t0
@@ -483,6 +491,12 @@ func TestCheckOneMatchesCheck(t *testing.T) {
 				}
 				if got != out[0] {
 					t.Fatalf("step %d, %s cost %d at %v: CheckOne %+v, Check %+v", step, key, cost, now, got, out[0])
+				}
+				var l core.Decision
+				l.Allowed, l.Remaining, l.RetryAfter, l.ResetAfter, l.Delay, err = lean.CheckOneLean(ctx, key, p, cost, now)
+				l.Limit, l.Policy = p.Limit, p
+				if err != nil || l != got {
+					t.Fatalf("step %d, %s cost %d at %v: CheckOne %+v, CheckOneLean %+v, %v", step, key, cost, now, got, l, err)
 				}
 			}
 		})

@@ -24,6 +24,7 @@ var errShortOut = errors.New("memstore: out has fewer elements than policies")
 var (
 	_ core.Backend        = (*Store)(nil)
 	_ core.SingleChecker  = (*Store)(nil)
+	_ core.LeanChecker    = (*Store)(nil)
 	_ core.ContextBounded = (*Store)(nil)
 )
 
