@@ -20,10 +20,15 @@ import (
 type Middleware struct {
 	s       settings // as built, for With
 	limiter *core.Limiter
-	global  *policySet // nil: no global policy
-	routes  map[routeKey]*policySet
-	plans   map[string]*policySet // nil: no WithPlans
-	panics  atomic.Uint64         // observer calls that panicked
+	// lean is the limiter's backend when it is a core.LeanChecker: a
+	// single-policy check then fills its decision in the pooled scratch
+	// space, where Limiter.AllowN would return it by value, to be copied.
+	lean   core.LeanChecker
+	clock  core.Clock
+	global *policySet // nil: no global policy
+	routes map[routeKey]*policySet
+	plans  map[string]*policySet // nil: no WithPlans
+	panics atomic.Uint64         // observer calls that panicked
 	// defaultDenied: the 429 is DefaultDeniedHandler's, whose bodies each
 	// policy set prepares once.
 	defaultDenied bool
@@ -111,7 +116,8 @@ func build(s settings) (*Middleware, error) {
 	if s.onError == nil {
 		s.onError = DefaultErrorHandler
 	}
-	m := &Middleware{s: s, limiter: s.limiter, defaultDenied: defaultDenied}
+	m := &Middleware{s: s, limiter: s.limiter, clock: s.limiter.Clock(), defaultDenied: defaultDenied}
+	m.lean, _ = s.limiter.Backend().(core.LeanChecker)
 	var err error
 	if len(s.policies) > 0 {
 		if m.global, err = newPolicySet(s.mode, withDefaults(s.policies, s.algorithm, s.maxDelay)); err != nil {
@@ -256,9 +262,14 @@ func (m *Middleware) Handle(ctx context.Context, req keyfuncs.Request, res Respo
 	case 0: // shadow policies only: nothing is enforced
 		result = core.Result{Allowed: true, Decisions: sc.d[:0]}
 	case 1:
-		var d core.Decision
-		d, err = m.limiter.AllowN(ctx, key, set.policies[0], cost)
-		sc.d = append(sc.d[:0], d)
+		sc.d = append(sc.d[:0], core.Decision{})
+		d, p := &sc.d[0], &set.policies[0]
+		if m.lean != nil { // Limiter.AllowN, without the copies of its result
+			d.Allowed, d.Remaining, d.RetryAfter, d.ResetAfter, d.Delay, err = m.lean.CheckOneLean(ctx, key, *p, cost, m.clock.Now())
+			d.Limit, d.Policy = p.Limit, *p
+		} else {
+			*d, err = m.limiter.AllowN(ctx, key, *p, cost)
+		}
 		result = core.Result{Allowed: d.Allowed, Decisions: sc.d, Binding: 0}
 	default:
 		result, err = m.limiter.Check(ctx, key, set.policies, cost, sc.d[:0])
