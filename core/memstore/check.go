@@ -6,6 +6,7 @@ import (
 
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/algo"
+	"github.com/ratelimit-go/ratelimit/internal/policyeq"
 )
 
 // mode says what apply may write.
@@ -66,7 +67,7 @@ func (s *Store) checkOne(ctx context.Context, key string, p *core.Policy, cost i
 	var pi *policyInfo
 	if snap := s.reg.snap.Load(); snap != nil && snap.index == nil {
 		for _, x := range snap.all {
-			if samePolicy(&x.policy, p) {
+			if policyeq.Equal(&x.policy, p) {
 				pi = x
 				break
 			}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"hash/maphash"
 	"math/rand/v2"
-	"reflect"
 	"runtime"
 	"strconv"
 	"strings"
@@ -471,59 +470,5 @@ func TestStagedCommitAfterReclaim(t *testing.T) {
 	}
 	if s.Len() > 4 {
 		t.Fatalf("Len %d over the cap", s.Len())
-	}
-}
-
-// samePolicy agrees with == on every field, whether or not the strings of
-// the two policies share their bytes.
-func TestSamePolicyIsEquality(t *testing.T) {
-	base := core.Policy{Name: "api", Limit: 10, Window: time.Second, Burst: 3, Algorithm: core.LeakyBucket, MaxDelay: time.Millisecond}
-	variants := []func(p *core.Policy){
-		func(p *core.Policy) {},
-		func(p *core.Policy) { p.Name = strings.Clone(p.Name) },
-		func(p *core.Policy) { p.Algorithm = core.Algorithm(strings.Clone(string(p.Algorithm))) },
-		func(p *core.Policy) { p.Name = "apI" },
-		func(p *core.Policy) { p.Name = "" },
-		func(p *core.Policy) { p.Limit++ },
-		func(p *core.Policy) { p.Window += time.Microsecond },
-		func(p *core.Policy) { p.Burst = 0 },
-		func(p *core.Policy) { p.Algorithm = core.GCRA },
-		func(p *core.Policy) { p.Algorithm = "" },
-		func(p *core.Policy) { p.MaxDelay = 0 },
-		func(p *core.Policy) { p.Shadow = true },
-	}
-	for i, vi := range variants {
-		for j, vj := range variants {
-			a, b := base, base
-			vi(&a)
-			vj(&b)
-			if got, want := samePolicy(&a, &b), a == b; got != want {
-				t.Errorf("variants %d and %d: samePolicy %v, == %v", i, j, got, want)
-			}
-		}
-	}
-}
-
-// samePolicy compares every field of core.Policy: a field added to Policy
-// and not to samePolicy fails here.
-func TestSamePolicySeesEveryField(t *testing.T) {
-	base := core.Policy{Name: "api", Limit: 10, Window: time.Second, Burst: 3, Algorithm: core.LeakyBucket, MaxDelay: time.Millisecond}
-	typ := reflect.TypeOf(base)
-	for i := range typ.NumField() {
-		b := base
-		f := reflect.ValueOf(&b).Elem().Field(i)
-		switch f.Kind() {
-		case reflect.String:
-			f.SetString(f.String() + "x")
-		case reflect.Int, reflect.Int64:
-			f.SetInt(f.Int() + 1)
-		case reflect.Bool:
-			f.SetBool(!f.Bool())
-		default:
-			t.Fatalf("Policy.%s is a %s: teach samePolicy and this test about it", typ.Field(i).Name, f.Kind())
-		}
-		if samePolicy(&base, &b) {
-			t.Errorf("samePolicy misses a change of Policy.%s", typ.Field(i).Name)
-		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/internal/policyeq"
 )
 
 // maxCachedPolicies bounds the policy cache; policies beyond it are computed
@@ -23,19 +24,43 @@ type policyInfo struct {
 // policyCache maps core.Policy values to their policyInfo. The zero value is
 // an empty cache, safe for concurrent use.
 type policyCache struct {
-	m sync.Map // core.Policy -> *policyInfo
-	n atomic.Int64
+	// hot holds the first hotPolicies policies seen, found by comparing
+	// fields: a sync.Map lookup hashes the whole Policy, strings included,
+	// and took 66-75 ns; a program has a handful of policies. Replaced,
+	// never changed, under mu.
+	hot atomic.Pointer[[]hotPolicy]
+	mu  sync.Mutex
+	m   sync.Map // the policies beyond hot: core.Policy -> *policyInfo
+	n   atomic.Int64
+}
+
+// hotPolicies is how many policies policyCache finds by comparing fields.
+const hotPolicies = 8
+
+// hotPolicy is one entry of policyCache.hot.
+type hotPolicy struct {
+	p  core.Policy
+	pi *policyInfo
 }
 
 // get returns the info of p, which the caller has validated.
 func (c *policyCache) get(p core.Policy) *policyInfo {
-	if v, ok := c.m.Load(p); ok {
-		return v.(*policyInfo)
+	hot := c.hot.Load()
+	if hot != nil {
+		for i := range *hot {
+			if policyeq.Equal(&(*hot)[i].p, &p) {
+				return (*hot)[i].pi
+			}
+		}
+		if len(*hot) == hotPolicies {
+			if v, ok := c.m.Load(p); ok {
+				return v.(*policyInfo)
+			}
+		}
 	}
-	pr, _ := p.Params() // validated by the caller
-	pi := &policyInfo{
-		id:   string(appendPolicyID(make([]byte, 0, policyIDLen), p)),
-		args: [argsPerPolicy]any{algorithmCode(pr.Algorithm), pr.Limit, pr.Window, pr.Interval, pr.Tolerance, pr.MaxDelay},
+	pi := newPolicyInfo(p)
+	if pi, ok := c.addHot(p, pi); ok {
+		return pi
 	}
 	if c.n.Load() < maxCachedPolicies {
 		if v, loaded := c.m.LoadOrStore(p, pi); loaded {
@@ -44,4 +69,36 @@ func (c *policyCache) get(p core.Policy) *policyInfo {
 		c.n.Add(1)
 	}
 	return pi
+}
+
+// addHot adds p with its info pi to the hot policies if they have room, and
+// returns the info now cached for p (another caller may have added it
+// first); false when they are full, and p goes to the map.
+func (c *policyCache) addHot(p core.Policy, pi *policyInfo) (*policyInfo, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var hot []hotPolicy
+	if cur := c.hot.Load(); cur != nil {
+		hot = *cur
+	}
+	for i := range hot {
+		if policyeq.Equal(&hot[i].p, &p) {
+			return hot[i].pi, true
+		}
+	}
+	if len(hot) == hotPolicies {
+		return nil, false
+	}
+	next := append(append(make([]hotPolicy, 0, len(hot)+1), hot...), hotPolicy{p: p, pi: pi})
+	c.hot.Store(&next)
+	return pi, true
+}
+
+// newPolicyInfo computes the info of p, which the caller has validated.
+func newPolicyInfo(p core.Policy) *policyInfo {
+	pr, _ := p.Params() // validated by the caller
+	return &policyInfo{
+		id:   string(appendPolicyID(make([]byte, 0, policyIDLen), p)),
+		args: [argsPerPolicy]any{algorithmCode(pr.Algorithm), pr.Limit, pr.Window, pr.Interval, pr.Tolerance, pr.MaxDelay},
+	}
 }
