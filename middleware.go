@@ -24,7 +24,6 @@ type Middleware struct {
 	// single-policy check then fills its decision in the pooled scratch
 	// space, where Limiter.AllowN would return it by value, to be copied.
 	lean   core.LeanChecker
-	clock  core.Clock
 	global *policySet // nil: no global policy
 	routes map[routeKey]*policySet
 	plans  map[string]*policySet // nil: no WithPlans
@@ -116,7 +115,7 @@ func build(s settings) (*Middleware, error) {
 	if s.onError == nil {
 		s.onError = DefaultErrorHandler
 	}
-	m := &Middleware{s: s, limiter: s.limiter, clock: s.limiter.Clock(), defaultDenied: defaultDenied}
+	m := &Middleware{s: s, limiter: s.limiter, defaultDenied: defaultDenied}
 	m.lean, _ = s.limiter.Backend().(core.LeanChecker)
 	var err error
 	if len(s.policies) > 0 {
@@ -265,7 +264,7 @@ func (m *Middleware) Handle(ctx context.Context, req keyfuncs.Request, res Respo
 		sc.d = append(sc.d[:0], core.Decision{})
 		d, p := &sc.d[0], &set.policies[0]
 		if m.lean != nil { // Limiter.AllowN, without the copies of its result
-			d.Allowed, d.Remaining, d.RetryAfter, d.ResetAfter, d.Delay, err = m.lean.CheckOneLean(ctx, key, *p, cost, m.clock.Now())
+			d.Allowed, d.Remaining, d.RetryAfter, d.ResetAfter, d.Delay, err = m.lean.CheckOneLean(ctx, key, *p, cost, m.limiter.Clock().Now())
 			d.Limit, d.Policy = p.Limit, *p
 		} else {
 			*d, err = m.limiter.AllowN(ctx, key, *p, cost)

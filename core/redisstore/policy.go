@@ -52,16 +52,16 @@ func (c *policyCache) get(p core.Policy) *policyInfo {
 				return (*hot)[i].pi
 			}
 		}
-		if len(*hot) == hotPolicies {
-			if v, ok := c.m.Load(p); ok {
-				return v.(*policyInfo)
-			}
+	}
+	if hot == nil || len(*hot) < hotPolicies {
+		if pi, ok := c.addHot(p, newPolicyInfo(p)); ok {
+			return pi
 		}
 	}
-	pi := newPolicyInfo(p)
-	if pi, ok := c.addHot(p, pi); ok {
-		return pi
+	if v, ok := c.m.Load(p); ok {
+		return v.(*policyInfo)
 	}
+	pi := newPolicyInfo(p)
 	if c.n.Load() < maxCachedPolicies {
 		if v, loaded := c.m.LoadOrStore(p, pi); loaded {
 			return v.(*policyInfo)
@@ -73,7 +73,8 @@ func (c *policyCache) get(p core.Policy) *policyInfo {
 
 // addHot adds p with its info pi to the hot policies if they have room, and
 // returns the info now cached for p (another caller may have added it
-// first); false when they are full, and p goes to the map.
+// first); false when they are full, and p goes to the map. Only get's
+// first lookups of a policy while hot has room take its lock.
 func (c *policyCache) addHot(p core.Policy, pi *policyInfo) (*policyInfo, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
