@@ -154,10 +154,18 @@ func (b *batcher) run(ctx context.Context, c *call) ([]int64, error) {
 	if c.batch != nil {
 		// Others wait on this batch: this caller, whose context never
 		// ends, sends it.
-		b.decide(ctx, c.batch, true)
-		b.handOff()
+		b.lead(ctx, c.batch)
 	}
 	return c.reply, c.err
+}
+
+// lead sends batch on the goroutine of its first caller, whose context
+// never ends, and passes on the slot however the call ends. A panic in the
+// client gives the other calls of batch their error and goes on up this
+// caller's stack, as it does for a call sent alone (sendAlone).
+func (b *batcher) lead(ctx context.Context, batch []*call) {
+	defer b.handOff()
+	b.decide(ctx, batch, true, true)
 }
 
 // sendAlone sends c, the only call of its script call, on the caller's
@@ -182,15 +190,17 @@ func (b *batcher) batchContext(ctx context.Context) (context.Context, context.Ca
 // decide sends batch and signals each of its calls. A batch of queued
 // calls is sent with the first one's context detached (batchContext); a
 // call alone, with its caller's. A panic in the client becomes every call's
-// error: on a sender's goroutine it would end the process.
-func (b *batcher) decide(ctx context.Context, batch []*call, detach bool) {
+// error: on a sender's goroutine it would end the process. On a caller's
+// own goroutine (own), it is raised again once every call has its error.
+func (b *batcher) decide(ctx context.Context, batch []*call, detach, own bool) {
 	if detach {
 		var cancel context.CancelFunc
 		ctx, cancel = b.batchContext(ctx)
 		defer cancel()
 	}
 	defer func() {
-		if r := recover(); r != nil {
+		r := recover()
+		if r != nil {
 			err := fmt.Errorf("redisstore: the script call panicked: %v", r)
 			for _, c := range batch {
 				c.reply, c.err = nil, err
@@ -198,6 +208,9 @@ func (b *batcher) decide(ctx context.Context, batch []*call, detach bool) {
 		}
 		for _, c := range batch {
 			c.done <- struct{}{} // buffered; a leader's own is not read
+		}
+		if r != nil && own {
+			panic(r)
 		}
 	}()
 	b.exec(ctx, batch)
@@ -210,7 +223,7 @@ func (b *batcher) decide(ctx context.Context, batch []*call, detach bool) {
 // context never ends.
 func (b *batcher) send(ctx context.Context, batch []*call, detach bool) {
 	for batch != nil {
-		b.decide(ctx, batch, detach)
+		b.decide(ctx, batch, detach, false)
 		batch = b.next()
 		if batch != nil {
 			ctx, detach = batch[0].ctx, true

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -207,6 +208,74 @@ func TestPanicInTheClient(t *testing.T) {
 		if err := s.Reset(ctx, "k", []core.Policy{p}); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestPanicInTheClientLeadingABatch: a caller whose context never ends
+// and that sends the batch queued behind a script call (its leader) gets a
+// panic in the client as its own panic, as when it sends a call alone; the
+// call queued behind it gets the error, and the Store works on. Reached
+// only when the leader queued while another call was in flight, which
+// TestPanicInTheClient's second check does only sometimes.
+func TestPanicInTheClientLeadingABatch(t *testing.T) {
+	s, g, _ := gatedStore(t, 1)
+	var panics atomic.Bool
+	g.before = func() {
+		if panics.Load() {
+			panic("bug in a hook")
+		}
+	}
+	p := core.Policy{Limit: 100, Window: time.Minute}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	g.hold.Store(true)
+	first := make(chan error, 1)
+	go func() {
+		_, err := s.CheckOne(ctx, "k", p, 1, testNow)
+		first <- err
+	}()
+	<-g.held // on the wire: the next checks queue
+	g.hold.Store(false)
+	panics.Store(true)
+	led := make(chan any, 1)
+	go func() {
+		defer func() { led <- recover() }()
+		_, _ = s.CheckOne(context.Background(), "k", p, 1, testNow)
+	}()
+	for s.calls.queued() < 1 {
+		time.Sleep(time.Millisecond)
+	}
+	queued := make(chan error, 1)
+	go func() {
+		_, err := s.CheckOne(ctx, "k", p, 1, testNow)
+		queued <- err
+	}()
+	for s.calls.queued() < 2 {
+		time.Sleep(time.Millisecond)
+	}
+	close(g.release)
+
+	if err := <-first; err == nil || !strings.Contains(err.Error(), "panicked") {
+		t.Errorf("the call in flight, sent by the Store: %v; want a panicked error", err)
+	}
+	if r := <-led; r != "bug in a hook" {
+		t.Errorf("the leader of the queued batch recovered %v; want its own panic", r)
+	}
+	if err := <-queued; err == nil || !strings.Contains(err.Error(), "panicked") {
+		t.Errorf("the call queued behind the leader: %v; want a panicked error", err)
+	}
+	panics.Store(false)
+	for _, ctx := range []context.Context{ctx, context.Background()} {
+		if d, err := s.CheckOne(ctx, "k", p, 1, testNow); err != nil || d.Remaining != 99 {
+			t.Fatalf("after the panics: %+v, %v; want the first admission", d, err)
+		}
+		if err := s.Reset(ctx, "k", []core.Policy{p}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := s.calls.queued(); n != 0 {
+		t.Errorf("%d calls still queued", n)
 	}
 }
 
