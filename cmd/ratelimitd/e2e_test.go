@@ -354,6 +354,7 @@ func TestHTTPBadInput(t *testing.T) {
 		field          string
 	}{
 		{"malformed JSON", "application/json", `{"key": "k", "policies": [`, 400, "body"},
+		{"empty body", "application/json", ``, 400, "body"},
 		{"unknown field", "application/json", `{"key":"` + key + `","policies":["api"],"extra":1}`, 400, "extra"},
 		{"unknown policy", "application/json", `{"key":"` + key + `","policies":["nope"]}`, 400, "policies[0]"},
 		{"bad inline policy", "application/json", `{"key":"` + key + `","policies":["10/x"]}`, 400, "policies[0]"},
@@ -391,6 +392,14 @@ func TestHTTPBadInput(t *testing.T) {
 	}
 	// A cost that is not whole and one that no integer holds are told
 	// apart.
+	// An empty body is told from a malformed one.
+	for body, want := range map[string]string{"": "the body is empty", " \n": "the body is empty", `{"key":`: "malformed JSON"} {
+		_, _, answer := in.do("POST", "/v1/check", "application/json", body)
+		var p client.Problem
+		if err := json.Unmarshal([]byte(answer), &p); err != nil || !strings.Contains(p.Detail, want) || p.Field != "body" {
+			t.Errorf("body %q: %s, want a detail saying %q", body, answer, want)
+		}
+	}
 	for cost, want := range map[string]string{"1.5": "cost must be a JSON integer", "1e20": "cost is 1e20, out of an integer's range", "-99999999999999999999": "out of an integer's range"} {
 		_, _, body := in.do("POST", "/v1/check", "application/json", `{"key":"`+key+`","policies":["api"],"cost":`+cost+`}`)
 		var p client.Problem

@@ -217,6 +217,9 @@ func decodeJSON(rd io.Reader, v any) error {
 		}
 		return badRequest("body", "the body could not be read")
 	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return badRequest("body", "the body is empty; send a JSON object")
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
