@@ -151,8 +151,12 @@ func (b *Backend) callPrimaryItems(ctx context.Context, o op, key string, polici
 		return resFailed, ErrOverloaded
 	}
 	b.stats.primaryCalls.Add(1)
-	cctx, cancel := context.WithTimeout(ctx, b.budget)
-	defer cancel()
+	cctx := ctx
+	if !withinBudget(ctx, b.budget) {
+		var cancel context.CancelFunc
+		cctx, cancel = context.WithTimeout(ctx, b.budget)
+		defer cancel()
+	}
 	if b.inline {
 		// The primary returns once cctx is done (core.ContextBounded): no
 		// goroutine of our own is needed to stop waiting at the budget.
@@ -195,6 +199,18 @@ func (b *Backend) callPrimaryItems(ctx context.Context, o op, key string, polici
 	}
 	c.recycle()
 	return classify(ctx, cctx, err)
+}
+
+// withinBudget reports whether ctx ends by its own deadline no later than
+// budget from now. Such a context bounds the call as the budget would, and
+// a deadline of its own spares a timer per call: Envoy, for one, gives
+// every rate-limit call a deadline (20 ms by default), shorter than most
+// budgets. A call that ends at the caller's deadline is the caller's end
+// (resCaller) either way: a context derived with the budget would have
+// inherited that earlier deadline.
+func withinBudget(ctx context.Context, budget time.Duration) bool {
+	dl, ok := ctx.Deadline()
+	return ok && time.Until(dl) <= budget
 }
 
 // classify says how a primary call that returned err ended; ctx is the

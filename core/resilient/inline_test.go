@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/core/resilient"
 )
 
@@ -103,6 +104,53 @@ func TestBoundedPrimaryCallerContext(t *testing.T) {
 	if s := b.Stats(); s.Failures != 0 || s.Timeouts != 0 || s.State != resilient.BreakerClosed {
 		t.Fatalf("caller's context counted against the primary: %+v", s)
 	}
+}
+
+// TestCallerDeadlineWithinBudget: a caller whose own deadline comes no
+// later than the budget has its context passed on as it is, no timer of
+// the wrapper's added (so a check allocates nothing more than the store's);
+// a later deadline, or none, still gets the budget's.
+func TestCallerDeadlineWithinBudget(t *testing.T) {
+	seen := &deadlineRecorder{Store: newMem(t)}
+	lots := core.Policy{Limit: 1_000_000_000, Window: time.Hour}
+	b := resilient.New(seen, resilient.WithBudget(time.Hour))
+	within, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	if _, err := b.CheckOne(within, "k", perSecond, 1, t0); err != nil || seen.ctx != within {
+		t.Fatalf("deadline within the budget: %v; the primary got %v, want the caller's context", err, seen.ctx)
+	}
+	allocs := testing.AllocsPerRun(1000, func() {
+		if _, err := b.CheckOne(within, "k", lots, 1, t0); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations per check with the caller's deadline within the budget, want 0", allocs)
+	}
+	later, cancel2 := context.WithTimeout(context.Background(), 2*time.Hour)
+	defer cancel2()
+	for name, ctx := range map[string]context.Context{"a later deadline": later, "no deadline": context.Background()} {
+		if _, err := b.CheckOne(ctx, "k", perSecond, 1, t0); err != nil || seen.ctx == ctx {
+			t.Fatalf("%s: %v; the primary got the caller's context, want the budget's", name, err)
+		}
+		if left := time.Until(seen.deadline); left <= 59*time.Minute || left > time.Hour {
+			t.Fatalf("%s: the primary's deadline is %v away, want the budget's hour", name, left)
+		}
+	}
+}
+
+// deadlineRecorder is the memory store (bounded by its context), recording
+// the context and the deadline of its last CheckOne.
+type deadlineRecorder struct {
+	*memstore.Store
+	ctx      context.Context
+	deadline time.Time
+}
+
+func (r *deadlineRecorder) CheckOne(ctx context.Context, key string, p core.Policy, cost int, now time.Time) (core.Decision, error) {
+	r.ctx = ctx
+	r.deadline, _ = ctx.Deadline()
+	return r.Store.CheckOne(ctx, key, p, cost, now)
 }
 
 // TestBackendBoundedByContext: the wrapper is bounded whatever its primary
