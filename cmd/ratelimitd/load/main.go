@@ -25,6 +25,9 @@
 // its next call as soon as the last returns (a closed loop), and the
 // latency is then mostly the queue of the other clients' calls: at
 // saturation the mean is -c divided by the throughput.
+// -grpc-timeout D gives every ShouldRateLimit call a deadline D away, as
+// Envoy does (its rate-limit filter's timeout, 20ms by default): the
+// grpc-timeout header field, or a context deadline with -client std.
 // The policy is -policy for -mode http; the Envoy modes send domain -domain
 // with one descriptor (-descriptor, the key per request as its value).
 package main
@@ -58,6 +61,7 @@ type options struct {
 	client                                          string
 	conc, keys, n                                   int
 	duration                                        time.Duration
+	grpcTimeout                                     time.Duration
 	rate                                            float64
 	floor                                           bool
 	serve                                           string
@@ -109,6 +113,7 @@ func parse(args []string) (options, error) {
 	fs.IntVar(&o.keys, "keys", 1000, "distinct keys, round-robin")
 	fs.IntVar(&o.n, "n", 200_000, "requests at most")
 	fs.DurationVar(&o.duration, "duration", 10*time.Second, "time at most")
+	fs.DurationVar(&o.grpcTimeout, "grpc-timeout", 0, "for -mode grpc, each call's deadline, as Envoy sends one (20ms by default there); 0 sends none")
 	fs.Float64Var(&o.rate, "rate", 0, "requests per second in all, paced across the clients; 0 sends each client's next call as soon as its last returns")
 	fs.BoolVar(&o.floor, "floor", false, "load a do-nothing server of the mode's protocol, started here, instead of -target")
 	fs.StringVar(&o.serve, "serve", "", "serve the do-nothing server of -floor on this loopback host:port, in this process alone, until stopped (10 minutes at most), and send no load")
@@ -136,6 +141,10 @@ func parse(args []string) (options, error) {
 		return o, errors.New("-duration: want up to 5m")
 	case o.rate < 0 || o.rate > 10_000_000:
 		return o, fmt.Errorf("-rate %v: want 0 to 10,000,000", o.rate)
+	case o.grpcTimeout != 0 && (o.grpcTimeout < time.Millisecond || o.grpcTimeout > time.Minute || o.grpcTimeout%time.Millisecond != 0):
+		return o, fmt.Errorf("-grpc-timeout %v: want 0 (none) or whole milliseconds from 1ms to 1m", o.grpcTimeout)
+	case o.grpcTimeout != 0 && o.mode != "grpc":
+		return o, fmt.Errorf("-grpc-timeout is for -mode grpc, not %s", o.mode)
 	}
 	if o.label == "" {
 		o.label = o.mode + " " + o.target
@@ -294,7 +303,7 @@ func newCallersFor(o options, deadline time.Time, keys []string) ([]caller, func
 	}
 	switch {
 	case o.mode == "grpc" && o.client == "raw":
-		h, err := dialH2(o.target, deadline)
+		h, err := dialH2(o.target, deadline, o.grpcTimeout)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -321,6 +330,11 @@ func newCallersFor(o options, deadline time.Time, keys []string) ([]caller, func
 			reqs[i] = rlsRequest(o.domain, o.descriptor, k)
 		}
 		return same(func(ctx context.Context, i int) (string, error) {
+			if o.grpcTimeout > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, o.grpcTimeout)
+				defer cancel()
+			}
 			res, err := c.ShouldRateLimit(ctx, reqs[i%len(reqs)])
 			if err != nil {
 				return "error:" + status.Code(err).String(), err

@@ -31,7 +31,8 @@ func TestParseRefusesNonLoopback(t *testing.T) {
 			t.Errorf("-target %s: %v", target, err)
 		}
 	}
-	for _, args := range [][]string{{"-mode", "udp"}, {"-c", "0"}, {"-n", "0"}, {"-duration", "1h"}, {"-serve", "10.0.0.1:80"}, {"-client", "curl"}} {
+	for _, args := range [][]string{{"-mode", "udp"}, {"-c", "0"}, {"-n", "0"}, {"-duration", "1h"}, {"-serve", "10.0.0.1:80"}, {"-client", "curl"},
+		{"-mode", "grpc", "-grpc-timeout", "1500us"}, {"-mode", "grpc", "-grpc-timeout", "2m"}, {"-mode", "http", "-grpc-timeout", "20ms"}} {
 		if _, err := parse(args); err == nil {
 			t.Errorf("%v accepted", args)
 		}
@@ -205,7 +206,7 @@ func TestRawGRPCClient(t *testing.T) {
 	}
 
 	// Many calls in flight, past the server's 64 KiB windows both ways.
-	h, err := dialH2(addr, time.Now().Add(time.Minute))
+	h, err := dialH2(addr, time.Now().Add(time.Minute), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,6 +238,56 @@ func TestRawGRPCClient(t *testing.T) {
 	h.close()
 	if _, err := h.call(msgs["ok"]); err == nil {
 		t.Fatal("a call on a closed connection succeeded")
+	}
+}
+
+// deadlineRLS answers OK and sends on seen how long each call had left
+// until its deadline, or -1 for a call without one.
+type deadlineRLS struct {
+	rlsv3.UnimplementedRateLimitServiceServer
+	seen chan time.Duration
+}
+
+func (d deadlineRLS) ShouldRateLimit(ctx context.Context, _ *rlsv3.RateLimitRequest) (*rlsv3.RateLimitResponse, error) {
+	left := time.Duration(-1)
+	if dl, ok := ctx.Deadline(); ok {
+		left = time.Until(dl)
+	}
+	d.seen <- left
+	return &rlsv3.RateLimitResponse{OverallCode: rlsv3.RateLimitResponse_OK}, nil
+}
+
+// TestGRPCTimeout: with -grpc-timeout both clients give each call that
+// deadline, as Envoy does; without it, none.
+func TestGRPCTimeout(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rls := deadlineRLS{seen: make(chan time.Duration, 1)}
+	srv := grpc.NewServer()
+	rlsv3.RegisterRateLimitServiceServer(srv, rls)
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Stop()
+	for _, client := range []string{"raw", "std"} {
+		for _, timeout := range []time.Duration{0, 20 * time.Millisecond, time.Minute} {
+			o := options{mode: "grpc", client: client, target: ln.Addr().String(), domain: "d", descriptor: "k", keys: 1, conc: 1, grpcTimeout: timeout}
+			callers, closeFn, err := newCallersFor(o, time.Now().Add(time.Minute), []string{"ok"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			code, err := callers[0](t.Context(), 0)
+			closeFn()
+			left := <-rls.seen
+			switch {
+			case code != "OK":
+				t.Errorf("%s client, -grpc-timeout %v: %q, %v", client, timeout, code, err)
+			case timeout == 0 && left != -1:
+				t.Errorf("%s client without -grpc-timeout: the call had a deadline %v away", client, left)
+			case timeout > 0 && (left <= 0 || left > timeout):
+				t.Errorf("%s client, -grpc-timeout %v: the call's deadline was %v away", client, timeout, left)
+			}
+		}
 	}
 }
 

@@ -66,8 +66,9 @@ const (
 )
 
 // dialH2 connects to addr, sends the preface and its settings, and starts
-// the reader. No read or write outlasts deadline.
-func dialH2(addr string, deadline time.Time) (*h2Conn, error) {
+// the reader. No read or write outlasts deadline. A timeout above zero (in
+// whole milliseconds) goes with every call as its grpc-timeout.
+func dialH2(addr string, deadline time.Time, timeout time.Duration) (*h2Conn, error) {
 	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
 	if err != nil {
 		return nil, err
@@ -78,10 +79,14 @@ func dialH2(addr string, deadline time.Time) (*h2Conn, error) {
 	}
 	var hb bytes.Buffer
 	enc := hpack.NewEncoder(&hb)
-	for _, f := range [][2]string{
+	fields := [][2]string{
 		{":method", "POST"}, {":scheme", "http"}, {":path", "/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit"},
 		{":authority", addr}, {"content-type", "application/grpc"}, {"te", "trailers"}, {"user-agent", "ratelimit-load"},
-	} {
+	}
+	if timeout > 0 {
+		fields = append(fields, [2]string{"grpc-timeout", strconv.FormatInt(timeout.Milliseconds(), 10) + "m"})
+	}
+	for _, f := range fields {
 		if err := enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1], Sensitive: true}); err != nil {
 			c.Close()
 			return nil, err
