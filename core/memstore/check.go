@@ -6,7 +6,6 @@ import (
 
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/algo"
-	"github.com/ratelimit-go/ratelimit/internal/policyeq"
 )
 
 // mode says what apply may write.
@@ -63,16 +62,7 @@ func (s *Store) checkOne(ctx context.Context, key string, p *core.Policy, cost i
 	if err := core.ValidateKey(key); err != nil {
 		return algo.Answer{}, err
 	}
-	// The registry's lookup, written out here: two calls fewer per check.
-	var pi *policyInfo
-	if snap := s.reg.snap.Load(); snap != nil && snap.index == nil {
-		for _, x := range snap.all {
-			if policyeq.Equal(&x.policy, p) {
-				pi = x
-				break
-			}
-		}
-	}
+	pi := s.reg.lookup(p) // get, below, only for a policy seen the first time
 	if pi == nil {
 		if pi, err = s.reg.get(p); err != nil {
 			return algo.Answer{}, err

@@ -76,6 +76,12 @@ func (s *regSnapshot) find(p *core.Policy) *policyInfo {
 	if s.index != nil {
 		return s.index[*p]
 	}
+	return s.scan(p)
+}
+
+// scan returns the policy of s.all equal to p, compared one by one, or nil:
+// find's search while s has no index, apart so that find inlines.
+func (s *regSnapshot) scan(p *core.Policy) *policyInfo {
 	for _, pi := range s.all {
 		if policyeq.Equal(&pi.policy, p) {
 			return pi
