@@ -93,6 +93,14 @@ func (b *batcher) queued() int {
 	return len(b.pending)
 }
 
+// waitQueued returns once at least n calls are queued in s (waiting for
+// goroutines to queue, not for a window).
+func waitQueued(s *Store, n int) {
+	for s.calls.queued() < n {
+		time.Sleep(time.Millisecond)
+	}
+}
+
 var testNow = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 
 // TestBatchingGroupsQueuedChecks: with one script call in flight, checks
@@ -127,9 +135,7 @@ func testGroupsQueued(t *testing.T, perCall int) {
 			results[i], errs[i] = s.CheckOne(ctx, "shared", p, 1, testNow)
 		}(i)
 	}
-	for s.calls.queued() < n {
-		time.Sleep(time.Millisecond) // waiting for goroutines to queue, not for a window
-	}
+	waitQueued(s, n)
 	close(g.release)
 	wg.Wait()
 	if err := <-first; err != nil {
@@ -207,9 +213,7 @@ func testNoScriptQueued(t *testing.T, perCall int) {
 			errs[i], remaining[i] = err, d.Remaining
 		}(i)
 	}
-	for s.calls.queued() < n {
-		time.Sleep(time.Millisecond)
-	}
+	waitQueued(s, n)
 	close(g.release)
 	wg.Wait()
 	if err := <-first; err != nil {
@@ -250,9 +254,7 @@ func TestBatchingQueuedCancel(t *testing.T) {
 		_, err := s.CheckOne(ctx, "k", p, 1, testNow)
 		queued <- err
 	}()
-	for s.calls.queued() < 1 {
-		time.Sleep(time.Millisecond)
-	}
+	waitQueued(s, 1)
 	cancel()
 	if err := <-queued; !errors.Is(err, context.Canceled) {
 		t.Fatalf("queued check after cancel: %v, want context.Canceled", err)
@@ -294,9 +296,7 @@ func TestBatchingPipelineFailure(t *testing.T) {
 			results[i], errs[i] = s.CheckOne(context.Background(), "k", p, 1, testNow)
 		}(i)
 	}
-	for s.calls.queued() < n {
-		time.Sleep(time.Millisecond)
-	}
+	waitQueued(s, n)
 	m.Close()
 	close(g.release)
 	wg.Wait()

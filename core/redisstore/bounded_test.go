@@ -107,9 +107,7 @@ func TestCallsReturnWhenContextDone(t *testing.T) {
 			<-h.held
 			held++
 		} else {
-			for s.calls.queued() < 1 {
-				time.Sleep(time.Millisecond)
-			}
+			waitQueued(s, 1)
 		}
 		cancel()
 		if err := <-done; !errors.Is(err, context.Canceled) {
@@ -243,17 +241,13 @@ func TestPanicInTheClientLeadingABatch(t *testing.T) {
 		defer func() { led <- recover() }()
 		_, _ = s.CheckOne(context.Background(), "k", p, 1, testNow)
 	}()
-	for s.calls.queued() < 1 {
-		time.Sleep(time.Millisecond)
-	}
+	waitQueued(s, 1)
 	queued := make(chan error, 1)
 	go func() {
 		_, err := s.CheckOne(ctx, "k", p, 1, testNow)
 		queued <- err
 	}()
-	for s.calls.queued() < 2 {
-		time.Sleep(time.Millisecond)
-	}
+	waitQueued(s, 2)
 	close(g.release)
 
 	if err := <-first; err == nil || !strings.Contains(err.Error(), "panicked") {
