@@ -60,7 +60,8 @@ type LeanChecker interface {
 // core/resilient calls such a backend on the caller's goroutine; any other
 // it calls on a goroutine of its own, so that its budget holds even for a
 // backend that ignores its context. The memory and Redis stores implement
-// it; a wrapper implements it by asking what it wraps.
+// it; a wrapper implements it by asking what it wraps. See also
+// WaitLimited.
 type ContextBounded interface {
 	// BoundedByContext reports whether every call returns once its context
 	// is done, as above.

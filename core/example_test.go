@@ -135,3 +135,19 @@ func ExampleLimiter_AllowN_errors() {
 	// true window
 	// true
 }
+
+// A wrapper that bounds each call to its store gives the store's context a
+// wait limit when the store honours one: the call stops waiting then, with
+// context.DeadlineExceeded, at the cost of one allocation and no timer of
+// the wrapper's (core/resilient passes its budget this way).
+func ExampleWithWaitLimit() {
+	store := memstore.New()
+	defer store.Close()
+	ctx := context.Background()
+	if core.BoundedByWaitLimit(store) {
+		ctx = core.WithWaitLimit(ctx, time.Now().Add(50*time.Millisecond))
+	}
+	d, err := store.CheckOne(ctx, "user:42", core.MustParsePolicy("10/s"), 1, time.Now())
+	fmt.Println(d.Allowed, d.Remaining, err)
+	// Output: true 9 <nil>
+}

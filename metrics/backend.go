@@ -72,6 +72,10 @@ type instrumented struct {
 // would call that backend.
 func (i *instrumented) BoundedByContext() bool { return core.BoundedByContext(i.b) }
 
+// BoundedByWaitLimit implements core.WaitLimited with the answer of the
+// wrapped backend, to which every call passes its context unchanged.
+func (i *instrumented) BoundedByWaitLimit() bool { return core.BoundedByWaitLimit(i.b) }
+
 func (i *instrumented) Check(ctx context.Context, key string, policies []core.Policy, cost int, now time.Time, out []core.Decision) error {
 	start := time.Now()
 	err := i.b.Check(ctx, key, policies, cost, now, out)

@@ -360,11 +360,11 @@ func TestBackendKeepsOptionalInterfaces(t *testing.T) {
 	}
 	// Bounded by its context exactly when the store is: resilient over it
 	// then calls it on the caller's goroutine, as it would the store.
-	if !core.BoundedByContext(b) {
-		t.Error("the instrumented memory store is not bounded by its context")
+	if !core.BoundedByContext(b) || !core.BoundedByWaitLimit(b) {
+		t.Error("the instrumented memory store is not bounded by its context and its wait limit")
 	}
-	if core.BoundedByContext(c.Backend(broken{})) {
-		t.Error("an instrumented backend that says nothing is bounded by its context")
+	if core.BoundedByContext(c.Backend(broken{})) || core.BoundedByWaitLimit(c.Backend(broken{})) {
+		t.Error("an instrumented backend that says nothing is bounded by its context or its wait limit")
 	}
 }
 

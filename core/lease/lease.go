@@ -144,12 +144,17 @@ var (
 	_ core.Backend        = (*Backend)(nil)
 	_ core.SingleChecker  = (*Backend)(nil)
 	_ core.ContextBounded = (*Backend)(nil)
+	_ core.WaitLimited    = (*Backend)(nil)
 )
 
 // BoundedByContext implements core.ContextBounded with the store's answer:
 // what the Backend does besides calling the store waits on nothing but
 // brief locks.
 func (b *Backend) BoundedByContext() bool { return core.BoundedByContext(b.store) }
+
+// BoundedByWaitLimit implements core.WaitLimited with the store's answer:
+// every call to the store gets the caller's context as it is.
+func (b *Backend) BoundedByWaitLimit() bool { return core.BoundedByWaitLimit(b.store) }
 
 // New returns a Backend over store that may lease the given policies (each
 // compared with ==, as the stores do). It returns ErrUnsupported, wrapped,

@@ -67,14 +67,14 @@ func TestNewErrors(t *testing.T) {
 	}
 }
 
-// TestBoundedByContext: a lease backend is bounded by its context exactly
-// when its store is.
+// TestBoundedByContext: a lease backend is bounded by its context, and by
+// its wait limit, exactly when its store is.
 func TestBoundedByContext(t *testing.T) {
 	ps := []core.Policy{{Limit: 10, Window: time.Second}}
-	if !core.BoundedByContext(newLeased(t, memstore.New(), ps)) {
+	if b := newLeased(t, memstore.New(), ps); !core.BoundedByContext(b) || !core.BoundedByWaitLimit(b) {
 		t.Error("over the memory store: not bounded")
 	}
-	if core.BoundedByContext(newLeased(t, unbounded{memstore.New()}, ps)) {
+	if b := newLeased(t, unbounded{memstore.New()}, ps); core.BoundedByContext(b) || core.BoundedByWaitLimit(b) {
 		t.Error("over a store that says nothing: bounded")
 	}
 }

@@ -26,11 +26,16 @@ var (
 	_ core.SingleChecker  = (*Store)(nil)
 	_ core.LeanChecker    = (*Store)(nil)
 	_ core.ContextBounded = (*Store)(nil)
+	_ core.WaitLimited    = (*Store)(nil)
 )
 
 // BoundedByContext implements core.ContextBounded: true. A call waits for
 // nothing but a shard's lock, held for the length of one decision.
 func (*Store) BoundedByContext() bool { return true }
+
+// BoundedByWaitLimit implements core.WaitLimited: true, for the same
+// reason: a call never waits long enough for a wait limit to matter.
+func (*Store) BoundedByWaitLimit() bool { return true }
 
 // Store is the in-memory Backend. Create it with New; the zero value is not
 // usable. A Store is safe for concurrent use by any number of goroutines.

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/ratelimit-go/ratelimit/core"
 )
 
 // batcher groups checks that arrive while earlier ones are on the wire
@@ -68,9 +70,12 @@ type call struct {
 	// ctx is the caller's context, for the goroutine that sends a batch
 	// this call is the first of (its values, not its end).
 	ctx context.Context
+	// bounded: the caller may stop waiting (its context can end, or it
+	// has a wait limit).
+	bounded bool
 	// batch is set, under batcher.mu, when this call must send it: the
 	// calls queued while every script call was busy, itself included.
-	// Only a call whose context never ends leads a batch.
+	// Only a call that is not bounded leads a batch.
 	batch []*call
 	done  chan struct{} // receives once: the reply is in, or batch is set
 
@@ -112,19 +117,25 @@ const maxSenders = 256
 
 // run decides c and returns its reply.
 //
-// A caller whose context can end (ctx.Done is not nil) never waits on the
-// network itself: its call goes out from a goroutine that ends when the
-// script call returns, and the caller returns ctx's error as soon as ctx is
-// done, whatever Redis does (see Store.BoundedByContext). A caller whose
-// context never ends sends its own call, or a batch of queued ones, on its
+// A caller that may stop waiting (its context can end, or carries a wait
+// limit: see core.WithWaitLimit) never waits on the network itself: its
+// call goes out from a goroutine that ends when the script call returns,
+// and the caller returns ctx's error as soon as ctx is done, or
+// context.DeadlineExceeded once the wait limit has passed, whatever Redis
+// does (see Store.BoundedByContext). A caller that waits for the answer
+// whatever happens sends its own call, or a batch of queued ones, on its
 // own goroutine.
 func (b *batcher) run(ctx context.Context, c *call) ([]int64, error) {
-	bounded := ctx.Done() != nil
+	limit, limited := core.WaitLimit(ctx)
+	if limited && !time.Now().Before(limit) {
+		return nil, context.DeadlineExceeded // not sent: nobody would wait for it
+	}
+	c.bounded = limited || ctx.Done() != nil
 	b.mu.Lock()
-	if b.inFlight < b.max && (!bounded || b.inFlight < maxSenders) {
+	if b.inFlight < b.max && (!c.bounded || b.inFlight < maxSenders) {
 		b.inFlight++
 		b.mu.Unlock()
-		if !bounded {
+		if !c.bounded {
 			return b.sendAlone(ctx, c)
 		}
 		c.done = make(chan struct{}, 1)
@@ -139,28 +150,68 @@ func (b *batcher) run(ctx context.Context, c *call) ([]int64, error) {
 		b.mu.Unlock()
 	}
 
+	var expired <-chan time.Time // nil, which never fires, without a limit
+	if limited {
+		t := startTimer(time.Until(limit))
+		defer stopTimer(t)
+		expired = t.C
+	}
 	select {
 	case <-c.done:
 	case <-ctx.Done():
-		b.mu.Lock()
-		if i := slices.Index(b.pending, c); i >= 0 {
-			b.pending = slices.Delete(b.pending, i, i+1)
-		}
-		b.mu.Unlock()
-		// Never sent, or on the wire: it may still run, but this caller
-		// stops waiting. The sender writes only into c.
+		b.leave(c)
 		return nil, ctx.Err()
+	case <-expired:
+		b.leave(c)
+		return nil, context.DeadlineExceeded
 	}
 	if c.batch != nil {
-		// Others wait on this batch: this caller, whose context never
-		// ends, sends it.
+		// Others wait on this batch: this caller, which waits for the
+		// answer whatever happens, sends it.
 		b.lead(ctx, c.batch)
 	}
 	return c.reply, c.err
 }
 
-// lead sends batch on the goroutine of its first caller, whose context
-// never ends, and passes on the slot however the call ends. A panic in the
+// leave takes c out of the queue, if it is still there, for a caller that
+// stops waiting. Never sent, or on the wire, it may still run, but its
+// caller has gone; the sender writes only into c.
+func (b *batcher) leave(c *call) {
+	b.mu.Lock()
+	if i := slices.Index(b.pending, c); i >= 0 {
+		b.pending = slices.Delete(b.pending, i, i+1)
+	}
+	b.mu.Unlock()
+}
+
+// timers holds stopped timers for the waits bounded by a wait limit, so
+// that such a wait allocates none.
+var timers sync.Pool
+
+// startTimer returns a timer that fires after d.
+func startTimer(d time.Duration) *time.Timer {
+	if t, ok := timers.Get().(*time.Timer); ok {
+		t.Reset(d)
+		return t
+	}
+	return time.NewTimer(d)
+}
+
+// stopTimer stops t and keeps it for startTimer. The drain matters only
+// under asynctimerchan=1 (a main module older than Go 1.23), where a timer
+// that fired unread keeps its value in its channel after Stop.
+func stopTimer(t *time.Timer) {
+	if !t.Stop() {
+		select {
+		case <-t.C:
+		default:
+		}
+	}
+	timers.Put(t)
+}
+
+// lead sends batch on the goroutine of its first caller, which waits for
+// the answer whatever happens (it is not bounded), and passes on the slot however the call ends. A panic in the
 // client gives the other calls of batch their error and goes on up this
 // caller's stack, as it does for a call sent alone (sendAlone).
 func (b *batcher) lead(ctx context.Context, batch []*call) {
@@ -189,7 +240,9 @@ func (b *batcher) batchContext(ctx context.Context) (context.Context, context.Ca
 
 // decide sends batch and signals each of its calls. A batch of queued
 // calls is sent with the first one's context detached (batchContext); a
-// call alone, with its caller's. A panic in the client becomes every call's
+// call alone, with its caller's, and not at all once its caller's wait
+// limit has passed (the caller has left, as go-redis sends nothing for a
+// context already done). A panic in the client becomes every call's
 // error: on a sender's goroutine it would end the process. On a caller's
 // own goroutine (own), it is raised again once every call has its error.
 func (b *batcher) decide(ctx context.Context, batch []*call, detach, own bool) {
@@ -213,14 +266,22 @@ func (b *batcher) decide(ctx context.Context, batch []*call, detach, own bool) {
 			panic(r)
 		}
 	}()
+	if !detach {
+		if limit, ok := core.WaitLimit(ctx); ok && !time.Now().Before(limit) {
+			for _, c := range batch {
+				c.err = context.DeadlineExceeded
+			}
+			return
+		}
+	}
 	b.exec(ctx, batch)
 }
 
 // send is the goroutine that sends calls on behalf of callers that may stop
 // waiting: batch, then whatever queued meanwhile for as long as some did
-// and its first call's context can end. It ends when its last script call
-// returns and nothing waits, or when it hands a batch to a caller whose
-// context never ends.
+// and its first call is bounded. It ends when its last script call returns
+// and nothing waits, or when it hands a batch to a caller that is not
+// bounded.
 func (b *batcher) send(ctx context.Context, batch []*call, detach bool) {
 	for batch != nil {
 		b.decide(ctx, batch, detach, false)
@@ -241,8 +302,8 @@ func (b *batcher) handOff() {
 }
 
 // next takes the calls queued while a script call was in flight, once it
-// has returned. When the first of them has a context that never ends, that
-// caller sends them next, and next returns nil; otherwise it returns them,
+// has returned. When the first of them is not bounded (its caller waits
+// whatever happens), that caller sends them next, and next returns nil; otherwise it returns them,
 // for a goroutine to send. With nothing queued it gives the slot back.
 func (b *batcher) next() []*call {
 	b.mu.Lock()
@@ -253,7 +314,7 @@ func (b *batcher) next() []*call {
 	}
 	batch := b.pending
 	b.pending = nil
-	if lead := batch[0]; lead.ctx.Done() == nil {
+	if lead := batch[0]; !lead.bounded {
 		lead.batch = batch
 		lead.done <- struct{}{}
 		return nil

@@ -57,12 +57,14 @@ func (h *holdAll) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proc
 
 // TestCallsReturnWhenContextDone: with Redis not answering (every command
 // held on its way out), each kind of call returns its context's error once
-// the context is done, alone or queued, cancelled or past its deadline;
-// the goroutines that send the held commands end once Redis answers again,
-// and the Store works on.
+// the context is done, alone or queued, cancelled or past its deadline,
+// and context.DeadlineExceeded once its wait limit has passed
+// (core.WithWaitLimit), with a context that never ends; a call whose wait
+// limit has already passed sends nothing; the goroutines that send the
+// held commands end once Redis answers again, and the Store works on.
 func TestCallsReturnWhenContextDone(t *testing.T) {
-	if !core.BoundedByContext(&Store{}) {
-		t.Fatal("the Store does not say it is bounded by its context")
+	if !core.BoundedByContext(&Store{}) || !core.BoundedByWaitLimit(&Store{}) {
+		t.Fatal("the Store does not say it is bounded by its context and its wait limit")
 	}
 	before := goleak.IgnoreCurrent()
 	m := miniredis.NewMiniRedis()
@@ -124,9 +126,30 @@ func TestCallsReturnWhenContextDone(t *testing.T) {
 			<-h.held
 			held++
 		}
+		// Past its wait limit, with a context that never ends.
+		start := time.Now()
+		err = c.call(core.WithWaitLimit(context.Background(), start.Add(20*time.Millisecond)))
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("%s, past its wait limit with Redis not answering: %v, want context.DeadlineExceeded", c.name, err)
+		}
+		if waited := time.Since(start); waited < 20*time.Millisecond {
+			t.Fatalf("%s returned %v after the call, before its wait limit", c.name, waited)
+		}
+		if c.name == "reset" {
+			<-h.held
+			held++
+		}
+		// A wait limit already passed: the error at once, nothing sent.
+		err = c.call(core.WithWaitLimit(context.Background(), time.Now().Add(-time.Millisecond)))
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("%s, its wait limit already passed: %v, want context.DeadlineExceeded", c.name, err)
+		}
 	}
 	if s.calls.queued() != 0 {
 		t.Fatalf("%d calls still queued after their callers left", s.calls.queued())
+	}
+	if n := len(h.held); n != 0 {
+		t.Fatalf("%d more commands sent than the calls that were waiting", n)
 	}
 	close(h.release)
 	// The Store works on: the slot came back.
@@ -135,12 +158,54 @@ func TestCallsReturnWhenContextDone(t *testing.T) {
 	if _, err := s.CheckOne(ctx, "after", p, 1, testNow); err != nil {
 		t.Fatalf("after Redis answers again: %v", err)
 	}
-	if held != 3 {
-		t.Fatalf("%d commands held, want 3 (a script call, two DELs)", held)
+	if held != 4 {
+		t.Fatalf("%d commands held, want 4 (a script call, three DELs)", held)
 	}
 	_ = c.Close()
 	m.Close()
 	goleak.VerifyNone(t, before)
+}
+
+// TestSenderSkipsCallPastItsWaitLimit: a call sent alone from a goroutine
+// of the Store's own is not sent once its caller's wait limit has passed
+// (its caller has left), as go-redis sends nothing for a context already
+// done; it gets context.DeadlineExceeded. A limit still ahead sends it.
+func TestSenderSkipsCallPastItsWaitLimit(t *testing.T) {
+	m := miniredis.RunT(t)
+	c := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	defer c.Close()
+	h := newHoldAll("evalsha", "eval")
+	close(h.release) // counts the script calls sent, holds none
+	c.AddHook(h)
+	s, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := core.Policy{Limit: 100, Window: time.Minute}
+	for _, tc := range []struct {
+		name  string
+		limit time.Duration
+		sent  bool
+	}{{"limit passed", -time.Millisecond, false}, {"limit ahead", time.Minute, true}} {
+		cl := s.newCall("k", []core.Policy{p}, 1, testNow)
+		cl.done = make(chan struct{}, 1)
+		ctx := core.WithWaitLimit(context.Background(), time.Now().Add(tc.limit))
+		s.calls.decide(ctx, []*call{cl}, false, false)
+		<-cl.done
+		// EVALSHA, and EVAL after a NOSCRIPT the first time.
+		if sent := len(h.held); (sent > 0) != tc.sent {
+			t.Fatalf("%s: %d script calls sent", tc.name, sent)
+		}
+		for len(h.held) > 0 {
+			<-h.held
+		}
+		if !tc.sent && !errors.Is(cl.err, context.DeadlineExceeded) {
+			t.Fatalf("%s: %v, want context.DeadlineExceeded", tc.name, cl.err)
+		}
+		if tc.sent && (cl.err != nil || len(cl.reply) == 0) {
+			t.Fatalf("%s: reply %v, %v", tc.name, cl.reply, cl.err)
+		}
+	}
 }
 
 // panicHook panics on every script call while on is set.
@@ -276,8 +341,22 @@ func TestPanicInTheClientLeadingABatch(t *testing.T) {
 // TestSendersAreBounded: with Redis not answering, at most maxSenders
 // script calls and maxSenders DELs go out from goroutines of the Store's
 // own, even without batching; the callers past them wait, and leave when
-// their context is done.
+// their context is done, or when their wait limit has passed.
 func TestSendersAreBounded(t *testing.T) {
+	t.Run("canceled", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		testSendersAreBounded(t, ctx, cancel, context.Canceled)
+	})
+	t.Run("wait limit", func(t *testing.T) {
+		// A context that never ends, with a wait limit far enough ahead
+		// for every call to be sent or queued first.
+		testSendersAreBounded(t, core.WithWaitLimit(context.Background(), time.Now().Add(3*time.Second)), func() {}, context.DeadlineExceeded)
+	})
+}
+
+// testSendersAreBounded runs TestSendersAreBounded with callers of ctx,
+// which end with want once stop is called (or their wait limit passes).
+func testSendersAreBounded(t *testing.T, ctx context.Context, stop func(), want error) {
 	m := miniredis.RunT(t)
 	c := redis.NewClient(&redis.Options{Addr: m.Addr(), MaxRetries: -1, PoolSize: 2 * maxSenders})
 	t.Cleanup(func() { _ = c.Close() })
@@ -288,7 +367,6 @@ func TestSendersAreBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := core.Policy{Limit: 100, Window: time.Minute}
-	ctx, cancel := context.WithCancel(context.Background())
 	const extra = 20
 	errs := make(chan error, 2*(maxSenders+extra))
 	for i := range maxSenders + extra {
@@ -303,6 +381,9 @@ func TestSendersAreBounded(t *testing.T) {
 		<-h.held
 	}
 	for s.calls.queued() < extra || len(s.dels) < maxSenders {
+		if limit, ok := core.WaitLimit(ctx); ok && time.Now().After(limit) {
+			t.Fatal("the calls took longer than their wait limit to go out or queue")
+		}
 		time.Sleep(time.Millisecond)
 	}
 	time.Sleep(10 * time.Millisecond) // room for a command past the bound to show up
@@ -311,14 +392,14 @@ func TestSendersAreBounded(t *testing.T) {
 		t.Fatalf("a %s went out past the bound", name)
 	default:
 	}
-	cancel()
+	stop()
 	for range 2 * (maxSenders + extra) {
-		if err := <-errs; !errors.Is(err, context.Canceled) {
-			t.Fatalf("a call with Redis not answering, cancelled: %v", err)
+		if err := <-errs; !errors.Is(err, want) {
+			t.Fatalf("a call with Redis not answering: %v, want %v", err, want)
 		}
 	}
 	close(h.release)
-	ctx, cancel = context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if _, err := s.CheckOne(ctx, "after", p, 1, testNow); err != nil {
 		t.Fatalf("after Redis answers again: %v", err)

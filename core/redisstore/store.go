@@ -40,6 +40,7 @@ var (
 	_ core.SingleChecker   = (*Store)(nil)
 	_ core.MultiKeyChecker = (*Store)(nil)
 	_ core.ContextBounded  = (*Store)(nil)
+	_ core.WaitLimited     = (*Store)(nil)
 )
 
 // BoundedByContext implements core.ContextBounded: true. Every call returns
@@ -54,6 +55,15 @@ var (
 // calls and 256 DELs from goroutines of the Store's own: past that, a call
 // waits for one to end, or for its context.
 func (*Store) BoundedByContext() bool { return true }
+
+// BoundedByWaitLimit implements core.WaitLimited: true. A call whose
+// context carries a wait limit (core.WithWaitLimit) returns
+// context.DeadlineExceeded once the limit has passed, if Redis has not
+// answered yet, as at a deadline of the context's own; the wait takes a
+// pooled timer and allocates nothing for it. Its command may still run in
+// Redis, as above; with ContextTimeoutEnabled, go-redis bounds it by its
+// ReadTimeout and WriteTimeout, since the context has no deadline.
+func (*Store) BoundedByWaitLimit() bool { return true }
 
 // ErrCrossSlot reports a multi-key check on a Redis Cluster whose keys fall
 // into different hash slots, which one script call cannot touch together.
@@ -150,18 +160,32 @@ func (s *Store) Reset(ctx context.Context, key string, policies []core.Policy) e
 	return nil
 }
 
-// del deletes keys; when ctx can end, from a goroutine of its own, so that
-// it returns once ctx is done whatever Redis does. At most maxSenders such
-// goroutines run at once; past that a caller waits for one to end, or for
-// ctx.
+// del deletes keys; when the caller may stop waiting (ctx can end, or
+// carries a wait limit), from a goroutine of its own, so that it returns
+// once ctx is done or the limit has passed, whatever Redis does. At most
+// maxSenders such goroutines run at once; past that a caller waits for one
+// to end, or for its end.
 func (s *Store) del(ctx context.Context, keys []string) error {
-	if ctx.Done() == nil {
+	limit, limited := core.WaitLimit(ctx)
+	if !limited && ctx.Done() == nil {
 		return s.client.Del(ctx, keys...).Err()
+	}
+	var expired <-chan time.Time // nil, which never fires, without a limit
+	if limited {
+		d := time.Until(limit)
+		if d <= 0 {
+			return context.DeadlineExceeded
+		}
+		t := startTimer(d)
+		defer stopTimer(t)
+		expired = t.C
 	}
 	select {
 	case s.dels <- struct{}{}:
 	case <-ctx.Done():
 		return ctx.Err()
+	case <-expired:
+		return context.DeadlineExceeded
 	}
 	done := make(chan error, 1)
 	go func() {
@@ -178,6 +202,8 @@ func (s *Store) del(ctx context.Context, keys []string) error {
 		return err
 	case <-ctx.Done():
 		return ctx.Err()
+	case <-expired:
+		return context.DeadlineExceeded
 	}
 }
 

@@ -151,21 +151,34 @@ func (b *Backend) callPrimaryItems(ctx context.Context, o op, key string, polici
 		return resFailed, ErrOverloaded
 	}
 	b.stats.primaryCalls.Add(1)
+	// The call ends at end: the caller's own deadline when it comes within
+	// the budget (it bounds the call as the budget would, and spares a
+	// context per call), the budget's otherwise.
 	cctx := ctx
-	if !withinBudget(ctx, b.budget) {
-		var cancel context.CancelFunc
-		cctx, cancel = context.WithTimeout(ctx, b.budget)
-		defer cancel()
+	start := time.Now()
+	end, own := ctx.Deadline()
+	if !own || end.Sub(start) > b.budget {
+		end = start.Add(b.budget)
+		if b.waitLimited {
+			// The primary stops waiting at the limit (core.WaitLimited):
+			// no timer and no context of our own per call.
+			cctx = core.WithWaitLimit(ctx, end)
+		} else {
+			var cancel context.CancelFunc
+			cctx, cancel = context.WithDeadline(ctx, end)
+			defer cancel()
+		}
 	}
 	if b.inline {
-		// The primary returns once cctx is done (core.ContextBounded): no
-		// goroutine of our own is needed to stop waiting at the budget.
-		// It writes out only when it answers, and never after returning.
+		// The primary returns once cctx is done or its wait limit has
+		// passed (core.ContextBounded, core.WaitLimited): no goroutine of
+		// our own is needed to stop waiting at the budget. It writes out
+		// only when it answers, and never after returning.
 		err := b.invoke(cctx, o, key, policies, items, cost, now, out)
-		if err != nil && ctx.Err() == nil && cctx.Err() != nil && errors.Is(err, context.DeadlineExceeded) {
+		if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) && !time.Now().Before(end) {
 			return resTimeout, ErrBudgetExceeded // as when a call's goroutine is left behind
 		}
-		return classify(ctx, cctx, err)
+		return classify(ctx, end, err)
 	}
 
 	c := callPool.Get().(*call)
@@ -198,24 +211,13 @@ func (b *Backend) callPrimaryItems(ctx context.Context, o op, key string, polici
 		copy(out, c.out)
 	}
 	c.recycle()
-	return classify(ctx, cctx, err)
-}
-
-// withinBudget reports whether ctx ends by its own deadline no later than
-// budget from now. Such a context bounds the call as the budget would, and
-// a deadline of its own spares a timer per call: Envoy, for one, gives
-// every rate-limit call a deadline (20 ms by default), shorter than most
-// budgets. A call that ends at the caller's deadline is the caller's end
-// (resCaller) either way: a context derived with the budget would have
-// inherited that earlier deadline.
-func withinBudget(ctx context.Context, budget time.Duration) bool {
-	dl, ok := ctx.Deadline()
-	return ok && time.Until(dl) <= budget
+	return classify(ctx, end, err)
 }
 
 // classify says how a primary call that returned err ended; ctx is the
-// caller's context, cctx the call's (ctx within the budget).
-func classify(ctx, cctx context.Context, err error) (result, error) {
+// caller's context, and end the call's: the budget's, or ctx's own deadline
+// when it came first.
+func classify(ctx context.Context, end time.Time, err error) (result, error) {
 	switch {
 	case err == nil:
 		return resOK, nil
@@ -224,16 +226,10 @@ func classify(ctx, cctx context.Context, err error) (result, error) {
 	case ctx.Err() != nil:
 		// The primary gave up because the caller did.
 		return resCaller, ctx.Err()
-	case cctx.Err() != nil || pastDeadline(cctx):
+	case !time.Now().Before(end):
 		// The primary returned at the deadline, maybe a moment before the
 		// context's own timer fired.
 		return resTimeout, fmt.Errorf("%w: %w", ErrBudgetExceeded, err)
 	}
 	return resFailed, err
-}
-
-// pastDeadline reports whether ctx's deadline has passed.
-func pastDeadline(ctx context.Context) bool {
-	dl, ok := ctx.Deadline()
-	return ok && !time.Now().Before(dl)
 }

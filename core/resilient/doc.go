@@ -13,12 +13,17 @@
 //
 // # Latency budget
 //
-// Every primary call gets a budget (DefaultBudget, 50 ms; WithBudget). The
-// call's context carries it as a deadline. A primary that promises to
-// return once its context is done (core.ContextBounded: the memory store,
-// the Redis store, and wrappers of them such as the metrics module's) is
-// called on the caller's goroutine, and the deadline is all it takes: no
-// goroutine, no late result. Any other primary call runs on its own
+// Every primary call gets a budget (DefaultBudget, 50 ms; WithBudget). A
+// primary that promises to return once its context is done
+// (core.ContextBounded: the memory store, the Redis store, and wrappers of
+// them such as the metrics module's) is called on the caller's goroutine,
+// and the budget reaches it through the call's context: no goroutine, no
+// late result. When the primary also honours a wait limit
+// (core.WaitLimited: the same stores and wrappers), the context carries the
+// budget as one (core.WithWaitLimit), which costs neither a timer nor a
+// registration with a caller's cancelable context; otherwise the budget is
+// the context's deadline. A caller whose own deadline comes within the
+// budget has its context passed on as it is. Any other primary call runs on its own
 // goroutine so that the wrapper stops waiting when the budget passes even if
 // the primary ignores its context. The abandoned call finishes in the
 // background; its result is discarded (an EventLateResult reports it), and

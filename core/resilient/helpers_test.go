@@ -32,7 +32,7 @@ const (
 	healthy   fault = iota
 	failing         // returns errBroken at once
 	hang            // blocks until released, ignoring its context
-	hangCtx         // blocks until its context ends and returns its error
+	hangCtx         // blocks until its context ends, or its wait limit passes (core.WithWaitLimit), and returns the error
 	callerErr       // returns a typed core validation error
 )
 
@@ -58,6 +58,14 @@ func newFaulty(t testing.TB) *faultyBackend {
 }
 
 func (f *faultyBackend) set(x fault) { f.fault.Store(uint32(x)) }
+
+// lastDeadline is the time that was left on the most recent call's context
+// when it started, -1 for a context without a deadline.
+func (f *faultyBackend) lastDeadline() time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.deadlines[len(f.deadlines)-1]
+}
 
 // unblock releases every hanging call, now and later, until set is called
 // with hang again after reblock.
@@ -97,8 +105,18 @@ func (f *faultyBackend) before(ctx context.Context) error {
 		<-release
 		return errBroken
 	case hangCtx:
-		<-ctx.Done()
-		return ctx.Err()
+		var expired <-chan time.Time // nil, which never fires, without a wait limit
+		if limit, ok := core.WaitLimit(ctx); ok {
+			t := time.NewTimer(time.Until(limit))
+			defer t.Stop()
+			expired = t.C
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-expired:
+			return context.DeadlineExceeded
+		}
 	case callerErr:
 		return &core.KeyError{Reason: "rejected by the primary"}
 	}

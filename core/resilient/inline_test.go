@@ -14,18 +14,21 @@ import (
 	"github.com/ratelimit-go/ratelimit/core/resilient"
 )
 
-// bounded is a faultyBackend that says, through core.ContextBounded, whether
-// its calls return once their context is done, and records the stack of
-// each call: it shows on which goroutine the wrapper ran it.
+// bounded is a faultyBackend that says, through core.ContextBounded and
+// core.WaitLimited, whether its calls return once their context is done and
+// once their wait limit has passed, and records the stack of each call: it
+// shows on which goroutine the wrapper ran it.
 type bounded struct {
 	*faultyBackend
-	says bool
+	says, limited bool
 
 	mu     sync.Mutex
 	stacks []string
 }
 
 func (b *bounded) BoundedByContext() bool { return b.says }
+
+func (b *bounded) BoundedByWaitLimit() bool { return b.limited }
 
 func (b *bounded) Check(ctx context.Context, key string, ps []core.Policy, cost int, now time.Time, out []core.Decision) error {
 	b.mu.Lock()
@@ -66,11 +69,20 @@ func TestBoundedPrimaryRunsOnTheCallersGoroutine(t *testing.T) {
 }
 
 // TestBoundedPrimaryBudget: a bounded primary is held to the budget through
-// its context alone. A call that runs out of budget is a timeout, as with a
-// goroutine left behind, but nothing is left behind: no abandoned call, no
-// late result, and so never ErrOverloaded.
+// its context alone: a deadline, or for a primary that is also
+// core.WaitLimited, a wait limit and no deadline. A call that runs out of
+// budget is a timeout, as with a goroutine left behind, but nothing is left
+// behind: no abandoned call, no late result, and so never ErrOverloaded.
 func TestBoundedPrimaryBudget(t *testing.T) {
-	p := &bounded{faultyBackend: newFaulty(t), says: true}
+	for _, limited := range []bool{false, true} {
+		t.Run(map[bool]string{false: "deadline", true: "wait limit"}[limited], func(t *testing.T) {
+			testBoundedPrimaryBudget(t, limited)
+		})
+	}
+}
+
+func testBoundedPrimaryBudget(t *testing.T, limited bool) {
+	p := &bounded{faultyBackend: newFaulty(t), says: true, limited: limited}
 	p.set(hangCtx)
 	var ev eventLog
 	b := resilient.New(p, resilient.WithBudget(5*time.Millisecond), resilient.WithMaxAbandoned(1),
@@ -79,6 +91,11 @@ func TestBoundedPrimaryBudget(t *testing.T) {
 		_, err := b.CheckOne(context.Background(), "k", perSecond, 1, t0)
 		if !errors.Is(err, resilient.ErrBudgetExceeded) || !errors.Is(err, resilient.ErrUnavailable) || errors.Is(err, resilient.ErrOverloaded) {
 			t.Fatalf("call %d on a primary hanging until its deadline: %v, want ErrBudgetExceeded", i, err)
+		}
+		// The primary's context has a deadline of its own only when
+		// the primary does not honour a wait limit (-1: none).
+		if d := p.lastDeadline(); (d < 0) != limited {
+			t.Fatalf("call %d: the primary's context has a deadline %v away", i, d)
 		}
 	}
 	if s := b.Stats(); s.Timeouts != 3 || s.Abandoned != 0 || s.LateResults != 0 || ev.count(resilient.EventLateResult) != 0 {
@@ -90,67 +107,124 @@ func TestBoundedPrimaryBudget(t *testing.T) {
 	}
 }
 
-// TestBoundedPrimaryCallerContext: a caller that gives up gets its own
-// context error, and the breaker learns nothing from it.
+// TestBoundedPrimaryCallerContext: a caller that gives up (its deadline
+// within the budget passes, or it cancels) gets its own context error, and
+// the breaker learns nothing from it, whether the budget reaches the
+// primary as a deadline or as a wait limit.
 func TestBoundedPrimaryCallerContext(t *testing.T) {
-	p := &bounded{faultyBackend: newFaulty(t), says: true}
-	p.set(hangCtx)
-	b := resilient.New(p, resilient.WithBreaker(1, time.Second), resilient.WithFailOpen())
-	ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
-	defer cancel()
-	if _, err := b.CheckOne(ctx, "k", perSecond, 1, t0); !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, resilient.ErrUnavailable) {
-		t.Fatalf("caller deadline shorter than the budget: %v", err)
-	}
-	if s := b.Stats(); s.Failures != 0 || s.Timeouts != 0 || s.State != resilient.BreakerClosed {
-		t.Fatalf("caller's context counted against the primary: %+v", s)
+	for _, limited := range []bool{false, true} {
+		p := &bounded{faultyBackend: newFaulty(t), says: true, limited: limited}
+		p.set(hangCtx)
+		b := resilient.New(p, resilient.WithBudget(time.Hour), resilient.WithBreaker(1, time.Second), resilient.WithFailOpen())
+		ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+		defer cancel()
+		if _, err := b.CheckOne(ctx, "k", perSecond, 1, t0); !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, resilient.ErrUnavailable) {
+			t.Fatalf("wait limit %v: caller deadline shorter than the budget: %v", limited, err)
+		}
+		ctx, cancel = context.WithCancel(context.Background())
+		time.AfterFunc(time.Millisecond, cancel)
+		if _, err := b.CheckOne(ctx, "k", perSecond, 1, t0); !errors.Is(err, context.Canceled) || errors.Is(err, resilient.ErrUnavailable) {
+			t.Fatalf("wait limit %v: caller canceled: %v", limited, err)
+		}
+		if s := b.Stats(); s.Failures != 0 || s.Timeouts != 0 || s.State != resilient.BreakerClosed {
+			t.Fatalf("wait limit %v: caller's context counted against the primary: %+v", limited, s)
+		}
 	}
 }
 
 // TestCallerDeadlineWithinBudget: a caller whose own deadline comes no
 // later than the budget has its context passed on as it is, no timer of
 // the wrapper's added (so a check allocates nothing more than the store's);
-// a later deadline, or none, still gets the budget's.
+// a later deadline, or none, still gets the budget's: as a wait limit for a
+// primary that honours one (core.WaitLimited, the memory store here), with
+// one allocation and the caller's context otherwise unchanged; as a
+// deadline for any other.
 func TestCallerDeadlineWithinBudget(t *testing.T) {
-	seen := &deadlineRecorder{Store: newMem(t)}
-	lots := core.Policy{Limit: 1_000_000_000, Window: time.Hour}
-	b := resilient.New(seen, resilient.WithBudget(time.Hour))
-	within, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
-	defer cancel()
-	if _, err := b.CheckOne(within, "k", perSecond, 1, t0); err != nil || seen.ctx != within {
-		t.Fatalf("deadline within the budget: %v; the primary got %v, want the caller's context", err, seen.ctx)
-	}
-	allocs := testing.AllocsPerRun(1000, func() {
-		if _, err := b.CheckOne(within, "k", lots, 1, t0); err != nil {
-			t.Fatal(err)
+	for _, limited := range []bool{true, false} {
+		rec := &deadlineRecorder{Store: newMem(t)}
+		var primary core.Backend = rec
+		if !limited {
+			primary = deadlineOnly{rec}
 		}
-	})
-	if allocs != 0 {
-		t.Errorf("%v allocations per check with the caller's deadline within the budget, want 0", allocs)
-	}
-	later, cancel2 := context.WithTimeout(context.Background(), 2*time.Hour)
-	defer cancel2()
-	for name, ctx := range map[string]context.Context{"a later deadline": later, "no deadline": context.Background()} {
-		if _, err := b.CheckOne(ctx, "k", perSecond, 1, t0); err != nil || seen.ctx == ctx {
-			t.Fatalf("%s: %v; the primary got the caller's context, want the budget's", name, err)
+		lots := core.Policy{Limit: 1_000_000_000, Window: time.Hour}
+		b := resilient.New(primary, resilient.WithBudget(time.Hour))
+		within, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+		defer cancel()
+		if _, err := b.CheckOne(within, "k", perSecond, 1, t0); err != nil || rec.ctx != within {
+			t.Fatalf("wait limit %v: deadline within the budget: %v; the primary got %v, want the caller's context", limited, err, rec.ctx)
 		}
-		if left := time.Until(seen.deadline); left <= 59*time.Minute || left > time.Hour {
-			t.Fatalf("%s: the primary's deadline is %v away, want the budget's hour", name, left)
+		allocs := testing.AllocsPerRun(1000, func() {
+			if _, err := b.CheckOne(within, "k", lots, 1, t0); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if allocs != 0 {
+			t.Errorf("wait limit %v: %v allocations per check with the caller's deadline within the budget, want 0", limited, allocs)
+		}
+		later, cancel2 := context.WithTimeout(context.Background(), 2*time.Hour)
+		defer cancel2()
+		for name, ctx := range map[string]context.Context{"a later deadline": later, "no deadline": context.Background()} {
+			if _, err := b.CheckOne(ctx, "k", perSecond, 1, t0); err != nil || rec.ctx == ctx {
+				t.Fatalf("wait limit %v, %s: %v; the primary got the caller's context, want the budget's", limited, name, err)
+			}
+			end := rec.limit
+			if !limited {
+				end = rec.deadline
+				if !rec.limit.IsZero() {
+					t.Fatalf("%s: a wait limit for a primary that does not honour one", name)
+				}
+			} else if own, _ := ctx.Deadline(); rec.deadline != own {
+				t.Fatalf("%s: the primary's deadline is %v, want the caller's own (%v)", name, rec.deadline, own)
+			}
+			if left := time.Until(end); left <= 59*time.Minute || left > time.Hour {
+				t.Fatalf("wait limit %v, %s: the call ends %v from now, want the budget's hour", limited, name, left)
+			}
+		}
+		if limited {
+			allocs := testing.AllocsPerRun(1000, func() {
+				if _, err := b.CheckOne(context.Background(), "k", lots, 1, t0); err != nil {
+					t.Fatal(err)
+				}
+			})
+			if allocs > 1 {
+				t.Errorf("%v allocations per check with a wait limit, want at most 1", allocs)
+			}
 		}
 	}
 }
 
-// deadlineRecorder is the memory store (bounded by its context), recording
-// the context and the deadline of its last CheckOne.
+// deadlineRecorder is the memory store (bounded by its context and its
+// wait limit), recording the context, the deadline and the wait limit of
+// its last CheckOne.
 type deadlineRecorder struct {
 	*memstore.Store
-	ctx      context.Context
-	deadline time.Time
+	ctx             context.Context
+	deadline, limit time.Time
 }
 
 func (r *deadlineRecorder) CheckOne(ctx context.Context, key string, p core.Policy, cost int, now time.Time) (core.Decision, error) {
 	r.ctx = ctx
 	r.deadline, _ = ctx.Deadline()
+	r.limit, _ = core.WaitLimit(ctx)
 	return r.Store.CheckOne(ctx, key, p, cost, now)
+}
+
+// deadlineOnly is a deadlineRecorder that is bounded by its context but
+// does not say it honours a wait limit.
+type deadlineOnly struct{ r *deadlineRecorder }
+
+func (d deadlineOnly) BoundedByContext() bool { return true }
+func (d deadlineOnly) Check(ctx context.Context, key string, ps []core.Policy, cost int, now time.Time, out []core.Decision) error {
+	return d.r.Check(ctx, key, ps, cost, now, out)
+}
+func (d deadlineOnly) CheckOne(ctx context.Context, key string, p core.Policy, cost int, now time.Time) (core.Decision, error) {
+	return d.r.CheckOne(ctx, key, p, cost, now)
+}
+func (d deadlineOnly) Peek(ctx context.Context, key string, ps []core.Policy, now time.Time, out []core.Decision) error {
+	return d.r.Peek(ctx, key, ps, now, out)
+}
+func (d deadlineOnly) Reset(ctx context.Context, key string, ps []core.Policy) error {
+	return d.r.Reset(ctx, key, ps)
 }
 
 // TestBackendBoundedByContext: the wrapper is bounded whatever its primary

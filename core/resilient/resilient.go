@@ -20,7 +20,8 @@ import (
 // is not usable. It keeps no goroutine of its own. A primary that returns
 // once its context is done (core.ContextBounded, as the memory and Redis
 // stores do) is called on the caller's goroutine, with the budget as its
-// context's deadline; any other primary call runs on a goroutine that ends
+// context's wait limit (core.WaitLimited) or deadline; any other primary
+// call runs on a goroutine that ends
 // when the primary returns, so that the budget holds even for a primary
 // that ignores its context.
 type Backend struct {
@@ -34,6 +35,7 @@ type Backend struct {
 	onEvent        func(PrimaryEvent)
 	maxAbandoned   int64
 	inline         bool // the primary is core.ContextBounded: call it on the caller's goroutine
+	waitLimited    bool // the primary is also core.WaitLimited: bound its calls with a wait limit
 
 	br        breaker
 	deny      *denyCache // nil when off
@@ -94,6 +96,7 @@ func New(primary core.Backend, opts ...Option) *Backend {
 	}
 	b.primarySingle, _ = primary.(core.SingleChecker)
 	b.inline = core.BoundedByContext(primary)
+	b.waitLimited = core.BoundedByWaitLimit(primary)
 	if b.fallback != nil {
 		b.fallbackSingle, _ = b.fallback.(core.SingleChecker)
 	}

@@ -1,0 +1,72 @@
+package core
+
+import (
+	"context"
+	"time"
+)
+
+// WaitLimited is an optional interface a ContextBounded Backend may
+// implement to say that its calls also stop waiting at the wait limit their
+// context carries (WithWaitLimit): once it has passed, a call that has no
+// answer yet returns context.DeadlineExceeded promptly, as it would at a
+// deadline of the context's own, and writes nothing into the caller's
+// memory afterwards, while the context itself goes on.
+//
+// A wait limit bounds one call as context.WithTimeout would, for less: no
+// timer per call and nothing registered with a parent context that can be
+// canceled. core/resilient gives every call to such a backend its budget
+// this way. The memory and Redis stores implement it; a wrapper implements
+// it by asking what it wraps, and must then pass each call's context on
+// unchanged.
+type WaitLimited interface {
+	// BoundedByWaitLimit reports whether every call returns once its
+	// context's wait limit has passed, as above.
+	BoundedByWaitLimit() bool
+}
+
+// BoundedByWaitLimit reports whether b implements both ContextBounded and
+// WaitLimited and says yes to both.
+func BoundedByWaitLimit(b Backend) bool {
+	wl, ok := b.(WaitLimited)
+	return ok && wl.BoundedByWaitLimit() && BoundedByContext(b)
+}
+
+// waitLimitKey is the context key of a wait limit.
+type waitLimitKey struct{}
+
+// waitLimitCtx carries a wait limit: one allocation, where
+// context.WithValue would take two (its context and the boxed time). It
+// answers Value(waitLimitKey{}) with itself and leaves every other method
+// and key to the context it wraps, through which the context package still
+// finds a cancelable parent.
+type waitLimitCtx struct {
+	context.Context
+	t time.Time
+}
+
+// Value implements context.Context.
+func (c *waitLimitCtx) Value(key any) any {
+	if _, ok := key.(waitLimitKey); ok {
+		return c
+	}
+	return c.Context.Value(key)
+}
+
+// WithWaitLimit returns a copy of ctx carrying the wait limit t, for a
+// WaitLimited backend. When ctx already carries an earlier wait limit, ctx
+// is returned as it is: the earlier limit holds. The returned context ends
+// when ctx does, never at t; only a WaitLimited backend reads t.
+func WithWaitLimit(ctx context.Context, t time.Time) context.Context {
+	if cur, ok := WaitLimit(ctx); ok && !t.Before(cur) {
+		return ctx
+	}
+	return &waitLimitCtx{Context: ctx, t: t}
+}
+
+// WaitLimit returns the wait limit ctx carries, if any (see WithWaitLimit).
+func WaitLimit(ctx context.Context) (time.Time, bool) {
+	if w, ok := ctx.Value(waitLimitKey{}).(*waitLimitCtx); ok {
+		return w.t, true
+	}
+	return time.Time{}, false
+}
