@@ -55,7 +55,9 @@ func (c *waitLimitCtx) Value(key any) any {
 // WithWaitLimit returns a copy of ctx carrying the wait limit t, for a
 // WaitLimited backend. When ctx already carries an earlier wait limit, ctx
 // is returned as it is: the earlier limit holds. The returned context ends
-// when ctx does, never at t; only a WaitLimited backend reads t.
+// when ctx does, never at t. A WaitLimited backend reads t, and so does
+// core/resilient, which takes a limit before its budget's end as that
+// call's budget; any other backend ignores it.
 func WithWaitLimit(ctx context.Context, t time.Time) context.Context {
 	if cur, ok := WaitLimit(ctx); ok && !t.Before(cur) {
 		return ctx

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -932,4 +933,78 @@ func TestEnvoyHitsAddendPerDescriptor(t *testing.T) {
 			}
 		})
 	}
+}
+
+// hungRedis is a TCP server on loopback that accepts connections and never
+// answers, as a hung Redis does. It stops with the test.
+func hungRedis(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return ln.Addr().String()
+}
+
+// TestAnswerBeforeCallersDeadline: with Redis hung and a budget longer than
+// a gRPC caller's deadline (Envoy's default 20 ms against the default 50 ms
+// budget), the service answers from its failure mode before the caller
+// gives up, and the breaker counts the timeouts until it opens; the
+// caller never sees its own deadline pass.
+func TestAnswerBeforeCallersDeadline(t *testing.T) {
+	t.Setenv("RATELIMITD_TEST_TOKEN", adminToken)
+	dom := randomName(t)
+	cfg := strings.Replace(mainConfig("redis://"+hungRedis(t)+"/0"), "  budget: 50ms\n  on_failure: fallback\n", "  budget: 10s\n  on_failure: open\n", 1)
+	in := start(t, "-config", writeConfig(t, "ratelimitd.yaml", cfg, "domain.yaml", domainYAML(dom)))
+	for i := range 3 {
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		started := time.Now()
+		res, err := in.rls.ShouldRateLimit(ctx, rlsRequest(dom, 0, []string{"to_number", "n"}))
+		cancel()
+		if err != nil {
+			t.Fatalf("call %d, Redis hung: %v after %v, want the fail-open answer before the deadline", i, err, time.Since(started))
+		}
+		if res.OverallCode != rlsv3.RateLimitResponse_OK {
+			t.Fatalf("call %d, Redis hung, failing open: %v", i, res)
+		}
+	}
+	_, _, metrics := in.do("GET", "/metrics", "", "")
+	if !strings.Contains(metrics, `ratelimit_backend_errors_total{kind="timeout"} 3`) {
+		t.Errorf("the three timeouts are not counted against the backend:\n%s", grepLines(metrics, "backend_errors"))
+	}
+}
+
+// grepLines returns the lines of s that contain sub.
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }

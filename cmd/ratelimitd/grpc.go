@@ -40,7 +40,29 @@ func (g *rlsServer) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReq
 		g.s.m.grpcRequests.WithLabelValues(status.Code(err).String(), overall).Inc()
 		g.s.m.grpcDuration.Observe(time.Since(start).Seconds())
 	}()
-	return g.s.shouldRateLimit(ctx, req)
+	return g.s.shouldRateLimit(answerBy(ctx), req)
+}
+
+// maxAnswerMargin bounds how long before a caller's deadline the service
+// stops waiting for its backend (see answerBy).
+const maxAnswerMargin = 5 * time.Millisecond
+
+// answerBy gives the context of a call with a deadline a wait limit a
+// little before it: a tenth of the time left, at most maxAnswerMargin.
+// A Redis backend (behind core/resilient) that has not answered by then
+// has run out of time as at the end of its budget, so the configured
+// failure mode answers, and the circuit breaker learns of it, before the
+// caller gives up. Envoy gives its rate-limit calls 20 ms by default,
+// less than the default budget: without this, a hung Redis would cost
+// every call Envoy's whole timeout, Envoy's own failure mode would decide,
+// and the breaker, which does not count a caller's deadline against the
+// backend, would never open. A call without a deadline keeps ctx as it is.
+func answerBy(ctx context.Context) context.Context {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return ctx
+	}
+	return core.WithWaitLimit(ctx, dl.Add(-min(time.Until(dl)/10, maxAnswerMargin)))
 }
 
 type pending struct {

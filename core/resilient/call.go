@@ -153,12 +153,19 @@ func (b *Backend) callPrimaryItems(ctx context.Context, o op, key string, polici
 	b.stats.primaryCalls.Add(1)
 	// The call ends at end: the caller's own deadline when it comes within
 	// the budget (it bounds the call as the budget would, and spares a
-	// context per call), the budget's otherwise.
+	// context per call), the budget's otherwise, or sooner at a wait limit
+	// of the caller's (a tighter budget for this call: a primary that has
+	// not answered by then has run out of time, as at the budget's end).
 	cctx := ctx
 	start := time.Now()
 	end, own := ctx.Deadline()
 	if !own || end.Sub(start) > b.budget {
-		end = start.Add(b.budget)
+		end, own = start.Add(b.budget), false
+	}
+	if limit, ok := core.WaitLimit(ctx); ok && limit.Before(end) {
+		end, own = limit, false
+	}
+	if !own {
 		if b.waitLimited {
 			// The primary stops waiting at the limit (core.WaitLimited):
 			// no timer and no context of our own per call.

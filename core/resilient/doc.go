@@ -23,7 +23,12 @@
 // budget as one (core.WithWaitLimit), which costs neither a timer nor a
 // registration with a caller's cancelable context; otherwise the budget is
 // the context's deadline. A caller whose own deadline comes within the
-// budget has its context passed on as it is. Any other primary call runs on its own
+// budget has its context passed on as it is. A wait limit on the caller's
+// context that comes before the budget's end is that call's budget: a
+// primary silent past it has run out of time, so the failure mode answers
+// and the breaker counts a timeout, where the caller's own deadline would
+// have ended the call with the caller's error. A service uses it to answer
+// a little before its caller's deadline (cmd/ratelimitd does). Any other primary call runs on its own
 // goroutine so that the wrapper stops waiting when the budget passes even if
 // the primary ignores its context. The abandoned call finishes in the
 // background; its result is discarded (an EventLateResult reports it), and

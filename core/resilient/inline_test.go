@@ -248,3 +248,39 @@ func TestBackendBoundedByContext(t *testing.T) {
 		t.Error("the memory store is not bounded by its context")
 	}
 }
+
+// TestCallerWaitLimit: a wait limit on the caller's context that comes
+// before the end of the budget is a tighter budget for that call: a primary
+// still silent then has run out of time, so the failure mode answers, and
+// the breaker counts a timeout, whether the primary gets the limit as a
+// wait limit or as a deadline. A caller's limit later than the budget
+// changes nothing.
+func TestCallerWaitLimit(t *testing.T) {
+	for _, limited := range []bool{false, true} {
+		p := &bounded{faultyBackend: newFaulty(t), says: true, limited: limited}
+		p.set(hangCtx)
+		b := resilient.New(p, resilient.WithBudget(time.Hour), resilient.WithBreaker(100, time.Second), resilient.WithFailOpen())
+		start := time.Now()
+		ctx := core.WithWaitLimit(context.Background(), start.Add(20*time.Millisecond))
+		d, err := b.CheckOne(ctx, "k", perSecond, 1, t0)
+		if err != nil || !d.Allowed || d.Source != core.SourceFailOpen {
+			t.Fatalf("wait limit %v: a primary silent past the caller's wait limit: %+v, %v; want the fail-open answer", limited, d, err)
+		}
+		if took := time.Since(start); took < 20*time.Millisecond || took > 10*time.Second {
+			t.Fatalf("wait limit %v: answered after %v, want at the caller's 20 ms", limited, took)
+		}
+		if s := b.Stats(); s.Timeouts != 1 || s.Failures != 1 {
+			t.Fatalf("wait limit %v: %+v, want one timeout counted", limited, s)
+		}
+	}
+	p := &bounded{faultyBackend: newFaulty(t), says: true, limited: true}
+	p.set(hangCtx)
+	b := resilient.New(p, resilient.WithBudget(20*time.Millisecond), resilient.WithFailOpen())
+	start := time.Now()
+	if d, err := b.CheckOne(core.WithWaitLimit(context.Background(), start.Add(time.Hour)), "k", perSecond, 1, t0); err != nil || d.Source != core.SourceFailOpen {
+		t.Fatalf("a caller's wait limit past the budget: %+v, %v", d, err)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Fatalf("a caller's wait limit past the budget: answered after %v, want the budget's 20 ms", took)
+	}
+}
