@@ -211,9 +211,10 @@ func stopTimer(t *time.Timer) {
 }
 
 // lead sends batch on the goroutine of its first caller, which waits for
-// the answer whatever happens (it is not bounded), and passes on the slot however the call ends. A panic in the
-// client gives the other calls of batch their error and goes on up this
-// caller's stack, as it does for a call sent alone (sendAlone).
+// the answer whatever happens (it is not bounded), and passes on the slot
+// however the call ends. A panic in the client gives the other calls of
+// batch their error and goes on up this caller's stack, as it does for a
+// call sent alone (sendAlone).
 func (b *batcher) lead(ctx context.Context, batch []*call) {
 	defer b.handOff()
 	b.decide(ctx, batch, true, true)
@@ -303,8 +304,9 @@ func (b *batcher) handOff() {
 
 // next takes the calls queued while a script call was in flight, once it
 // has returned. When the first of them is not bounded (its caller waits
-// whatever happens), that caller sends them next, and next returns nil; otherwise it returns them,
-// for a goroutine to send. With nothing queued it gives the slot back.
+// whatever happens), that caller sends them next, and next returns nil;
+// otherwise it returns them, for a goroutine to send. With nothing queued
+// it gives the slot back.
 func (b *batcher) next() []*call {
 	b.mu.Lock()
 	defer b.mu.Unlock()
