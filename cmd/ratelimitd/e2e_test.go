@@ -977,6 +977,11 @@ func hungRedis(t *testing.T) string {
 // caller never sees its own deadline pass.
 func TestAnswerBeforeCallersDeadline(t *testing.T) {
 	t.Setenv("RATELIMITD_TEST_TOKEN", adminToken)
+	// The service's margin, 5 ms here, can be too short for a loaded
+	// machine to deliver the answer: answer halfway to the deadline.
+	margin := answerMargin
+	answerMargin = func(left time.Duration) time.Duration { return left / 2 }
+	t.Cleanup(func() { answerMargin = margin })
 	dom := randomName(t)
 	cfg := strings.Replace(mainConfig("redis://"+hungRedis(t)+"/0"), "  budget: 50ms\n  on_failure: fallback\n", "  budget: 10s\n  on_failure: open\n", 1)
 	in := start(t, "-config", writeConfig(t, "ratelimitd.yaml", cfg, "domain.yaml", domainYAML(dom)))
@@ -1007,4 +1012,24 @@ func grepLines(s, sub string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// TestAnswerMargin: the service stops waiting a tenth of the time left
+// before a caller's deadline, at most 5 ms, and leaves a call without a
+// deadline as it is.
+func TestAnswerMargin(t *testing.T) {
+	for left, want := range map[time.Duration]time.Duration{20 * time.Millisecond: 2 * time.Millisecond, time.Second: 5 * time.Millisecond} {
+		if got := answerMargin(left); got != want {
+			t.Errorf("margin with %v left: %v, want %v", left, got, want)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	dl, _ := ctx.Deadline()
+	if limit, ok := core.WaitLimit(answerBy(ctx)); !ok || !limit.Equal(dl.Add(-5*time.Millisecond)) {
+		t.Errorf("wait limit %v (%v), want 5 ms before the deadline %v", limit, ok, dl)
+	}
+	if _, ok := core.WaitLimit(answerBy(context.Background())); ok {
+		t.Error("a wait limit for a call without a deadline")
+	}
 }
