@@ -126,8 +126,8 @@ const maxSenders = 256
 // whatever happens sends its own call, or a batch of queued ones, on its
 // own goroutine.
 func (b *batcher) run(ctx context.Context, c *call) ([]int64, error) {
-	limit, limited := core.WaitLimit(ctx)
-	if limited && !time.Now().Before(limit) {
+	left, limited := waitLeft(ctx)
+	if limited && left <= 0 {
 		return nil, context.DeadlineExceeded // not sent: nobody would wait for it
 	}
 	c.bounded = limited || ctx.Done() != nil
@@ -150,12 +150,8 @@ func (b *batcher) run(ctx context.Context, c *call) ([]int64, error) {
 		b.mu.Unlock()
 	}
 
-	var expired <-chan time.Time // nil, which never fires, without a limit
-	if limited {
-		t := startTimer(time.Until(limit))
-		defer stopTimer(t)
-		expired = t.C
-	}
+	t, expired := limitTimer(left, limited)
+	defer stopTimer(t)
 	select {
 	case <-c.done:
 	case <-ctx.Done():
@@ -184,23 +180,44 @@ func (b *batcher) leave(c *call) {
 	b.mu.Unlock()
 }
 
+// waitLeft returns the time left until ctx's wait limit
+// (core.WithWaitLimit), and whether it has one.
+func waitLeft(ctx context.Context) (time.Duration, bool) {
+	limit, ok := core.WaitLimit(ctx)
+	if !ok {
+		return 0, false
+	}
+	return time.Until(limit), true
+}
+
 // timers holds stopped timers for the waits bounded by a wait limit, so
 // that such a wait allocates none.
 var timers sync.Pool
 
-// startTimer returns a timer that fires after d.
-func startTimer(d time.Duration) *time.Timer {
-	if t, ok := timers.Get().(*time.Timer); ok {
-		t.Reset(d)
-		return t
+// limitTimer returns a pooled timer that fires after left, and its
+// channel, for a caller with a wait limit (limited); otherwise nil and a
+// nil channel, which never fires. Stop it with stopTimer.
+func limitTimer(left time.Duration, limited bool) (*time.Timer, <-chan time.Time) {
+	if !limited {
+		return nil, nil
 	}
-	return time.NewTimer(d)
+	t, ok := timers.Get().(*time.Timer)
+	if ok {
+		t.Reset(left)
+	} else {
+		t = time.NewTimer(left)
+	}
+	return t, t.C
 }
 
-// stopTimer stops t and keeps it for startTimer. The drain matters only
-// under asynctimerchan=1 (a main module older than Go 1.23), where a timer
-// that fired unread keeps its value in its channel after Stop.
+// stopTimer stops t, if not nil, and keeps it for limitTimer. The drain
+// matters only under asynctimerchan=1 (a main module older than Go 1.23),
+// where a timer that fired unread keeps its value in its channel after
+// Stop.
 func stopTimer(t *time.Timer) {
+	if t == nil {
+		return
+	}
 	if !t.Stop() {
 		select {
 		case <-t.C:
@@ -268,7 +285,7 @@ func (b *batcher) decide(ctx context.Context, batch []*call, detach, own bool) {
 		}
 	}()
 	if !detach {
-		if limit, ok := core.WaitLimit(ctx); ok && !time.Now().Before(limit) {
+		if left, ok := waitLeft(ctx); ok && left <= 0 {
 			for _, c := range batch {
 				c.err = context.DeadlineExceeded
 			}

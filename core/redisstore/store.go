@@ -166,20 +166,15 @@ func (s *Store) Reset(ctx context.Context, key string, policies []core.Policy) e
 // maxSenders such goroutines run at once; past that a caller waits for one
 // to end, or for its end.
 func (s *Store) del(ctx context.Context, keys []string) error {
-	limit, limited := core.WaitLimit(ctx)
-	if !limited && ctx.Done() == nil {
+	left, limited := waitLeft(ctx)
+	switch {
+	case !limited && ctx.Done() == nil:
 		return s.client.Del(ctx, keys...).Err()
+	case limited && left <= 0:
+		return context.DeadlineExceeded // not sent: nobody would wait for it
 	}
-	var expired <-chan time.Time // nil, which never fires, without a limit
-	if limited {
-		d := time.Until(limit)
-		if d <= 0 {
-			return context.DeadlineExceeded
-		}
-		t := startTimer(d)
-		defer stopTimer(t)
-		expired = t.C
-	}
+	t, expired := limitTimer(left, limited)
+	defer stopTimer(t)
 	select {
 	case s.dels <- struct{}{}:
 	case <-ctx.Done():

@@ -82,11 +82,13 @@ func defaults() config {
 }
 
 // WithBudget sets the latency budget of one primary call (default
-// DefaultBudget, 50 ms). The call gets a context with this deadline, and the
-// wrapper stops waiting when it passes even if the primary ignores its
-// context; a caller whose context has a deadline within the budget already
-// (Envoy's rate-limit calls have 20 ms by default) has its context passed on
-// as it is. Zero selects DefaultBudget; a negative budget is refused.
+// DefaultBudget, 50 ms). The call's context carries it, as a wait limit
+// for a primary that honours one (core.WaitLimited) and as a deadline
+// otherwise, and the wrapper stops waiting when it passes even if the
+// primary ignores its context; a caller whose context has a deadline within
+// the budget already (Envoy's rate-limit calls have 20 ms by default) has
+// its context passed on as it is, and a caller's earlier wait limit is the
+// call's budget. Zero selects DefaultBudget; a negative budget is refused.
 func WithBudget(d time.Duration) Option {
 	return func(c *config) {
 		switch {

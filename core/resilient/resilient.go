@@ -21,9 +21,8 @@ import (
 // once its context is done (core.ContextBounded, as the memory and Redis
 // stores do) is called on the caller's goroutine, with the budget as its
 // context's wait limit (core.WaitLimited) or deadline; any other primary
-// call runs on a goroutine that ends
-// when the primary returns, so that the budget holds even for a primary
-// that ignores its context.
+// call runs on a goroutine that ends when the primary returns, so that the
+// budget holds even for a primary that ignores its context.
 type Backend struct {
 	primary        core.Backend
 	primarySingle  core.SingleChecker
