@@ -150,8 +150,14 @@ func (s *service) instrument(endpoint string, h func(*exchange, *http.Request) e
 		start := time.Now()
 		ex := &exchange{ResponseWriter: w, status: http.StatusOK}
 		ex.hdr.h = w.Header()
-		r.Body = http.MaxBytesReader(ex, r.Body, maxBody)
-		if err := h(ex, r); err != nil {
+		body := r.Body
+		r.Body = http.MaxBytesReader(ex, body, maxBody)
+		err := h(ex, r)
+		// The server's own body again: net/http skips its discarding read
+		// after the handler only for a body it recognises, and a handler
+		// that read the body to its end closed it (see readRequestBody).
+		r.Body = body
+		if err != nil {
 			writeProblem(ex, err, s)
 		}
 		dur.Observe(time.Since(start).Seconds())
@@ -426,7 +432,7 @@ func (s *service) handleCheck(w *exchange, r *http.Request) error {
 	buf := getBuf()
 	defer putBuf(buf)
 	var err error
-	if *buf, err = readBody(r.Body, *buf); err != nil {
+	if *buf, err = readRequestBody(r, *buf); err != nil {
 		return err
 	}
 	req, err := decodeCheck(*buf)

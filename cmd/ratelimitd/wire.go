@@ -62,6 +62,17 @@ func readBody(r io.Reader, buf []byte) ([]byte, error) {
 	}
 }
 
+// readRequestBody is readBody of r.Body, which it closes once read to its
+// end: the server then knows the body is spent and does not read it again
+// to discard what is left (an allocation and a copy per request).
+func readRequestBody(r *http.Request, buf []byte) ([]byte, error) {
+	buf, err := readBody(r.Body, buf)
+	if err == nil {
+		_ = r.Body.Close() // at its end, so closing reads nothing and cannot fail
+	}
+	return buf, err
+}
+
 // checkJSON reports whether the request says its body is JSON. The exact
 // spelling every client sends is answered without parsing.
 func checkJSON(r *http.Request) error {
