@@ -176,9 +176,9 @@ func loadConfig(path, redisURL string) (*runtime, error) {
 		}
 		return rt, nil
 	}
-	raw, err := os.ReadFile(path)
+	raw, err := readConfigFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("config: %w", err)
+		return nil, err
 	}
 	rt.source = path
 	var fc fileConfig
@@ -288,6 +288,11 @@ func loadConfig(path, redisURL string) (*runtime, error) {
 		}
 		sort.Strings(matches)
 		for _, m := range matches {
+			if st, err := os.Stat(m); err == nil && st.IsDir() {
+				return nil, bad(f.Line, "envoy.files", "%q matches the directory %s; name the domain files in it, such as %q", f.V, m, filepath.Join(f.V, "*.yaml"))
+			} else if err == nil && !st.Mode().IsRegular() {
+				return nil, bad(f.Line, "envoy.files", "%q matches %s, %s, not a domain file", f.V, m, fileKind(st.Mode()))
+			}
 			d, err := loadDomainFile(m)
 			if err != nil {
 				return nil, err
@@ -299,6 +304,61 @@ func loadConfig(path, redisURL string) (*runtime, error) {
 		}
 	}
 	return rt, nil
+}
+
+// maxConfigFile bounds the size of a configuration or domain file.
+const maxConfigFile = 4 << 20
+
+// readConfigFile reads a configuration or domain file: a regular file (or
+// a link to one) of at most maxConfigFile bytes. Anything else is refused
+// before it is opened or read, so that a path naming a device, a pipe or a
+// directory fails at once with what it is instead of hanging the start or
+// a reload on a read that never ends.
+func readConfigFile(path string) ([]byte, error) {
+	refuse := func(format string, args ...any) error {
+		return &configError{File: path, Msg: fmt.Sprintf(format, args...)}
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, refuse("not a regular file (%s); name a YAML file", fileKind(st.Mode()))
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	defer f.Close()
+	if st, err = f.Stat(); err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	if !st.Mode().IsRegular() { // replaced between the two looks
+		return nil, refuse("not a regular file (%s); name a YAML file", fileKind(st.Mode()))
+	}
+	raw, err := io.ReadAll(io.LimitReader(f, maxConfigFile+1))
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	if len(raw) > maxConfigFile {
+		return nil, refuse("larger than %d MiB", maxConfigFile>>20)
+	}
+	return raw, nil
+}
+
+// fileKind names the kind of file a mode is, for readConfigFile's error.
+func fileKind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&os.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	}
+	return "mode " + m.String()
 }
 
 func (rt *runtime) addDomain(d *domain, file string, line int) error {

@@ -726,6 +726,69 @@ func TestConfigErrors(t *testing.T) {
 	}
 }
 
+// TestConfigFileKinds: a configuration or domain file that is not a
+// regular file, or is too large, is refused at once, naming the file (and
+// for a pattern of envoy.files, its line), instead of a read that hangs or
+// never ends.
+func TestConfigFileKinds(t *testing.T) {
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.yaml")
+	if err := os.WriteFile(big, bytes.Repeat([]byte("# comment\n"), maxConfigFile/10+1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "domains"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name, config string
+		main         string // the file given as the configuration; "" for config
+		want         []string
+	}{
+		{"a directory as the configuration", "", dir, []string{dir, "not a regular file (a directory)"}},
+		{"a large configuration", "", big, []string{"big.yaml", "larger than 4 MiB"}},
+		{"a large domain file", "envoy:\n  files: [\"big.yaml\"]\n", "", []string{"big.yaml", "larger than 4 MiB"}},
+		{"a directory among the domain files", "envoy:\n  files: [\"d*\"]\n", "", []string{"c.yaml:2", "envoy.files", "matches the directory", "domains", `"d*/*.yaml"`}},
+	}
+	if st, err := os.Stat(os.DevNull); err == nil && st.Mode()&os.ModeDevice != 0 {
+		cases = append(cases,
+			struct {
+				name, config string
+				main         string
+				want         []string
+			}{"a device as the configuration", "", os.DevNull, []string{os.DevNull, "not a regular file (a device)"}},
+			struct {
+				name, config string
+				main         string
+				want         []string
+			}{"a device as a domain file", fmt.Sprintf("envoy:\n  files: [%q]\n", os.DevNull), "", []string{"c.yaml:2", "envoy.files", os.DevNull + ", a device, not a domain file"}})
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			path := tc.main
+			if path == "" {
+				path = filepath.Join(dir, "c.yaml")
+				if err := os.WriteFile(path, []byte(tc.config), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				defer os.Remove(path)
+			}
+			_, err := loadConfig(path, "")
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			var ce *configError
+			if !errors.As(err, &ce) {
+				t.Errorf("error %q is not a configuration error", err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+		})
+	}
+}
+
 // TestNoConfig: without a configuration the service serves on the memory
 // store with no policy, and says so in its first log line.
 func TestNoConfig(t *testing.T) {

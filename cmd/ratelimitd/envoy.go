@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -162,9 +161,9 @@ func newNode(path string) *node {
 
 // loadDomainFile reads one envoyproxy/ratelimit domain file.
 func loadDomainFile(path string) (*domain, error) {
-	raw, err := os.ReadFile(path)
+	raw, err := readConfigFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("config: %w", err)
+		return nil, err
 	}
 	df, err := decodeDomain(raw, 1)
 	if err != nil {
