@@ -131,6 +131,11 @@ func (s *service) shouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReque
 		if r == nil {
 			continue
 		}
+		if !r.unlimited && !r.blocked && len(key) > core.MaxKeyLen {
+			// Escaping makes the state key longer than the entries: a
+			// request within the message size can still exceed it.
+			return nil, status.Errorf(codes.InvalidArgument, "descriptors[%d]: its entries make a state key of %d bytes, more than %d", i, len(key), core.MaxKeyLen)
+		}
 		for _, name := range r.replaces {
 			replaced[name] = true
 		}
