@@ -247,3 +247,20 @@ func BenchmarkAllowSystemClock(b *testing.B) {
 		return d.Allowed, err
 	})
 }
+
+// BenchmarkNewPolicy is the first check under a policy the store has not
+// seen before, b.N distinct policies in all: a new policy costs about the
+// same however many the store already has.
+func BenchmarkNewPolicy(b *testing.B) {
+	s := memstore.New()
+	ctx := context.Background()
+	now := time.Unix(1_700_000_000, 0)
+	i := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		i++
+		if _, err := s.CheckOne(ctx, "k", core.Policy{Limit: i, Window: time.Minute}, 1, now); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

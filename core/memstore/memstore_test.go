@@ -456,6 +456,58 @@ func TestManyPoliciesKeepSeparateState(t *testing.T) {
 	}
 }
 
+// TestManyPoliciesRegisteredConcurrently: goroutines meeting thousands of
+// new policies at once, in different orders, all find one state per
+// policy (and one per identity: a named policy's limit can change): every
+// policy admits its whole capacity exactly once over all goroutines, and
+// the registry's index rebuilds, and the policies registered between
+// them, lose none.
+func TestManyPoliciesRegisteredConcurrently(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t)
+	lim := core.NewLimiter(s, core.WithClock(core.NewManualClock(t0)))
+	var ps []core.Policy
+	for i := 1; i <= 3000; i++ {
+		ps = append(ps, core.Policy{Limit: i, Window: time.Minute, Algorithm: core.Algorithms()[i%6]})
+	}
+	// Named: two limits of one name and algorithm are one identity, so
+	// of each pair only one admits its capacity.
+	for i := 1; i <= 200; i++ {
+		for _, l := range []int{5, 6} {
+			ps = append(ps, core.Policy{Name: "n" + strconv.Itoa(i), Limit: l, Window: time.Minute, Algorithm: core.GCRA})
+		}
+	}
+	var admitted atomic.Int64
+	var wg sync.WaitGroup
+	for g := range 4 {
+		order := rand.New(rand.NewPCG(uint64(g), 9)).Perm(len(ps))
+		wg.Go(func() {
+			for _, i := range order {
+				// Capacity 5 at most for the named pair: cost 5 fits either limit.
+				cost := min(ps[i].Limit, 5)
+				if ps[i].Name == "" {
+					cost = ps[i].Capacity()
+				}
+				d, err := lim.AllowN(ctx, "k", ps[i], cost)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if d.Allowed {
+					admitted.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if want := int64(3000 + 200); admitted.Load() != want {
+		t.Fatalf("%d checks admitted, want %d: one per policy identity", admitted.Load(), want)
+	}
+	if s.Len() != 3000+200 {
+		t.Fatalf("Len = %d, want %d", s.Len(), 3000+200)
+	}
+}
+
 // TestCheckOneMatchesCheck: CheckOne, which finds a denied sliding-window
 // check's wait after releasing the key's lock, answers every step of a
 // random trace exactly as Check, which decides the whole check under the

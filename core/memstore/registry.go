@@ -1,6 +1,7 @@
 package memstore
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -51,18 +52,32 @@ func kindOf(a core.Algorithm) (k kind, ok bool) {
 
 // registry caches the validated parameters of every distinct Policy value
 // the store has seen, so the hot path neither validates nor recomputes them.
-// Reads are lock-free over an immutable snapshot; a new policy copies the
-// snapshot under mu (copy on write). The zero value is an empty registry.
+// Reads are lock-free over an immutable snapshot. The zero value is an empty
+// registry.
+//
+// A new policy costs amortised constant work, however many there are: up
+// to linearMax policies the snapshot is copied whole (a handful of
+// pointers); beyond, a new policy goes into the snapshot's recent map, and
+// the snapshot's index is rebuilt only once recent holds as many policies as
+// the index, so that the rebuilds of n policies copy fewer than 2n entries
+// in all. (Copying the snapshot on every new policy made registering n
+// distinct policies quadratic: 20,000 took a minute.)
 type registry struct {
 	snap atomic.Pointer[regSnapshot]
 	mu   sync.Mutex
+	// Under mu: every policy in order of registration, the table index of
+	// every identity, and how many policies snap.recent holds.
+	all     []*policyInfo
+	ids     map[core.Identity]int
+	nRecent int
 }
 
-// regSnapshot is one immutable version of the registry.
+// regSnapshot is one version of the registry: immutable, but for the
+// concurrent map recent, which only grows.
 type regSnapshot struct {
-	all   []*policyInfo               // in order of registration
-	index map[core.Policy]*policyInfo // for many policies; nil while few
-	ids   map[core.Identity]int       // table index of every identity
+	few    []*policyInfo               // every policy while there are at most linearMax; nil beyond
+	index  map[core.Policy]*policyInfo // beyond linearMax: the policies at the last rebuild
+	recent *sync.Map                   // with index: core.Policy -> *policyInfo registered since
 }
 
 // linearMax is the number of policies below which a lookup compares Policy
@@ -73,16 +88,23 @@ func (s *regSnapshot) find(p *core.Policy) *policyInfo {
 	if s == nil {
 		return nil
 	}
-	if s.index != nil {
-		return s.index[*p]
-	}
-	return s.scan(p)
+	return s.search(p)
 }
 
-// scan returns the policy of s.all equal to p, compared one by one, or nil:
-// find's search while s has no index, apart so that find inlines.
-func (s *regSnapshot) scan(p *core.Policy) *policyInfo {
-	for _, pi := range s.all {
+// search is find's search, apart so that find inlines: while there are at
+// most linearMax policies it compares them one by one, beyond it looks p up
+// in the index, then among the policies registered since it was built.
+func (s *regSnapshot) search(p *core.Policy) *policyInfo {
+	if s.index != nil {
+		if pi := s.index[*p]; pi != nil {
+			return pi
+		}
+		if v, ok := s.recent.Load(*p); ok {
+			return v.(*policyInfo)
+		}
+		return nil
+	}
+	for _, pi := range s.few {
 		if policyeq.Equal(&pi.policy, p) {
 			return pi
 		}
@@ -112,34 +134,36 @@ func (r *registry) get(p *core.Policy) (*policyInfo, error) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	old := r.snap.Load()
-	if pi := old.find(p); pi != nil {
+	snap := r.snap.Load()
+	if pi := snap.find(p); pi != nil {
 		return pi, nil
-	}
-	next := &regSnapshot{ids: make(map[core.Identity]int)}
-	if old != nil {
-		next.all = make([]*policyInfo, len(old.all), len(old.all)+1)
-		copy(next.all, old.all)
-		for k, v := range old.ids {
-			next.ids[k] = v
-		}
 	}
 	// Policies of one identity (a named policy whose limit or burst
 	// changed) share one table index, and so their state.
+	if r.ids == nil {
+		r.ids = make(map[core.Identity]int)
+	}
 	ident := p.Identity()
-	id, seen := next.ids[ident]
+	id, seen := r.ids[ident]
 	if !seen {
-		id = len(next.ids)
-		next.ids[ident] = id
+		id = len(r.ids)
+		r.ids[ident] = id
 	}
 	pi := &policyInfo{policy: *p, params: params, kind: k, id: id}
-	next.all = append(next.all, pi)
-	if len(next.all) > linearMax {
-		next.index = make(map[core.Policy]*policyInfo, len(next.all))
-		for _, x := range next.all {
+	r.all = append(r.all, pi)
+	switch {
+	case len(r.all) <= linearMax:
+		r.snap.Store(&regSnapshot{few: slices.Clone(r.all)})
+	case snap.index == nil || r.nRecent >= len(snap.index):
+		next := &regSnapshot{index: make(map[core.Policy]*policyInfo, 2*len(r.all)), recent: new(sync.Map)}
+		for _, x := range r.all {
 			next.index[x.policy] = x
 		}
+		r.nRecent = 0
+		r.snap.Store(next)
+	default:
+		snap.recent.Store(pi.policy, pi)
+		r.nRecent++
 	}
-	r.snap.Store(next)
 	return pi, nil
 }
