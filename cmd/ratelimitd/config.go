@@ -93,6 +93,43 @@ type runtime struct {
 
 	writers cache // policies' String()s joined by "\x00" -> *ratelimit.HeaderWriter
 	sets    cache // policy names a request gave, joined by "\x00" -> *resolvedSet
+	inline  *inlineSet
+}
+
+// maxInlinePolicies bounds the distinct inline policies a service takes in
+// its life.
+const maxInlinePolicies = 1000
+
+// inlineSet is the inline policies a service has taken. The stores keep
+// what they learn of every policy they see for as long as they run (the
+// memory store a table per policy in every shard its keys reach), so ever
+// new inline policies, "1/s", "2/s", ..., would grow the process without
+// bound; past maxInlinePolicies a new one is refused, and those taken
+// before go on working. A nil set takes every policy.
+type inlineSet struct {
+	mu   sync.Mutex
+	seen map[string]bool
+}
+
+// take reports whether the inline policy s may be used: taken before, or
+// taken now.
+func (in *inlineSet) take(s string) bool {
+	if in == nil {
+		return true
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.seen[s] {
+		return true
+	}
+	if len(in.seen) >= maxInlinePolicies {
+		return false
+	}
+	if in.seen == nil {
+		in.seen = make(map[string]bool)
+	}
+	in.seen[s] = true
+	return true
 }
 
 // maxCached bounds each cache, so that requests with ever new inline

@@ -679,6 +679,58 @@ func TestReload(t *testing.T) {
 	waitFor(t, "the new policy", func() bool { code, _, _ := in.check(key, "other"); return code == 200 })
 }
 
+// TestInlinePolicyBound: a service takes a bounded number of distinct
+// inline policies in its life (the stores keep every policy they see);
+// past it a new one is refused with a 400 naming it, while those taken
+// before, configured ones, and a reload change nothing of that. A request
+// refused for another reason takes none.
+func TestInlinePolicyBound(t *testing.T) {
+	path := writeConfig(t, "c.yaml", "policies:\n  api: \"100/1m\"\n")
+	in := start(t, "-config", path)
+	key := randomName(t)
+	inline := func(i int) string { return strconv.Itoa(i+1) + "/1h" }
+	send := func(policies ...string) (int, client.Problem) {
+		t.Helper()
+		body, _ := json.Marshal(map[string]any{"key": key, "policies": policies})
+		code, _, b := in.do("POST", "/v1/check", "application/json", string(body))
+		var p client.Problem
+		if code != 200 {
+			_ = json.Unmarshal([]byte(b), &p)
+		}
+		return code, p
+	}
+	// Refused for a listed-twice policy: takes nothing.
+	if code, _ := send(inline(0), "50000/1h", "50000/1h"); code != 400 {
+		t.Fatalf("a policy listed twice: %d", code)
+	}
+	for i := 0; i < maxInlinePolicies; i += maxPolicies {
+		var ps []string
+		for j := i; j < min(i+maxPolicies, maxInlinePolicies); j++ {
+			ps = append(ps, inline(j))
+		}
+		if code, p := send(ps...); code != 200 {
+			t.Fatalf("inline policies %d to %d: %d %+v", i, i+len(ps)-1, code, p)
+		}
+	}
+	code, p := send("api", inline(maxInlinePolicies))
+	if code != 400 || p.Field != "policies[1]" || !strings.Contains(p.Detail, "inline policies") {
+		t.Fatalf("one more inline policy: %d %+v", code, p)
+	}
+	if code, p := send("50000/1h"); code != 400 {
+		t.Fatalf("the policy of the refused request was taken: %d %+v", code, p)
+	}
+	if code, p := send(inline(7), "api"); code != 200 {
+		t.Fatalf("an inline policy taken before: %d %+v", code, p)
+	}
+	in.hup <- os.Interrupt
+	waitFor(t, "the reload", func() bool {
+		return strings.Contains(in.metrics(), `ratelimitd_config_reloads_total{result="applied"} 1`)
+	})
+	if code, _ := send(inline(maxInlinePolicies + 1)); code != 400 {
+		t.Fatalf("a reload reset the bound: %d", code)
+	}
+}
+
 func (in *instance) metrics() string {
 	_, _, body := in.do("GET", "/metrics", "", "")
 	return body

@@ -371,6 +371,12 @@ func (rt *runtime) resolve(names []string, field string) ([]core.Policy, error) 
 			}
 		}
 	}
+	// Only a request valid in every other way takes inline policies.
+	for i, n := range names {
+		if _, named := rt.policies[n]; !named && !rt.inline.take(n) {
+			return nil, badRequest(field+"["+strconv.Itoa(i)+"]", "this service has taken %d distinct inline policies, as many as it takes; name the policy in the configuration, or use one already in use", maxInlinePolicies)
+		}
+	}
 	return out, nil
 }
 

@@ -21,6 +21,7 @@ type service struct {
 	m       serviceMetrics
 
 	configPath, redisURL string
+	inline               *inlineSet // shared by every configuration the service runs
 }
 
 // serviceMetrics are the service's own metrics, beside the limiter's.
@@ -64,7 +65,8 @@ func newService(configPath, redisURL string, log *slog.Logger) (*service, error)
 	if err != nil {
 		return nil, err
 	}
-	s := &service{store: st, log: log, metrics: c, reg: reg, m: newServiceMetrics(reg), configPath: configPath, redisURL: redisURL}
+	s := &service{store: st, log: log, metrics: c, reg: reg, m: newServiceMetrics(reg), configPath: configPath, redisURL: redisURL, inline: &inlineSet{}}
+	rt.inline = s.inline
 	s.cfg.Store(rt)
 	return s, nil
 }
@@ -84,6 +86,7 @@ func (s *service) reload() error {
 		s.log.Error("configuration rejected; the running one stays", "error", err.Error())
 		return err
 	}
+	rt.inline = s.inline
 	s.cfg.Store(rt)
 	s.m.reloads.WithLabelValues("applied").Inc()
 	s.log.Info("configuration reloaded", "file", s.configPath, "policies", len(rt.policies), "domains", len(rt.domains))
