@@ -432,14 +432,21 @@ func TestLenCountsStatesPerPolicy(t *testing.T) {
 	}
 }
 
+// distinctPolicies returns n unnamed policies of limits 1 to n per minute,
+// the algorithms in turn.
+func distinctPolicies(n int) []core.Policy {
+	ps := make([]core.Policy, n)
+	for i := range ps {
+		ps[i] = core.Policy{Limit: i + 1, Window: time.Minute, Algorithm: core.Algorithms()[(i+1)%6]}
+	}
+	return ps
+}
+
 func TestManyPoliciesKeepSeparateState(t *testing.T) {
 	ctx := context.Background()
 	s := newStore(t)
 	lim := core.NewLimiter(s, core.WithClock(core.NewManualClock(t0)))
-	var ps []core.Policy
-	for i := 1; i <= 20; i++ {
-		ps = append(ps, core.Policy{Limit: i, Window: time.Minute, Algorithm: core.Algorithms()[i%6]})
-	}
+	ps := distinctPolicies(20)
 	for round := 0; round < 2; round++ {
 		for i, p := range ps {
 			d, err := lim.AllowN(ctx, "k", p, p.Limit)
@@ -466,10 +473,7 @@ func TestManyPoliciesRegisteredConcurrently(t *testing.T) {
 	ctx := context.Background()
 	s := newStore(t)
 	lim := core.NewLimiter(s, core.WithClock(core.NewManualClock(t0)))
-	var ps []core.Policy
-	for i := 1; i <= 3000; i++ {
-		ps = append(ps, core.Policy{Limit: i, Window: time.Minute, Algorithm: core.Algorithms()[i%6]})
-	}
+	ps := distinctPolicies(3000)
 	// Named: two limits of one name and algorithm are one identity, so
 	// of each pair only one admits its capacity.
 	for i := 1; i <= 200; i++ {

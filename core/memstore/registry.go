@@ -155,7 +155,7 @@ func (r *registry) get(p *core.Policy) (*policyInfo, error) {
 	case len(r.all) <= linearMax:
 		r.snap.Store(&regSnapshot{few: slices.Clone(r.all)})
 	case snap.index == nil || r.nRecent >= len(snap.index):
-		next := &regSnapshot{index: make(map[core.Policy]*policyInfo, 2*len(r.all)), recent: new(sync.Map)}
+		next := &regSnapshot{index: make(map[core.Policy]*policyInfo, len(r.all)), recent: new(sync.Map)}
 		for _, x := range r.all {
 			next.index[x.policy] = x
 		}
