@@ -26,7 +26,12 @@ type holdAll struct {
 }
 
 func newHoldAll(names ...string) *holdAll {
-	h := &holdAll{names: map[string]bool{}, held: make(chan string, 100), release: make(chan struct{})}
+	// held has room for every command a test can send, so that a command
+	// reported after the test stopped reading never blocks: once released,
+	// each of the maxSenders held EVALSHAs that finds the script not yet
+	// loaded sends an EVAL too, and a full channel here used to hold those
+	// senders, and the next check behind them, for good.
+	h := &holdAll{names: map[string]bool{}, held: make(chan string, 4*maxSenders), release: make(chan struct{})}
 	for _, n := range names {
 		h.names[n] = true
 	}
