@@ -37,3 +37,7 @@ for pair in "OursAllow HttprateAllow" "OursDeny HttprateDeny" "MemOursGCRA MemSe
   r=$(ratio "Benchmark$1" "Benchmark$2")
   printf '%-28s median %s   (runs: %s)\n' "$1 / $2" "$(median <<<"$r")" "$r"
 done
+# Allocations per request counted exactly (allocs/op above is a whole
+# number, and the deny row's moves between runs).
+echo "exact allocations per request (TestAllocsPerRequest):"
+"$work/peers.test" -test.run '^TestAllocsPerRequest$' -test.v | sed -n 's/^ *peer_test.go:[0-9]*: /  /p'
