@@ -798,11 +798,12 @@ func TestConfigFileKinds(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, "domains"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	cases := []struct {
+	type kindCase struct {
 		name, config string
 		main         string // the file given as the configuration; "" for config
 		want         []string
-	}{
+	}
+	cases := []kindCase{
 		{"a directory as the configuration", "", dir, []string{dir, "not a regular file (a directory)"}},
 		{"a large configuration", "", big, []string{"big.yaml", "larger than 4 MiB"}},
 		{"a large domain file", "envoy:\n  files: [\"big.yaml\"]\n", "", []string{"big.yaml", "larger than 4 MiB"}},
@@ -810,16 +811,8 @@ func TestConfigFileKinds(t *testing.T) {
 	}
 	if st, err := os.Stat(os.DevNull); err == nil && st.Mode()&os.ModeDevice != 0 {
 		cases = append(cases,
-			struct {
-				name, config string
-				main         string
-				want         []string
-			}{"a device as the configuration", "", os.DevNull, []string{os.DevNull, "not a regular file (a device)"}},
-			struct {
-				name, config string
-				main         string
-				want         []string
-			}{"a device as a domain file", fmt.Sprintf("envoy:\n  files: [%q]\n", os.DevNull), "", []string{"c.yaml:2", "envoy.files", os.DevNull + ", a device, not a domain file"}})
+			kindCase{"a device as the configuration", "", os.DevNull, []string{os.DevNull, "not a regular file (a device)"}},
+			kindCase{"a device as a domain file", fmt.Sprintf("envoy:\n  files: [%q]\n", os.DevNull), "", []string{"c.yaml:2", "envoy.files", os.DevNull + ", a device, not a domain file"}})
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
