@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/internal/sharedhdr"
 )
 
 // HeaderMode selects the rate-limit header fields written on every checked
@@ -110,6 +111,83 @@ type policySet struct {
 	// denied requests marshals nothing. Sets of more than maxPreparedPolicies
 	// policies build the body per request.
 	denied []atomic.Pointer[[]byte]
+	// denials caches the header fields of the usual denial of a set with
+	// one enforced policy (nothing remaining, Retry-After n seconds), by n
+	// modulo its length, built on first use and shared between responses,
+	// so that a flood of denied requests formats and allocates nothing for
+	// them. nil for larger sets, whose fields depend on every policy's
+	// numbers.
+	denials *[denialSlots]atomic.Pointer[preparedDenial]
+}
+
+// denialSlots is the number of Retry-After values whose denial fields a
+// single-policy set keeps: every value of a window up to a minute, and the
+// values a flood meets at once for longer ones.
+const denialSlots = 64
+
+// preparedDenial is every header field of one denial, Retry-After
+// included, rendered once.
+type preparedDenial struct {
+	n      int64 // the Retry-After, in seconds
+	fields []preparedField
+}
+
+type preparedField struct {
+	name string
+	v    *sharedhdr.Value
+}
+
+// preparedFields collects the fields writeHeaders sets, to prepare a
+// denial.
+type preparedFields []preparedField
+
+func (f *preparedFields) SetHeader(name, value string) {
+	*f = append(*f, preparedField{name, sharedhdr.New(value)})
+}
+
+func (*preparedFields) Write(int, string, []byte) error { return nil }
+
+// writeDenial sets the header fields of the denial result, Retry-After
+// included, on res: the prepared ones when the set has them for it, else
+// rendered in buf, whose grown form it returns for reuse.
+func (s *policySet) writeDenial(res Response, result core.Result, buf []byte) []byte {
+	if s.writePreparedDenial(res, result.Decisions) {
+		return buf
+	}
+	buf = s.writeHeaders(res, result.Decisions, result.Binding, buf)
+	buf = strconv.AppendInt(buf[:0], retryAfterSeconds(result.Decision().RetryAfter), 10)
+	setHeaderBytes(res, hdrRetryAfter, buf)
+	return buf
+}
+
+// writePreparedDenial writes the prepared fields of a denial by the set's
+// single enforced policy with nothing remaining, the denial of a client
+// over its limit, and reports whether it did.
+func (s *policySet) writePreparedDenial(res Response, ds []core.Decision) bool {
+	if s.denials == nil || len(ds) != 1 || ds[0].Allowed || remaining(&ds[0]) != 0 {
+		return false
+	}
+	n := retryAfterSeconds(ds[0].RetryAfter)
+	slot := &s.denials[n%denialSlots]
+	pd := slot.Load()
+	if pd == nil || pd.n != n {
+		var f preparedFields
+		var buf [64]byte
+		s.writeHeaders(&f, ds, 0, buf[:0])
+		f.SetHeader(hdrRetryAfter, strconv.FormatInt(n, 10))
+		pd = &preparedDenial{n: n, fields: f}
+		slot.Store(pd)
+	}
+	if sh, ok := res.(SharedHeaderSetter); ok {
+		for i := range pd.fields {
+			sh.SetSharedHeader(pd.fields[i].name, pd.fields[i].v.Slice())
+		}
+		return true
+	}
+	for i := range pd.fields {
+		res.SetHeader(pd.fields[i].name, pd.fields[i].v.String())
+	}
+	return true
 }
 
 // maxPreparedPolicies bounds the policy sets whose 429 bodies are cached
@@ -163,6 +241,9 @@ func newPolicySet(mode HeaderMode, policies []core.Policy) (*policySet, error) {
 	s.policies = enforced
 	if len(enforced) <= maxPreparedPolicies {
 		s.denied = make([]atomic.Pointer[[]byte], 1<<len(enforced))
+	}
+	if len(enforced) == 1 {
+		s.denials = new([denialSlots]atomic.Pointer[preparedDenial])
 	}
 	s.names = make([]string, len(policies))
 	s.quoted = make([]string, len(policies))
@@ -376,8 +457,9 @@ func (w *HeaderWriter) Write(res Response, result core.Result) {
 		return
 	}
 	var buf [128]byte
-	w.set.writeHeaders(res, result.Decisions, result.Binding, buf[:0])
-	if !result.Allowed {
-		res.SetHeader(hdrRetryAfter, strconv.FormatInt(retryAfterSeconds(result.Decision().RetryAfter), 10))
+	if result.Allowed {
+		w.set.writeHeaders(res, result.Decisions, result.Binding, buf[:0])
+		return
 	}
+	w.set.writeDenial(res, result, buf[:0])
 }

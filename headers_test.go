@@ -1,6 +1,8 @@
 package ratelimit
 
 import (
+	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -216,5 +218,86 @@ func TestPreparedDeniedBodies(t *testing.T) {
 	res := core.Result{Decisions: []core.Decision{{Policy: many[0]}}}
 	if !strings.Contains(string(big.deniedBody(res)), `"p0"`) {
 		t.Fatal("a large set's body does not name the violated policy")
+	}
+}
+
+// sharedRecorder is a Response over an http.Header that takes shared
+// values as they are, like the stdhttp adapter.
+type sharedRecorder struct{ recorder }
+
+func (r *sharedRecorder) SetSharedHeader(name string, values []string) { r.h[name] = values }
+
+// TestPreparedDenials: the prepared fields of a single-policy denial are
+// exactly those rendered per request, Retry-After included, in every
+// header mode, for Retry-After values that share a slot and on the second
+// use of each (from the cache); denials they do not cover (something
+// remaining, two policies) are rendered as before.
+func TestPreparedDenials(t *testing.T) {
+	p := core.MustParsePolicy("100/1h;name=api")
+	q := core.MustParsePolicy("5/s;name=b")
+	denial := func(retry time.Duration, remaining int, ps ...core.Policy) core.Result {
+		r := core.Result{}
+		for _, p := range ps {
+			r.Decisions = append(r.Decisions, core.Decision{Limit: p.Limit, Remaining: remaining, RetryAfter: retry, ResetAfter: time.Hour, Policy: p})
+		}
+		return r
+	}
+	// rendered is what the middleware wrote before fields were prepared.
+	rendered := func(s *policySet, r core.Result) http.Header {
+		rec := newRecorder()
+		s.writeHeaders(rec, r.Decisions, r.Binding, nil)
+		rec.SetHeader(hdrRetryAfter, strconv.FormatInt(retryAfterSeconds(r.Decision().RetryAfter), 10))
+		return rec.h
+	}
+	retries := []time.Duration{time.Millisecond, time.Second, 1500 * time.Millisecond, 63 * time.Second, 65 * time.Second, denialSlots*time.Second + time.Second, 59 * time.Minute}
+	for mode := range HeadersNone + 1 {
+		s, many := mustSet(t, mode, p), mustSet(t, mode, p, q)
+		for _, retry := range retries {
+			for _, c := range []struct {
+				set      *policySet
+				r        core.Result
+				prepared bool
+			}{
+				{s, denial(retry, 0, p), true},
+				{s, denial(retry, 3, p), false},
+				{many, denial(retry, 0, p, q), false},
+			} {
+				for range 2 {
+					if got := c.set.writePreparedDenial(newRecorder(), c.r.Decisions); got != c.prepared {
+						t.Fatalf("%v, retry %v, %d policies, remaining %d: prepared %v, want %v", mode, retry, len(c.r.Decisions), c.r.Decisions[0].Remaining, got, c.prepared)
+					}
+					plain, shared := newRecorder(), &sharedRecorder{*newRecorder()}
+					c.set.writeDenial(plain, c.r, nil)
+					c.set.writeDenial(shared, c.r, nil)
+					want := rendered(c.set, c.r)
+					if !reflect.DeepEqual(plain.h, want) || !reflect.DeepEqual(shared.h, want) {
+						t.Fatalf("%v, retry %v: fields %v and, shared, %v; want %v", mode, retry, plain.h, shared.h, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestSharedDenialValuesStayTrue: code after the middleware that writes
+// into a denial's header values in place, or appends to them, changes its
+// own response and not the next one's.
+func TestSharedDenialValuesStayTrue(t *testing.T) {
+	s := mustSet(t, HeadersDraft11, core.MustParsePolicy("100/1h;name=api"))
+	r := core.Result{Decisions: []core.Decision{{Limit: 100, RetryAfter: 30 * time.Second, Policy: s.policies[0]}}}
+	first := &sharedRecorder{*newRecorder()}
+	s.writeDenial(first, r, nil)
+	want := first.h.Clone()
+	for name := range first.h {
+		first.h[name][0] = "tampered"
+		first.h[name] = append(first.h[name], "more")
+	}
+	next := &sharedRecorder{*newRecorder()}
+	s.writeDenial(next, r, nil)
+	if !reflect.DeepEqual(next.h, want) {
+		t.Fatalf("after a response's values were written into, the next denial has %v, want %v", next.h, want)
+	}
+	if first.h.Get(hdrRetryAfter) != "tampered" {
+		t.Fatalf("the tampered response reads %v", first.h)
 	}
 }

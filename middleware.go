@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -289,10 +288,10 @@ func (m *Middleware) Handle(ctx context.Context, req keyfuncs.Request, res Respo
 		return m.failed(ctx, req, res, ev)
 	}
 
-	if len(result.Decisions) > 0 {
-		sc.buf = set.writeHeaders(res, result.Decisions, result.Binding, sc.buf)
-	}
 	if result.Allowed {
+		if len(result.Decisions) > 0 {
+			sc.buf = set.writeHeaders(res, result.Decisions, result.Binding, sc.buf)
+		}
 		// The rollout's dry run: only once the enforced policies admitted
 		// the request (were the shadow ones enforced, a denial would have
 		// consumed from none), in a check of their own, so that a shadow
@@ -325,8 +324,9 @@ func (m *Middleware) Handle(ctx context.Context, req keyfuncs.Request, res Respo
 		}
 		return Continue
 	}
-	sc.buf = strconv.AppendInt(sc.buf[:0], retryAfterSeconds(result.Decision().RetryAfter), 10)
-	setHeaderBytes(res, hdrRetryAfter, sc.buf)
+	// A denial has a decision: only a set of shadow policies alone has
+	// none, and it admits.
+	sc.buf = set.writeDenial(res, result, sc.buf)
 	var werr error
 	if m.defaultDenied {
 		// The prepared body of this set and these violated policies: a flood

@@ -30,6 +30,20 @@ type HeaderBytesSetter interface {
 	SetHeaderBytes(name string, value []byte)
 }
 
+// SharedHeaderSetter is an optional interface a Response may implement:
+// SetSharedHeader sets header name to the single value values[0]. values
+// is a slice the middleware prepared once and shares between every
+// response carrying the same value, its length equal to its capacity: an
+// adapter over an http.Header puts it in the map as it is, so that the
+// field costs no allocation, and never writes into it. The middleware
+// checks before each use that the slice still holds its value and replaces
+// one found written into, so code that writes into a response's header
+// values in place (h[name][0] = v) changes that response alone. A Response
+// without it gets SetHeader(name, values[0]).
+type SharedHeaderSetter interface {
+	SetSharedHeader(name string, values []string)
+}
+
 // setHeaderBytes sets name to value on res, through SetHeaderBytes when res
 // implements it.
 func setHeaderBytes(res Response, name string, value []byte) {

@@ -8,6 +8,8 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/internal/sharedhdr"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
 
@@ -115,13 +117,29 @@ func (e *exchange) RemoteAddr() string { return e.r.RemoteAddr }
 // headerBlock is the storage for one response's rate-limit header values:
 // the value slices and the bytes of values built per request, allocated
 // together once per request and never reused, so the strings handed to the
-// header map stay immutable.
+// header map stay immutable. It holds what an admitted request of the
+// default header mode sets (RateLimit-Policy and RateLimit), and is kept
+// small because every admitted request allocates one: 80 bytes, a size
+// class of its own. A denial's fields are prepared ones, shared
+// (SetSharedHeader), and need no block; a field past its room gets a
+// slice of its own.
 type headerBlock struct {
-	vals [6]string
-	buf  [96]byte
-	n    int // values used
-	used int // bytes of buf used
+	vals [2]string
+	buf  [46]byte
+	n    uint8 // values used
+	used uint8 // bytes of buf used
 }
+
+// Shared values of the fields Write sets on a problem document (see
+// ratelimit.SharedHeaderSetter).
+var (
+	problemType = sharedhdr.New(ratelimit.ContentTypeProblem)
+	nosniff     = sharedhdr.New("nosniff")
+)
+
+// SetSharedHeader sets a response header to values, a slice shared between
+// responses that is put in the header map as it is.
+func (e *exchange) SetSharedHeader(name string, values []string) { e.w.Header()[name] = values }
 
 // SetHeader sets a response header; name is already canonical.
 func (e *exchange) SetHeader(name, value string) {
@@ -130,7 +148,7 @@ func (e *exchange) SetHeader(name, value string) {
 		e.hdr = new(headerBlock)
 	}
 	b := e.hdr
-	if b.n < len(b.vals) {
+	if int(b.n) < len(b.vals) {
 		b.vals[b.n] = value
 		h[name] = b.vals[b.n : b.n+1 : b.n+1]
 		b.n++
@@ -147,20 +165,24 @@ func (e *exchange) SetHeaderBytes(name string, value []byte) {
 		e.hdr = new(headerBlock)
 	}
 	b := e.hdr
-	if len(value) == 0 || len(value) > len(b.buf)-b.used {
+	if len(value) == 0 || len(value) > len(b.buf)-int(b.used) {
 		e.SetHeader(name, string(value))
 		return
 	}
-	dst := b.buf[b.used : b.used+len(value)]
+	dst := b.buf[b.used : int(b.used)+len(value)]
 	copy(dst, value)
-	b.used += len(value)
+	b.used += uint8(len(value))
 	e.SetHeader(name, unsafe.String(&dst[0], len(dst)))
 }
 
 // Write completes the response.
 func (e *exchange) Write(status int, contentType string, body []byte) error {
-	e.SetHeader("Content-Type", contentType) // in the header block: no slice of their own
-	e.SetHeader("X-Content-Type-Options", "nosniff")
+	if contentType == problemType.String() {
+		e.SetSharedHeader("Content-Type", problemType.Slice())
+	} else {
+		e.SetHeader("Content-Type", contentType)
+	}
+	e.SetSharedHeader("X-Content-Type-Options", nosniff.Slice())
 	// A length set for the handler's answer is not this body's. The name is
 	// canonical already: delete it without Header.Del's canonicalization.
 	delete(e.w.Header(), "Content-Length")
