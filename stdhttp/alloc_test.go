@@ -13,20 +13,10 @@ import (
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
+	"github.com/ratelimit-go/ratelimit/internal/httpsuite"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 	"github.com/ratelimit-go/ratelimit/stdhttp"
 )
-
-// reusedWriter keeps one header map whose storage outlives each response,
-// so that what is counted is the middleware's allocations, not the map's.
-type reusedWriter struct {
-	h    http.Header
-	code int
-}
-
-func (w *reusedWriter) Header() http.Header         { return w.h }
-func (w *reusedWriter) Write(p []byte) (int, error) { return len(p), nil }
-func (w *reusedWriter) WriteHeader(code int)        { w.code = code }
 
 // TestAllocations: a denied request of a client over its limit allocates
 // nothing at all (its header fields and body are prepared once and
@@ -42,23 +32,25 @@ func TestAllocations(t *testing.T) {
 	}
 	h := mw(benchHandler)
 	req := httptest.NewRequest("GET", "/", nil)
-	w := &reusedWriter{h: http.Header{}}
+	// One header map whose storage outlives each response, so that what
+	// is counted is the middleware's allocations, not the map's.
+	w := &httpsuite.DiscardWriter{H: http.Header{}}
 	serve := func() {
-		clear(w.h)
+		clear(w.H)
 		h.ServeHTTP(w, req)
 	}
 
 	serve()
-	if w.code != http.StatusNoContent {
-		t.Fatalf("first request: status %d", w.code)
+	if w.Code != http.StatusNoContent {
+		t.Fatalf("first request: status %d", w.Code)
 	}
 	serve() // the last unit
-	if w.code != http.StatusNoContent {
-		t.Fatalf("second request: status %d", w.code)
+	if w.Code != http.StatusNoContent {
+		t.Fatalf("second request: status %d", w.Code)
 	}
 	denied := testing.AllocsPerRun(1000, serve)
-	if w.code != http.StatusTooManyRequests || w.h.Get("Retry-After") == "" || w.h.Get("Ratelimit") == "" {
-		t.Fatalf("status %d, header %v", w.code, w.h)
+	if w.Code != http.StatusTooManyRequests || w.H.Get("Retry-After") == "" || w.H.Get("Ratelimit") == "" {
+		t.Fatalf("status %d, header %v", w.Code, w.H)
 	}
 	if denied != 0 {
 		t.Errorf("%v allocations per denied request, want 0", denied)
@@ -74,8 +66,8 @@ func TestAllocations(t *testing.T) {
 	}
 	h = admit(benchHandler)
 	admitted := testing.AllocsPerRun(1000, serve)
-	if w.code != http.StatusNoContent || w.h.Get("Ratelimit") == "" {
-		t.Fatalf("status %d, header %v", w.code, w.h)
+	if w.Code != http.StatusNoContent || w.H.Get("Ratelimit") == "" {
+		t.Fatalf("status %d, header %v", w.Code, w.H)
 	}
 	if admitted != 1 {
 		t.Errorf("%v allocations per admitted request, want 1 (the header block)", admitted)

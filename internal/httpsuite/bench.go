@@ -12,18 +12,18 @@ import (
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
 
-// discardWriter is a ResponseWriter that, like net/http's server, keeps
-// headers in a fresh map and does not copy them on WriteHeader
+// DiscardWriter is a ResponseWriter that, like net/http's server, keeps
+// headers in the map H and does not copy them on WriteHeader
 // (httptest.ResponseRecorder clones the map, which inflates the cost of
-// every header set).
-type discardWriter struct {
-	h    http.Header
-	code int
+// every header set). It records the status in Code and discards the body.
+type DiscardWriter struct {
+	H    http.Header
+	Code int
 }
 
-func (d *discardWriter) Header() http.Header         { return d.h }
-func (d *discardWriter) Write(p []byte) (int, error) { return len(p), nil }
-func (d *discardWriter) WriteHeader(code int)        { d.code = code }
+func (d *DiscardWriter) Header() http.Header         { return d.H }
+func (d *DiscardWriter) Write(p []byte) (int, error) { return len(p), nil }
+func (d *DiscardWriter) WriteHeader(code int)        { d.Code = code }
 
 // Bench serves GET / with h once per iteration into a server-like writer
 // and fails unless every response is 204. It reports allocations.
@@ -31,10 +31,10 @@ func Bench(b *testing.B, h http.Handler) {
 	req := httptest.NewRequest("GET", "/", nil)
 	b.ReportAllocs()
 	for b.Loop() {
-		w := &discardWriter{h: make(http.Header)}
+		w := &DiscardWriter{H: make(http.Header)}
 		h.ServeHTTP(w, req)
-		if w.code != http.StatusNoContent {
-			b.Fatalf("status %d", w.code)
+		if w.Code != http.StatusNoContent {
+			b.Fatalf("status %d", w.Code)
 		}
 	}
 }
@@ -45,10 +45,10 @@ func BenchParallel(b *testing.B, h http.Handler) {
 	b.RunParallel(func(pb *testing.PB) {
 		req := httptest.NewRequest("GET", "/", nil)
 		for pb.Next() {
-			w := &discardWriter{h: make(http.Header)}
+			w := &DiscardWriter{H: make(http.Header)}
 			h.ServeHTTP(w, req)
-			if w.code != http.StatusNoContent {
-				b.Errorf("status %d", w.code)
+			if w.Code != http.StatusNoContent {
+				b.Errorf("status %d", w.Code)
 				return
 			}
 		}
@@ -86,16 +86,16 @@ func BenchDeny(b *testing.B, h http.Handler) {
 	}
 	for range 101 {
 		for _, r := range reqs {
-			h.ServeHTTP(&discardWriter{h: make(http.Header)}, r)
+			h.ServeHTTP(&DiscardWriter{H: make(http.Header)}, r)
 		}
 	}
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
-		w := &discardWriter{h: make(http.Header)}
+		w := &DiscardWriter{H: make(http.Header)}
 		h.ServeHTTP(w, reqs[i])
-		if w.code != http.StatusTooManyRequests {
-			b.Fatalf("status %d, want 429", w.code)
+		if w.Code != http.StatusTooManyRequests {
+			b.Fatalf("status %d, want 429", w.Code)
 		}
 		if i++; i == len(reqs) {
 			i = 0
