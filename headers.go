@@ -129,6 +129,7 @@ const denialSlots = 64
 // included, rendered once.
 type preparedDenial struct {
 	n      int64 // the Retry-After, in seconds
+	limit  int   // the decision's Limit, which draft 06 and the X- trio print
 	fields []preparedField
 }
 
@@ -170,12 +171,12 @@ func (s *policySet) writePreparedDenial(res Response, ds []core.Decision) bool {
 	n := retryAfterSeconds(ds[0].RetryAfter)
 	slot := &s.denials[n%denialSlots]
 	pd := slot.Load()
-	if pd == nil || pd.n != n {
+	if pd == nil || pd.n != n || pd.limit != ds[0].Limit {
 		var f preparedFields
 		var buf [64]byte
 		s.writeHeaders(&f, ds, 0, buf[:0])
 		f.SetHeader(hdrRetryAfter, strconv.FormatInt(n, 10))
-		pd = &preparedDenial{n: n, fields: f}
+		pd = &preparedDenial{n: n, limit: ds[0].Limit, fields: f}
 		slot.Store(pd)
 	}
 	if sh, ok := res.(SharedHeaderSetter); ok {

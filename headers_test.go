@@ -259,6 +259,7 @@ func TestPreparedDenials(t *testing.T) {
 				prepared bool
 			}{
 				{s, denial(retry, 0, p), true},
+				{s, func() core.Result { r := denial(retry, 0, p); r.Decisions[0].Limit = 7; return r }(), true},
 				{s, denial(retry, 3, p), false},
 				{many, denial(retry, 0, p, q), false},
 			} {

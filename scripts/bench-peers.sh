@@ -32,7 +32,9 @@ ratio() { # ours peer
   awk -v a="$1" -v b="$2" '$1 ~ "^"a"-" {x[++i] = $3} $1 ~ "^"b"-" {y[++j] = $3}
        END {for (k = 1; k <= i && k <= j; k++) printf "%.3f ", x[k] / y[k]}' "$work/out"
 }
-for pair in "OursAllow HttprateAllow" "OursDeny HttprateDeny" "MemOursGCRA MemSethvargo"; do
+# The floor rows' ratios show how much of httprate's request the recorder
+# alone takes for our header fields, with no limiter at all.
+for pair in "OursAllow HttprateAllow" "OursDeny HttprateDeny" "FloorAllow HttprateAllow" "FloorDeny HttprateDeny" "MemOursGCRA MemSethvargo"; do
   set -- $pair
   r=$(ratio "Benchmark$1" "Benchmark$2")
   printf '%-28s median %s   (runs: %s)\n' "$1 / $2" "$(median <<<"$r")" "$r"
