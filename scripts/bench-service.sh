@@ -61,25 +61,31 @@ load() { "$work/load" -c "$conc" -n "$n" -duration "$dur" -client "${LOAD_CLIENT
 
 # The CPU time, in clock ticks, a process has used so far.
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+# The CPU time, in clock ticks, this script's finished children (the load
+# generator among them) have used so far.
+child_ticks() { awk '{print $16 + $17}' "/proc/$$/stat"; }
 # The CPU seconds the Redis server has used so far.
 redis_cpu() { redis-cli -h "${redis%:*}" -p "${redis##*:}" info cpu 2>/dev/null | awk -F: '/^used_cpu_(sys|user):/ {s += $2} END {printf "%.3f", s}'; }
 # The script calls (EVALSHA and EVAL) the Redis server has run so far.
 redis_scripts() { redis-cli -h "${redis%:*}" -p "${redis##*:}" info commandstats 2>/dev/null | awk -F'[:=,]' '/^cmdstat_eval(sha)?:/ {s += $3} END {print s + 0}'; }
 hz=$(getconf CLK_TCK)
-# measured PID args...: one load run, with the CPU the server (PID) and the
-# Redis spent per request, and the requests per script call when the
-# server sent any. On a shared, noisy host throughput moves from one run to
-# the next; the CPU per request moves much less.
+# measured PID args...: one load run, with the CPU the server (PID), the
+# Redis and the load generator spent per request, and the requests per
+# script call when the server sent any. On a shared, noisy host throughput
+# moves from one run to the next; the CPU per request moves much less. On
+# two cores the three processes share the CPU, so when the run is CPU-bound
+# the throughput of two services compares as the inverse of their sums.
 measured() {
-  local pid=$1 t0 r0 s0 out
+  local pid=$1 t0 c0 r0 s0 out
   shift
-  t0=$(ticks "$pid") r0=$(redis_cpu) s0=$(redis_scripts)
+  t0=$(ticks "$pid") c0=$(child_ticks) r0=$(redis_cpu) s0=$(redis_scripts)
   out=$(load "$@")
-  awk -v line="$out" -v t="$(( $(ticks "$pid") - t0 ))" -v hz="$hz" -v r0="$r0" -v r1="$(redis_cpu)" \
-    -v s="$(( $(redis_scripts) - s0 ))" 'BEGIN {
+  awk -v line="$out" -v t="$(( $(ticks "$pid") - t0 ))" -v c="$(( $(child_ticks) - c0 ))" -v hz="$hz" \
+    -v r0="$r0" -v r1="$(redis_cpu)" -v s="$(( $(redis_scripts) - s0 ))" 'BEGIN {
     split(line, f, " +"); for (i in f) if (f[i] == "req") { n = f[i - 1]; break }
     printf "%s   server CPU %5.1f us/req", line, t / hz * 1e6 / n
     if (r1 != "" && r0 != "") printf ", redis %4.1f us/req", (r1 - r0) * 1e6 / n
+    printf ", load %4.1f us/req", c / hz * 1e6 / n
     if (s > n / 1000) printf ", %4.1f req/script call", n / s
     printf "\n" }'
 }
