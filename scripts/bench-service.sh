@@ -7,6 +7,7 @@
 #
 #   bash scripts/redis-test-env.sh start      # the Redis on 127.0.0.1:16379
 #   bash scripts/bench-service.sh             # RATELIMIT_PEER=/path/to/service_cmd for the comparison
+#                                             # ROUNDS=5: five interleaved pairs per protocol on Redis (2)
 #                                             # LOAD_CLIENT=std: net/http's and grpc-go's clients
 #
 # envoyproxy/ratelimit builds with:
@@ -61,9 +62,9 @@ load() { "$work/load" -c "$conc" -n "$n" -duration "$dur" -client "${LOAD_CLIENT
 
 # The CPU time, in clock ticks, a process has used so far.
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-# The CPU time, in clock ticks, this script's finished children (the load
-# generator among them) have used so far.
-child_ticks() { awk '{print $16 + $17}' "/proc/$$/stat"; }
+# The CPU time, in clock ticks, the finished children of the shell PID (the
+# load generator among them) have used so far.
+child_ticks() { awk '{print $16 + $17}' "/proc/$1/stat"; }
 # The CPU seconds the Redis server has used so far.
 redis_cpu() { redis-cli -h "${redis%:*}" -p "${redis##*:}" info cpu 2>/dev/null | awk -F: '/^used_cpu_(sys|user):/ {s += $2} END {printf "%.3f", s}'; }
 # The script calls (EVALSHA and EVAL) the Redis server has run so far.
@@ -76,11 +77,11 @@ hz=$(getconf CLK_TCK)
 # two cores the three processes share the CPU, so when the run is CPU-bound
 # the throughput of two services compares as the inverse of their sums.
 measured() {
-  local pid=$1 t0 c0 r0 s0 out
+  local pid=$1 self=$BASHPID t0 c0 r0 s0 out
   shift
-  t0=$(ticks "$pid") c0=$(child_ticks) r0=$(redis_cpu) s0=$(redis_scripts)
+  t0=$(ticks "$pid") c0=$(child_ticks "$self") r0=$(redis_cpu) s0=$(redis_scripts)
   out=$(load "$@")
-  awk -v line="$out" -v t="$(( $(ticks "$pid") - t0 ))" -v c="$(( $(child_ticks) - c0 ))" -v hz="$hz" \
+  awk -v line="$out" -v t="$(( $(ticks "$pid") - t0 ))" -v c="$(( $(child_ticks "$self") - c0 ))" -v hz="$hz" \
     -v r0="$r0" -v r1="$(redis_cpu)" -v s="$(( $(redis_scripts) - s0 ))" 'BEGIN {
     split(line, f, " +"); for (i in f) if (f[i] == "req") { n = f[i - 1]; break }
     printf "%s   server CPU %5.1f us/req", line, t / hz * 1e6 / n
@@ -135,12 +136,26 @@ stop_ours
 echo "== one Redis at $redis"
 start_ours -redis "redis://$redis/0"
 if [[ -n $peer ]]; then start_peer; fi
-for round in 1 2; do
-  measured "$ours" -mode grpc -target 127.0.0.1:18081 -label "ratelimitd ShouldRateLimit, redis"
-  if [[ -n $peer ]]; then measured "$peerpid" -mode grpc -target 127.0.0.1:18091 -label "envoyproxy/ratelimit gRPC, redis"; fi
-  measured "$ours" -mode http -target 127.0.0.1:18080 -label "ratelimitd /v1/check, redis"
-  if [[ -n $peer ]]; then measured "$peerpid" -mode json -target 127.0.0.1:18090 -label "envoyproxy/ratelimit /json, redis"; fi
+for round in $(seq 1 "${ROUNDS:-2}"); do
+  measured "$ours" -mode grpc -target 127.0.0.1:18081 -label "ratelimitd ShouldRateLimit, redis" | tee -a "$work/pairs"
+  if [[ -n $peer ]]; then measured "$peerpid" -mode grpc -target 127.0.0.1:18091 -label "envoyproxy/ratelimit gRPC, redis" | tee -a "$work/pairs"; fi
+  measured "$ours" -mode http -target 127.0.0.1:18080 -label "ratelimitd /v1/check, redis" | tee -a "$work/pairs"
+  if [[ -n $peer ]]; then measured "$peerpid" -mode json -target 127.0.0.1:18090 -label "envoyproxy/ratelimit /json, redis" | tee -a "$work/pairs"; fi
 done
+# Each pair's throughput ratio and p99s, taken from the two runs of one
+# round (seconds apart), and the median ratio per protocol.
+if [[ -n $peer ]]; then
+  awk 'function field(unit,  i) { for (i = 2; i <= NF; i++) if ($i == unit) return $(i - 1) }
+       function p99(  i) { for (i = 1; i < NF; i++) if ($i == "p99") return $(i + 1) }
+       function median(a, n,  i, j, t) {
+         for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+         return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+       /^ratelimitd/ { ours = field("req/s"); op99 = p99(); next }
+       { proto = /gRPC/ ? "gRPC" : "HTTP"; r = ours / field("req/s"); n[proto]++; ratio[proto, n[proto]] = r
+         printf "pair %d, %-4s  ratio %.2fx   p99 %s ours, %s envoyproxy/ratelimit\n", n[proto], proto, r, op99, p99() }
+       END { for (p in n) { for (i = 1; i <= n[p]; i++) a[i] = ratio[p, i]
+               printf "median ratio, %-4s %.2fx over %d pairs\n", p, median(a, n[p]), n[p] } }' "$work/pairs"
+fi
 
 # The flood: every client on one key, so that nearly every request is
 # denied, without and then with each service's cache of denials
