@@ -27,6 +27,14 @@ type rlsServer struct {
 // maxDescriptors bounds the descriptors of one request.
 const maxDescriptors = 64
 
+// maxStreamsPerConn is the number of calls one gRPC connection may have in
+// flight, advertised to the client in HTTP/2's SETTINGS_MAX_CONCURRENT_STREAMS.
+// grpc-go's default is unbounded: one client could start calls without end,
+// each holding a goroutine and its buffers. A client that wants more opens
+// another connection, as Envoy's connection pool does when a connection's
+// streams are all taken; grpc-go's client queues the call.
+const maxStreamsPerConn = 1024
+
 // ShouldRateLimit decides every descriptor of the request together: one
 // all-or-nothing check of every matched limit, so that a request one
 // descriptor denies consumes from none.
