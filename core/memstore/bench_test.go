@@ -264,3 +264,45 @@ func BenchmarkNewPolicy(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkLineTransfer measures the host, not the store: what it costs two
+// CPUs to pass one cache line between them. Two goroutines take turns
+// writing one counter, each spinning until the other has written; an
+// operation is one turn of each, so it moves the line twice. Half of it is
+// the price of one transfer, which the parallel rows of BenchmarkAllow pay
+// for each shard lock and key state the other goroutine touched last; it
+// changes with where the host places its virtual CPUs (run with -cpu 2).
+func BenchmarkLineTransfer(b *testing.B) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		b.Skip("needs two CPUs: -cpu 2")
+	}
+	var turn struct {
+		_ [64]byte
+		n atomic.Int64 // even: the benchmark's turn; odd: the partner's
+		_ [64]byte
+	}
+	var stop atomic.Bool
+	partner := make(chan struct{})
+	go func() {
+		defer close(partner)
+		for i := int64(1); ; i += 2 {
+			for turn.n.Load() != i {
+				if stop.Load() {
+					return
+				}
+			}
+			turn.n.Store(i + 1)
+		}
+	}()
+	b.ResetTimer()
+	var i int64
+	for b.Loop() {
+		for turn.n.Load() != i {
+		}
+		turn.n.Store(i + 1)
+		i += 2
+	}
+	b.StopTimer()
+	stop.Store(true)
+	<-partner
+}
