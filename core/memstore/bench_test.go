@@ -269,9 +269,10 @@ func BenchmarkNewPolicy(b *testing.B) {
 // CPUs to pass one cache line between them. Two goroutines take turns
 // writing one counter, each spinning until the other has written; an
 // operation is one turn of each, so it moves the line twice. Half of it is
-// the price of one transfer, which the parallel rows of BenchmarkAllow pay
-// for each shard lock and key state the other goroutine touched last; it
-// changes with where the host places its virtual CPUs (run with -cpu 2).
+// about the price of one transfer, which the parallel rows of BenchmarkAllow
+// pay for each shard lock and key state the other goroutine touched last; it
+// changes with where the host places its virtual CPUs, and a virtual CPU the
+// host takes away for a while shows as a slower figure too (run with -cpu 2).
 func BenchmarkLineTransfer(b *testing.B) {
 	if runtime.GOMAXPROCS(0) < 2 {
 		b.Skip("needs two CPUs: -cpu 2")
