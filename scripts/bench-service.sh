@@ -136,11 +136,13 @@ stop_ours
 echo "== one Redis at $redis"
 start_ours -redis "redis://$redis/0"
 if [[ -n $peer ]]; then start_peer; fi
+# paired PID args...: a measured run whose line also goes to the pairs file.
+paired() { measured "$@" | tee -a "$work/pairs"; }
 for round in $(seq 1 "${ROUNDS:-2}"); do
-  measured "$ours" -mode grpc -target 127.0.0.1:18081 -label "ratelimitd ShouldRateLimit, redis" | tee -a "$work/pairs"
-  if [[ -n $peer ]]; then measured "$peerpid" -mode grpc -target 127.0.0.1:18091 -label "envoyproxy/ratelimit gRPC, redis" | tee -a "$work/pairs"; fi
-  measured "$ours" -mode http -target 127.0.0.1:18080 -label "ratelimitd /v1/check, redis" | tee -a "$work/pairs"
-  if [[ -n $peer ]]; then measured "$peerpid" -mode json -target 127.0.0.1:18090 -label "envoyproxy/ratelimit /json, redis" | tee -a "$work/pairs"; fi
+  paired "$ours" -mode grpc -target 127.0.0.1:18081 -label "ratelimitd ShouldRateLimit, redis"
+  if [[ -n $peer ]]; then paired "$peerpid" -mode grpc -target 127.0.0.1:18091 -label "envoyproxy/ratelimit gRPC, redis"; fi
+  paired "$ours" -mode http -target 127.0.0.1:18080 -label "ratelimitd /v1/check, redis"
+  if [[ -n $peer ]]; then paired "$peerpid" -mode json -target 127.0.0.1:18090 -label "envoyproxy/ratelimit /json, redis"; fi
 done
 # Each pair's throughput ratio and p99s, taken from the two runs of one
 # round (seconds apart), and the median ratio per protocol.
