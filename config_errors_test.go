@@ -33,7 +33,8 @@ func TestMisconfigurationIsAnError(t *testing.T) {
 		{"plans without a function", []ratelimit.Option{key, ratelimit.WithPlans(nil, map[string][]core.Policy{"free": {p}})}, nil, "PlanFunc"},
 		{"empty plan", []ratelimit.Option{key, ratelimit.WithPlans(plan, map[string][]core.Policy{"free": nil})}, nil, `"free" has no policy`},
 		{"plan with no name", []ratelimit.Option{key, ratelimit.WithPlans(plan, map[string][]core.Policy{"": {p}})}, nil, "empty name"},
-		{"invalid plan policy", []ratelimit.Option{key, ratelimit.WithPlans(plan, map[string][]core.Policy{"free": {{Limit: 0, Window: 1}}})}, core.ErrInvalidPolicy, `plan "free"`},
+		{"invalid plan policy", []ratelimit.Option{key, ratelimit.WithPolicy(p), ratelimit.WithPlans(plan, map[string][]core.Policy{"free": {{Limit: 0, Window: 1}}})}, core.ErrInvalidPolicy, `plan "free"`},
+		{"plans without global policies", []ratelimit.Option{key, ratelimit.WithPlans(plan, map[string][]core.Policy{"free": {p}})}, nil, "WithDenyUnknownPlans"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m, err := ratelimit.New(tc.opts...)
@@ -62,7 +63,8 @@ func TestMisconfigurationIsAnError(t *testing.T) {
 		{key, ratelimit.WithPolicy(p)},
 		{key, ratelimit.WithRoute("GET", "/search", p)},
 		{key, ratelimit.WithRoute("", "/users/{id}", p), ratelimit.WithRoute("M-SEARCH", "/x", p)},
-		{key, ratelimit.WithPlans(plan, map[string][]core.Policy{"free": {p}})},
+		{key, ratelimit.WithPlans(plan, map[string][]core.Policy{"free": {p}}), ratelimit.WithPolicy(p)},
+		{key, ratelimit.WithPlans(plan, map[string][]core.Policy{"free": {p}}), ratelimit.WithDenyUnknownPlans()},
 	} {
 		if _, err := ratelimit.New(opts...); err != nil {
 			t.Errorf("valid configuration refused: %v", err)

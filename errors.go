@@ -16,8 +16,8 @@ var ErrInvalidConfig = errors.New("ratelimit: invalid middleware configuration")
 var ErrNoKeyFunc = fmt.Errorf("%w: no key function; use WithKeyFunc", ErrInvalidConfig)
 
 // ErrNegativeCost is reported to observers and the error handler when the
-// cost function returns a negative cost, a programming error that is
-// handled like a limiter failure.
+// cost function returns a negative cost, a programming error answered 500
+// whatever the failure mode.
 var ErrNegativeCost = errors.New("ratelimit: cost function returned a negative cost")
 
 // ErrNoPolicy reports a Middleware that could never limit a request: no
@@ -47,7 +47,7 @@ func (e *RouteError) Error() string {
 func (e *RouteError) Unwrap() error { return ErrInvalidConfig }
 
 // ErrUnknownPlan is reported to observers (Event.Err) and to the error
-// handler when a PlanFunc names a plan WithPlans does not have, or returns
-// "" while there is no global policy. The failure mode then answers the
-// request.
+// handler when a PlanFunc names no plan of WithPlans (or returns "") and
+// there is no global policy to fall back on: with WithDenyUnknownPlans, the
+// request is answered 403.
 var ErrUnknownPlan = errors.New("ratelimit: the plan function named no configured plan")

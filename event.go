@@ -19,10 +19,10 @@ const (
 	// absence of any policy for the route let the request through
 	// unchecked.
 	OutcomeSkipped
-	// OutcomeRefused: the request's key or cost was unusable (a
+	// OutcomeRefused: the request's key, plan or cost was unusable (a
 	// *keyfuncs.MissingKeyError, core.ErrInvalidKey,
-	// core.ErrCostExceedsCapacity); it was answered 4xx by the error
-	// handler.
+	// core.ErrCostExceedsCapacity, ErrUnknownPlan), answered 4xx by the
+	// error handler, or the key or plan function failed, answered 500.
 	OutcomeRefused
 	// OutcomeFailedOpen: the limiter failed and the request proceeded
 	// unchecked (FailOpen).
@@ -54,7 +54,7 @@ type Event struct {
 	Key string
 	// Plan is the plan the PlanFunc of WithPlans chose, "" when none did
 	// (no WithPlans, a route table entry applied, or the request has no
-	// plan).
+	// plan or an unknown one, and got the global policies).
 	Plan string
 	// Policies are the enforced policies of the set the request was checked
 	// (or, for a failure or a refused cost, was to be checked) against; nil

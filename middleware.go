@@ -154,6 +154,9 @@ func build(s settings) (*Middleware, error) {
 			}
 			m.plans[name] = set
 		}
+		if m.global == nil && !s.denyUnknown {
+			return nil, fmt.Errorf("%w: WithPlans without WithPolicy: a request whose plan is unknown or empty would have no policy; give global policies for it, or WithDenyUnknownPlans", ErrInvalidConfig)
+		}
 	}
 	m.scratch.New = func() any {
 		return &scratch{d: make([]core.Decision, 0, 4), sd: make([]core.Decision, 0, 2), buf: make([]byte, 0, 128)}
@@ -226,12 +229,13 @@ func (m *Middleware) Handle(ctx context.Context, req keyfuncs.Request, res Respo
 		if plan, err = m.s.choose(req); err != nil {
 			return m.callerError(ctx, req, res, Event{Key: key}, err)
 		}
-		if plan != "" {
-			if set = m.plans[plan]; set == nil {
-				return m.failed(ctx, req, res, Event{Key: key, Plan: plan, Err: ErrUnknownPlan})
+		if set = m.plans[plan]; set == nil {
+			// An unknown or empty plan gets the global policies; New
+			// refuses plans without them unless told to deny.
+			if m.global == nil {
+				return m.refuse(ctx, req, res, Event{Outcome: OutcomeRefused, Key: key, Plan: plan, Err: ErrUnknownPlan}, http.StatusForbidden)
 			}
-		} else if m.global == nil {
-			return m.failed(ctx, req, res, Event{Key: key, Err: ErrUnknownPlan})
+			plan = ""
 		}
 	}
 	if set == nil {
@@ -249,7 +253,7 @@ func (m *Middleware) Handle(ctx context.Context, req keyfuncs.Request, res Respo
 			return Continue
 		}
 		if cost < 0 {
-			return m.failed(ctx, req, res, Event{Key: key, Plan: plan, Policies: set.policies, Cost: cost, Err: ErrNegativeCost})
+			return m.refuse(ctx, req, res, Event{Outcome: OutcomeRefused, Key: key, Plan: plan, Policies: set.policies, Cost: cost, Err: ErrNegativeCost}, http.StatusInternalServerError)
 		}
 	}
 
@@ -347,7 +351,8 @@ func (m *Middleware) Handle(ctx context.Context, req keyfuncs.Request, res Respo
 
 // callerError handles an error of the key function or the plan function:
 // keyfuncs.ErrSkip lets the request through, a *keyfuncs.MissingKeyError
-// refuses it with its status, anything else goes to the failure mode.
+// refuses it with its status, anything else is a bug of the caller's
+// function, answered 500: the failure mode is for a store that is down.
 func (m *Middleware) callerError(ctx context.Context, req keyfuncs.Request, res Response, ev Event, err error) Verdict {
 	ev.Err = err
 	if errors.Is(err, keyfuncs.ErrSkip) {
@@ -364,7 +369,8 @@ func (m *Middleware) callerError(ctx context.Context, req keyfuncs.Request, res 
 		ev.Outcome = OutcomeRefused
 		return m.refuse(ctx, req, res, ev, status)
 	}
-	return m.failed(ctx, req, res, ev)
+	ev.Outcome = OutcomeRefused
+	return m.refuse(ctx, req, res, ev, http.StatusInternalServerError)
 }
 
 // refuse answers a request with an unusable key or cost.

@@ -367,25 +367,29 @@ func TestFailureModes(t *testing.T) {
 	}
 }
 
-func TestKeyFuncFailureFollowsFailureMode(t *testing.T) {
-	lim, _ := newLimiter(t)
+// TestCallerFunctionErrorIs500: a failing key function or a negative cost
+// is a bug of the caller's code, answered 500 under either failure mode:
+// fail-open is for a store that is down, not an unlimited pass.
+func TestCallerFunctionErrorIs500(t *testing.T) {
 	broken := func(keyfuncs.Request) (string, error) { return "", errSecret }
-	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(broken), ratelimit.WithPolicy(core.MustParsePolicy("1/1m")),
-		ratelimit.WithFailureMode(ratelimit.FailClosed))
-	rec := newRecorder()
-	if m.Handle(context.Background(), req("GET", "/", "k"), rec) != ratelimit.Handled || rec.status != 503 || strings.Contains(string(rec.body), "secret") {
-		t.Errorf("status %d body %s", rec.status, rec.body)
-	}
-}
-
-func TestNegativeCostIsAFailure(t *testing.T) {
-	lim, _ := newLimiter(t)
-	var ev ratelimit.Event
-	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(core.MustParsePolicy("1/1m")),
-		ratelimit.WithCost(func(keyfuncs.Request) int { return -1 }),
-		ratelimit.WithObserver(func(_ context.Context, e ratelimit.Event) { ev = e }))
-	if m.Handle(context.Background(), req("GET", "/", "k"), newRecorder()) != ratelimit.Continue || !errors.Is(ev.Err, ratelimit.ErrNegativeCost) {
-		t.Errorf("event %v %v", ev.Outcome, ev.Err)
+	negative := func(keyfuncs.Request) int { return -1 }
+	for _, mode := range []ratelimit.FailureMode{ratelimit.FailOpen, ratelimit.FailClosed} {
+		for name, opts := range map[string][]ratelimit.Option{
+			"key function":  {ratelimit.WithKeyFunc(broken)},
+			"negative cost": {ratelimit.WithKeyFunc(byHeader), ratelimit.WithCost(negative)},
+		} {
+			lim, _ := newLimiter(t)
+			var ev ratelimit.Event
+			m := mustNew(t, append(opts, ratelimit.WithLimiter(lim), ratelimit.WithPolicy(core.MustParsePolicy("1/1m")), ratelimit.WithFailureMode(mode),
+				ratelimit.WithObserver(func(_ context.Context, e ratelimit.Event) { ev = e }))...)
+			rec := newRecorder()
+			if m.Handle(context.Background(), req("GET", "/", "k"), rec) != ratelimit.Handled || rec.status != 500 || strings.Contains(string(rec.body), "secret") {
+				t.Errorf("%s, fail %v: status %d body %s", name, mode, rec.status, rec.body)
+			}
+			if ev.Outcome != ratelimit.OutcomeRefused || ev.Err == nil {
+				t.Errorf("%s, fail %v: event %v %v", name, mode, ev.Outcome, ev.Err)
+			}
+		}
 	}
 }
 
@@ -421,58 +425,6 @@ func TestShapingHoldsLeakyBucketRequests(t *testing.T) {
 	m2, _ := m.With(ratelimit.WithShaping(func(ctx context.Context, d time.Duration) error { return context.Canceled }))
 	if m2.Handle(context.Background(), req("GET", "/", "k"), newRecorder()) != ratelimit.Handled {
 		t.Error("a cancelled wait must end the request")
-	}
-}
-
-func TestConfigMatchesOptions(t *testing.T) {
-	lim, _ := newLimiter(t)
-	m, err := ratelimit.NewFromConfig(ratelimit.Config{
-		Limiter:  lim,
-		KeyFunc:  byHeader,
-		Policies: []core.Policy{core.MustParsePolicy("1/1m;name=c")},
-		Routes:   []ratelimit.RouteRule{{Method: "GET", Pattern: "/r", Policies: []core.Policy{core.MustParsePolicy("2/1m;name=r")}}},
-		Headers:  ratelimit.HeadersDraft06,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := newRecorder()
-	m.Handle(context.Background(), req("GET", "/r", "k"), rec)
-	if rec.h.Get("Ratelimit-Limit") != "2" || rec.h.Get("Ratelimit-Policy") != "2;w=60" {
-		t.Errorf("headers %v", rec.h)
-	}
-	if _, err := ratelimit.NewFromConfig(ratelimit.Config{}); !errors.Is(err, ratelimit.ErrNoKeyFunc) {
-		t.Errorf("empty config: %v", err)
-	}
-}
-
-// TestConfigCoversPlansAlgorithmAndShaping: the newer options have Config
-// fields too.
-func TestConfigCoversPlansAlgorithmAndShaping(t *testing.T) {
-	lim, _ := newLimiter(t)
-	var held []time.Duration
-	m, err := ratelimit.NewFromConfig(ratelimit.Config{
-		Limiter:   lim,
-		KeyFunc:   byHeader,
-		Plan:      func(keyfuncs.Request) (string, error) { return "gold", nil },
-		Plans:     map[string][]core.Policy{"gold": {core.MustParsePolicy("10/1s;name=gold")}},
-		Algorithm: core.LeakyBucket,
-		MaxDelay:  250 * time.Millisecond,
-		Shaping:   func(_ context.Context, d time.Duration) error { held = append(held, d); return nil },
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for range 5 {
-		m.Handle(context.Background(), req("GET", "/", "k"), newRecorder())
-	}
-	// Leaky bucket at 100 ms per unit with a 250 ms ceiling: three pass
-	// (holds 100, 200 ms after the first), then denials.
-	if len(held) != 2 || held[1] != 200*time.Millisecond {
-		t.Fatalf("holds %v, want [100ms 200ms]", held)
-	}
-	if _, err := ratelimit.NewFromConfig(ratelimit.Config{KeyFunc: byHeader, Policies: []core.Policy{core.MustParsePolicy("1/s")}, DisableShaping: true}); err != nil {
-		t.Fatal(err)
 	}
 }
 

@@ -62,6 +62,9 @@ type settings struct {
 	maxDelay  time.Duration
 	plans     map[string][]core.Policy
 	choose    PlanFunc
+	// denyUnknown: a request with an unknown or empty plan and no global
+	// policy is answered 403 (WithDenyUnknownPlans).
+	denyUnknown bool
 	errs      []error
 }
 
@@ -120,12 +123,11 @@ func WithRoute(method, pattern string, policies ...core.Policy) Option {
 // PlanFunc names the plan of a request for WithPlans: typically it reads the
 // authenticated caller (keyfuncs.Request.Context, or the framework's own
 // request through the adapter's accessor) and returns its tier ("free",
-// "pro"). It returns "" for a request that has no plan, which is then
-// checked against the global policies; keyfuncs.ErrSkip to let the request
-// through unchecked; a *keyfuncs.MissingKeyError to refuse it (401 for an
-// unauthenticated caller); any other error, or the name of no plan, is
-// handled by the failure mode and reported to observers, never as an
-// unlimited pass nobody hears of. It must be safe for concurrent use.
+// "pro"). It returns "" for a request that has no plan; keyfuncs.ErrSkip to
+// let the request through unchecked; a *keyfuncs.MissingKeyError to refuse
+// it (401 for an unauthenticated caller). Any other error is a bug of the
+// function: the request is answered 500 by the error handler and observers
+// see OutcomeRefused with the error. It must be safe for concurrent use.
 type PlanFunc func(r keyfuncs.Request) (string, error)
 
 // WithPlans sets per-caller policies: choose names the plan of each request
@@ -137,11 +139,14 @@ type PlanFunc func(r keyfuncs.Request) (string, error)
 //
 // Precedence: a route table entry (WithRoute) for the request wins, since it
 // names the request exactly; otherwise the plan's policies apply; a request
-// whose plan is "" gets the global policies (WithPolicy), and, when there
-// are none, is handled by the failure mode. A plan's policies replace the
-// global ones: list a global policy in a plan too to keep counting it.
+// whose plan is "" or names no plan of the map ("Free" for "free") gets the
+// global policies (WithPolicy), never an unlimited pass. A plan's policies
+// replace the global ones: list a global policy in a plan too to keep
+// counting it.
 //
-// Plans with no policy and an empty plan name are construction errors.
+// WithPlans without global policies is a construction error unless
+// WithDenyUnknownPlans is given too; so are plans with no policy and an
+// empty plan name.
 func WithPlans(choose PlanFunc, plans map[string][]core.Policy) Option {
 	return func(s *settings) {
 		if choose == nil || len(plans) == 0 {
@@ -150,6 +155,15 @@ func WithPlans(choose PlanFunc, plans map[string][]core.Policy) Option {
 		}
 		s.choose, s.plans = choose, clonePlans(plans)
 	}
+}
+
+// WithDenyUnknownPlans makes a request whose plan is "" or names no plan of
+// WithPlans, and for which no global policy exists, a 403 Forbidden answered
+// by the error handler (a problem document by default) with ErrUnknownPlan;
+// observers see OutcomeRefused. It lets WithPlans stand without
+// WithPolicy; with global policies it changes nothing, as those apply.
+func WithDenyUnknownPlans() Option {
+	return func(s *settings) { s.denyUnknown = true }
 }
 
 func clonePlans(plans map[string][]core.Policy) map[string][]core.Policy {
@@ -180,7 +194,7 @@ func WithKeyFunc(f keyfuncs.KeyFunc) Option {
 
 // WithCost sets the cost of a request in units; the default is 1 for
 // every request. A cost of 0 lets the request through unchecked; a
-// negative cost is a programming error handled like a limiter failure; a
+// negative cost is a programming error, answered 500; a
 // cost above a policy's capacity is refused with 413 by the error handler.
 func WithCost(f func(keyfuncs.Request) int) Option {
 	return func(s *settings) { s.cost = f }

@@ -86,6 +86,8 @@ func DefaultErrorHandler(_ keyfuncs.Request, res Response, status int, err error
 		p.Detail = "The request's rate-limit key is unusable."
 	case errors.Is(err, core.ErrCostExceedsCapacity):
 		p.Detail = "The request costs more than the quota can ever admit."
+	case errors.Is(err, ErrUnknownPlan):
+		p.Detail = "The caller's plan has no rate limit."
 	case status == http.StatusServiceUnavailable:
 		p.Detail = "Rate limiting is unavailable; try again later."
 	}

@@ -165,6 +165,7 @@ func TestShadowPerRouteAndPlan(t *testing.T) {
 		ratelimit.WithRoute("GET", "/search", core.MustParsePolicy("5/1m;name=search"), core.MustParsePolicy("1/1m;name=search-next;shadow=true")),
 		ratelimit.WithPlans(func(keyfuncs.Request) (string, error) { return "pro", nil },
 			map[string][]core.Policy{"pro": {core.MustParsePolicy("5/1m;name=pro"), core.MustParsePolicy("1/1m;name=pro-next;shadow=true")}}),
+		ratelimit.WithDenyUnknownPlans(),
 		ratelimit.WithObserver(func(_ context.Context, e ratelimit.Event) { last = e }))
 	if err != nil {
 		t.Fatal(err)
@@ -192,7 +193,8 @@ func TestShadowPerRouteAndPlan(t *testing.T) {
 func TestRouteDropsPlans(t *testing.T) {
 	base, err := ratelimit.New(ratelimit.WithKeyFunc(keyfuncs.Constant("k")),
 		ratelimit.WithPlans(func(keyfuncs.Request) (string, error) { return "pro", nil },
-			map[string][]core.Policy{"pro": {core.MustParsePolicy("100/1m;name=pro")}}))
+			map[string][]core.Policy{"pro": {core.MustParsePolicy("100/1m;name=pro")}}),
+		ratelimit.WithDenyUnknownPlans())
 	if err != nil {
 		t.Fatal(err)
 	}

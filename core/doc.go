@@ -24,5 +24,5 @@
 // memstore.New and resilient.New, panic with that message, so that a
 // misconfigured program stops at start instead of running with settings
 // nobody asked for. Turning a default feature off has an option of its own
-// (redisstore.WithoutBatching, ratelimit.Config.DisableShaping).
+// (redisstore.WithoutBatching, ratelimit.WithShaping(nil)).
 package core

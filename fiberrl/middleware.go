@@ -10,8 +10,7 @@ import (
 )
 
 // New builds a ratelimit.Middleware from opts (ratelimit.WithKeyFunc is
-// required; a ratelimit.Config converts with its Options method) and
-// returns it as a Fiber handler. See Middleware.
+// required) and returns it as a Fiber handler. See Middleware.
 //
 // Besides the errors of ratelimit.New, it returns a *ratelimit.RouteError for
 // a route pattern Fiber never reports (a wildcard written "{id}" instead of

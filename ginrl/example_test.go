@@ -66,6 +66,7 @@ func Example_perUser() {
 			"free": {core.MustParsePolicy("100/1h;name=free")},
 			"pro":  {core.MustParsePolicy("10000/1h;name=pro")},
 		}),
+		ratelimit.WithDenyUnknownPlans(), // 403 for a user with no known plan
 	)
 	if err != nil {
 		panic(err)

@@ -12,8 +12,7 @@ import (
 )
 
 // New builds a ratelimit.Middleware from opts (ratelimit.WithKeyFunc is
-// required; a ratelimit.Config converts with its Options method) and
-// returns it as Gin middleware. See Middleware. Besides the errors of
+// required) and returns it as Gin middleware. See Middleware. Besides the errors of
 // ratelimit.New, it returns a *ratelimit.RouteError for a route pattern Gin
 // never reports (a wildcard written "{id}" instead of ":id").
 func New(opts ...ratelimit.Option) (gin.HandlerFunc, error) {

@@ -408,25 +408,32 @@ func testKeyFromIdentity(t *testing.T, e *env) {
 }
 
 // testPlans: the caller's plan selects its policies; the headers name them;
-// an unknown plan goes to the failure mode, with an event, never an
-// unlimited pass.
+// an unknown or empty plan gets the global policies, or, with
+// WithDenyUnknownPlans and none, a 403; a failing plan function is a 500
+// whatever the failure mode; never an unlimited pass.
 func testPlans(t *testing.T, e *env) {
 	free := core.MustParsePolicy("1/1h;algorithm=fixed_window;name=free")
 	pro := core.MustParsePolicy("3/1h;algorithm=fixed_window;name=pro")
+	global := core.MustParsePolicy("2/1h;algorithm=fixed_window;name=global")
 	plan := func(r keyfuncs.Request) (string, error) {
 		switch u, _ := r.Context().Value(UserKey).(string); u {
 		case "alice":
 			return "pro", nil
 		case "mallory":
 			return "gold", nil // no such plan
+		case "eve":
+			return "", errors.New("INTERNAL-SECRET plan lookup failed")
 		case "":
 			return "", nil
 		}
 		return "free", nil
 	}
-	m := e.middleware(ratelimit.WithKeyFunc(keyfuncs.ContextValue(UserKey, keyfuncs.FallbackIfMissing(keyfuncs.RemoteIP))),
-		ratelimit.WithPlans(plan, map[string][]core.Policy{"free": {free}, "pro": {pro}}),
-		ratelimit.WithFailureMode(ratelimit.FailClosed))
+	plans := map[string][]core.Policy{"free": {free}, "pro": {pro}}
+	key := ratelimit.WithKeyFunc(keyfuncs.ContextValue(UserKey, keyfuncs.FallbackIfMissing(keyfuncs.RemoteIP)))
+	if _, err := ratelimit.New(ratelimit.WithLimiter(e.limiter), key, ratelimit.WithPlans(plan, plans)); !errors.Is(err, ratelimit.ErrInvalidConfig) {
+		t.Fatalf("WithPlans without global policies or WithDenyUnknownPlans: err %v, want ErrInvalidConfig", err)
+	}
+	m := e.middleware(key, ratelimit.WithPlans(plan, plans), ratelimit.WithPolicy(global))
 	h := e.a.Handler(t, Setup{Identify: true, Global: m})
 	as := func(user string) request {
 		return request{method: "GET", path: "/", header: http.Header{UserHeader: {user}}}
@@ -441,12 +448,30 @@ func testPlans(t *testing.T, e *env) {
 	}
 	e.do(h, as("bob")).wantStatus(t, "bob (free)", http.StatusOK)
 	e.do(h, as("bob")).wantStatus(t, "bob (free) again", http.StatusTooManyRequests)
-	res := e.do(h, as("mallory"))
-	res.wantStatus(t, "unknown plan, failing closed", http.StatusServiceUnavailable)
-	wantNoInternalText(t, res)
-	if ev := e.lastEvent(); ev.Outcome != ratelimit.OutcomeFailedClosed || !errors.Is(ev.Err, ratelimit.ErrUnknownPlan) || ev.Plan != "gold" {
+	// An unknown plan is limited by the global policies, with their headers.
+	for i, want := range []int{200, 200, 429} {
+		res := e.do(h, as("mallory"))
+		res.wantStatus(t, "unknown plan, global policies "+strconv.Itoa(i+1), want)
+		wantMembers(t, "RateLimit-Policy", parseList(t, res.header, "RateLimit-Policy"), member{"global", map[string]int64{"q": 2, "w": 3600}})
+	}
+	if ev := e.lastEvent(); ev.Outcome != ratelimit.OutcomeDenied || ev.Plan != "" {
 		t.Fatalf("unknown plan: event %+v", ev)
 	}
-	// No identity, so no plan, and no global policy: the failure mode too.
-	e.do(h, request{method: "GET", path: "/"}).wantStatus(t, "no plan, no global policy", http.StatusServiceUnavailable)
+	res := e.do(h, as("eve"))
+	res.wantStatus(t, "plan function error", http.StatusInternalServerError)
+	wantNoInternalText(t, res)
+	if ev := e.lastEvent(); ev.Outcome != ratelimit.OutcomeRefused || ev.Err == nil {
+		t.Fatalf("plan function error: event %+v", ev)
+	}
+
+	// Without global policies, WithDenyUnknownPlans answers 403.
+	m = e.middleware(key, ratelimit.WithPlans(plan, plans), ratelimit.WithDenyUnknownPlans())
+	h = e.a.Handler(t, Setup{Identify: true, Global: m})
+	res = e.do(h, as("mallory"))
+	res.wantStatus(t, "unknown plan, denied", http.StatusForbidden)
+	wantNoInternalText(t, res)
+	if ev := e.lastEvent(); ev.Outcome != ratelimit.OutcomeRefused || !errors.Is(ev.Err, ratelimit.ErrUnknownPlan) || ev.Plan != "gold" {
+		t.Fatalf("unknown plan, denied: event %+v", ev)
+	}
+	e.do(h, request{method: "GET", path: "/"}).wantStatus(t, "no plan, no global policy, denied", http.StatusForbidden)
 }
