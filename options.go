@@ -65,7 +65,7 @@ type settings struct {
 	// denyUnknown: a request with an unknown or empty plan and no global
 	// policy is answered 403 (WithDenyUnknownPlans).
 	denyUnknown bool
-	errs      []error
+	errs        []error
 }
 
 func (s *settings) clone() settings {
