@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"runtime"
 	"testing"
-	"time"
 
 	"go.uber.org/goleak"
 
@@ -53,54 +52,4 @@ func TestConstructorsStartNoGoroutine(t *testing.T) {
 	// are on their way out.
 	goleak.VerifyNone(t, existing)
 	runtime.KeepAlive(keep)
-}
-
-// TestCloseIsHarmless: Close of a default Middleware (and of one derived
-// from it with With) is idempotent, and the store still answers afterwards.
-func TestCloseIsHarmless(t *testing.T) {
-	m, err := ratelimit.New(
-		ratelimit.WithKeyFunc(keyfuncs.Constant("k")),
-		ratelimit.WithPolicy(core.MustParsePolicy("10/1m;name=api")),
-	)
-	if err != nil {
-		t.Fatal(err)
-	}
-	derived, err := m.With(ratelimit.WithHeaders(ratelimit.HeadersNone))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if derived.Limiter() != m.Limiter() {
-		t.Fatal("a derived Middleware should share the default limiter")
-	}
-	for _, c := range []*ratelimit.Middleware{derived, m, m} {
-		if err := c.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := m.Limiter().Allow(context.Background(), "k", core.MustParsePolicy("10/1m;name=api")); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// TestCloseLeavesAGivenLimiter: Close never closes a limiter passed with
-// WithLimiter; its owner does (here: stops the opt-in sweeper).
-func TestCloseLeavesAGivenLimiter(t *testing.T) {
-	existing := goleak.IgnoreCurrent() // only goroutines started below count
-	store := memstore.New(memstore.WithSweepInterval(time.Hour))
-	m, err := ratelimit.New(
-		ratelimit.WithLimiter(core.NewLimiter(store)),
-		ratelimit.WithKeyFunc(keyfuncs.Constant("k")),
-		ratelimit.WithPolicy(core.MustParsePolicy("10/1m;name=api")),
-	)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if goleak.Find(existing) == nil {
-		t.Fatal("Close stopped the sweeper of a store it does not own")
-	}
-	store.Close()
-	goleak.VerifyNone(t, existing)
 }

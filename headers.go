@@ -405,30 +405,6 @@ func (s *policySet) writeHeaders(res Response, ds []core.Decision, binding int, 
 	return buf
 }
 
-// WriteHeaderFields sets on res the rate-limit header fields of mode for the
-// decisions of result (one list member per policy, as the middleware writes
-// them) and, when result is a denial, Retry-After. It is for code that
-// decides checks itself, such as a rate-limit service answering over its
-// own protocol; the middleware does the same for every checked request. It
-// returns an error only for decisions whose policies cannot be rendered
-// (invalid, or two with one name). A HeaderWriter renders the fixed parts
-// once for a set of policies checked again and again.
-func WriteHeaderFields(res Response, mode HeaderMode, result core.Result) error {
-	if len(result.Decisions) == 0 {
-		return nil
-	}
-	policies := make([]core.Policy, len(result.Decisions))
-	for i := range result.Decisions {
-		policies[i] = result.Decisions[i].Policy
-	}
-	w, err := NewHeaderWriter(mode, policies)
-	if err != nil {
-		return err
-	}
-	w.Write(res, result)
-	return nil
-}
-
 // HeaderWriter writes the rate-limit header fields of one set of policies,
 // their fixed parts rendered once. Safe for concurrent use.
 type HeaderWriter struct{ set *policySet }

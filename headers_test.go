@@ -177,17 +177,6 @@ func TestParseHeaderMode(t *testing.T) {
 	}
 }
 
-func TestWriteHeaderFields(t *testing.T) {
-	p := core.MustParsePolicy("10/1m;name=api")
-	res := newRecorder()
-	denied := core.Result{Decisions: []core.Decision{{Limit: 10, RetryAfter: 1500 * time.Millisecond, ResetAfter: 30 * time.Second, Policy: p}}}
-	if err := WriteHeaderFields(res, HeadersDraft11, denied); err != nil {
-		t.Fatal(err)
-	}
-	if res.h.Get("Ratelimit-Policy") != `"api";q=10;w=60` || res.h.Get("Ratelimit") != `"api";r=0;t=2` || res.h.Get("Retry-After") != "2" {
-		t.Fatalf("headers %v", res.h)
-	}
-}
 
 // TestPreparedDeniedBodies: the cached 429 bodies are exactly
 // DefaultDeniedHandler's for every set of violated policies, and sets too

@@ -105,7 +105,7 @@ func build(s settings) (*Middleware, error) {
 		return nil, ErrNoPolicy
 	}
 	if s.limiter == nil {
-		s.limiter, s.owned = defaultLimiter()
+		s.limiter = defaultLimiter()
 	}
 	defaultDenied := s.denied == nil
 	if defaultDenied {
@@ -171,16 +171,6 @@ func (m *Middleware) Limiter() *core.Limiter { return m.limiter }
 // adapter running before its router knows whether resolving the route
 // pattern early is worth its cost.
 func (m *Middleware) HasRoutes() bool { return len(m.routes) > 0 }
-
-// Policies returns the policies a request with this method and route
-// pattern is checked against: its route table entry's, else the global
-// ones; nil when it is not limited. The slice must not be modified.
-func (m *Middleware) Policies(method, pattern string) []core.Policy {
-	if s := m.policySet(method, pattern); s != nil {
-		return s.policies
-	}
-	return nil
-}
 
 // routeSet returns the route table entry for a request: the one with its
 // exact method, else, for HEAD, the GET one (routers serve HEAD with the GET

@@ -187,6 +187,20 @@ func TestMultiPolicyIsAtomic(t *testing.T) {
 	}
 }
 
+// checkedPolicies returns the policies m checks a request with this method
+// and route pattern against, as its observers see them. The probe request
+// has a key of its own.
+func checkedPolicies(t *testing.T, m *ratelimit.Middleware, method, route string) []core.Policy {
+	t.Helper()
+	var got []core.Policy
+	probe, err := m.With(ratelimit.WithObserver(func(_ context.Context, e ratelimit.Event) { got = e.Policies }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe.Handle(context.Background(), req(method, route, "probe "+method+" "+route), newRecorder())
+	return got
+}
+
 func TestRouteTable(t *testing.T) {
 	lim, _ := newLimiter(t)
 	global := core.MustParsePolicy("100/1m;name=global")
@@ -207,7 +221,7 @@ func TestRouteTable(t *testing.T) {
 		{"DELETE", "/admin", []core.Policy{anyAdmin}},
 		{"GET", "", []core.Policy{global}},
 	} {
-		got := m.Policies(c.method, c.route)
+		got := checkedPolicies(t, m, c.method, c.route)
 		if len(got) != len(c.want) {
 			t.Errorf("%s %s: %v", c.method, c.route, got)
 			continue
@@ -481,7 +495,7 @@ func TestWithAlgorithm(t *testing.T) {
 	lim, clk := newLimiter(t)
 	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithAlgorithm(core.FixedWindow),
 		ratelimit.WithPolicy(core.MustParsePolicy("2/10s;name=fw"), core.MustParsePolicy("100/1h;algorithm=gcra;name=g")))
-	ps := m.Policies("GET", "/")
+	ps := checkedPolicies(t, m, "GET", "/")
 	if ps[0].Algorithm != core.FixedWindow || ps[1].Algorithm != core.GCRA {
 		t.Fatalf("policies %v", ps)
 	}

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/ratelimit-go/ratelimit/core"
-	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
 
@@ -46,7 +45,6 @@ type route struct {
 // settings is what options write; New validates it into a Middleware.
 type settings struct {
 	limiter   *core.Limiter
-	owned     *memstore.Store // the default limiter's store, closed by Close
 	policies  []core.Policy
 	routes    []route
 	keyFunc   keyfuncs.KeyFunc

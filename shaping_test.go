@@ -64,7 +64,7 @@ func TestShapingHasACeiling(t *testing.T) {
 				t.Fatalf("Retry-After %q", ra)
 			}
 			// At RetryAfter the same request is admitted, within the ceiling.
-			d, err := m.Limiter().Peek(context.Background(), "k", m.Policies("GET", "/")[0])
+			d, err := m.Limiter().Peek(context.Background(), "k", m.global.policies[0])
 			if err != nil || d.Allowed {
 				t.Fatalf("peek before: %+v %v", d, err)
 			}

@@ -116,35 +116,14 @@ type Stats struct {
 	LogSuppressed uint64
 }
 
-// Source says which part of the wrapper answered a check: the same values
-// as core.Source, which the wrapper also sets on every Decision it returns.
-type Source = core.Source
-
-// The sources, as core names them.
-const (
-	// SourcePrimary: the primary answered (or the error is the caller's).
-	SourcePrimary = core.SourcePrimary
-	// SourceDenyCache: the local deny cache denied the check.
-	SourceDenyCache = core.SourceDenyCache
-	// SourceFallback: the fallback backend answered.
-	SourceFallback = core.SourceFallback
-	// SourceFailOpen: the primary was unavailable; the check was admitted.
-	SourceFailOpen = core.SourceFailOpen
-	// SourceFailClosed: the primary was unavailable; the check was denied.
-	SourceFailClosed = core.SourceFailClosed
-	// SourceUnavailable: the primary was unavailable and an error was
-	// returned.
-	SourceUnavailable = core.SourceUnavailable
-)
-
 // Report tells a caller how one check was answered: whether its decision
 // came from the primary or from a failure mode. Attach one to a context with
 // WithReport before the check; the wrapper fills it in. A Report belongs to
 // one check at a time.
 type Report struct {
-	// Source is what answered. SourcePrimary (the zero value) when the
+	// Source is what answered. core.SourcePrimary (the zero value) when the
 	// primary did.
-	Source Source
+	Source core.Source
 	// Err is why the primary did not answer, when it did not.
 	Err error
 }
@@ -160,7 +139,7 @@ func WithReport(ctx context.Context, r *Report) context.Context {
 
 // answered marks the decisions the wrapper returns with source, which
 // answered them in the primary's place, and reports it (report).
-func answered(ctx context.Context, out []core.Decision, source Source, cause error) {
+func answered(ctx context.Context, out []core.Decision, source core.Source, cause error) {
 	for i := range out {
 		out[i].Source = source
 	}
@@ -168,7 +147,7 @@ func answered(ctx context.Context, out []core.Decision, source Source, cause err
 }
 
 // report records source and err in the context's Report, if it carries one.
-func report(ctx context.Context, source Source, err error) {
+func report(ctx context.Context, source core.Source, err error) {
 	if r, ok := ctx.Value(reportKey{}).(*Report); ok && r != nil {
 		r.Source = source
 		r.Err = err

@@ -31,7 +31,7 @@ type sample struct {
 	latency time.Duration
 	key     string
 	allowed bool
-	source  resilient.Source
+	source  core.Source
 	cause   error // why the primary did not answer, from the Report
 	err     error // what the check returned
 }
@@ -107,7 +107,7 @@ func (l *load) waitRecovered(t *testing.T, since time.Time) time.Time {
 	deadline := time.Now().Add(recoveryBound)
 	for {
 		for _, s := range l.samples() {
-			if !s.start.Before(since) && s.source == resilient.SourcePrimary && s.err == nil {
+			if !s.start.Before(since) && s.source == core.SourcePrimary && s.err == nil {
 				return s.start
 			}
 		}
@@ -231,7 +231,7 @@ func (fr *faultRun) check(t *testing.T) {
 	outage := filter(ss, func(s sample) bool { return !s.start.Before(fr.injected) && s.start.Before(fr.cleared) })
 	beforeOpen := filter(outage, func(s sample) bool { return openedAt.IsZero() || s.start.Before(openedAt) })
 	shortCircuited := filter(ss, func(s sample) bool { return errors.Is(s.cause, resilient.ErrCircuitOpen) })
-	degraded := filter(ss, func(s sample) bool { return s.source != resilient.SourcePrimary })
+	degraded := filter(ss, func(s sample) bool { return s.source != core.SourcePrimary })
 	t.Logf("%s: all checks %v", fr.name, all)
 	t.Logf("%s: during the fault %v; before the breaker opened %v; short-circuited by the open breaker %v",
 		fr.name, summarise(outage), summarise(beforeOpen), summarise(shortCircuited))
@@ -267,7 +267,7 @@ func (fr *faultRun) check(t *testing.T) {
 		// Per key and aligned window, the fallback admits at most the limit.
 		perWindow := map[string]int{}
 		for _, s := range degraded {
-			if s.source != resilient.SourceFallback {
+			if s.source != core.SourceFallback {
 				t.Fatalf("%s: a check was answered by %v in fallback mode", fr.name, s.source)
 			}
 			if s.allowed {

@@ -104,7 +104,7 @@ func WithBudget(d time.Duration) Option {
 
 // WithFailOpen makes a check the primary cannot answer admitted: every
 // decision has Allowed true, Remaining 0 and zero durations, and a Report
-// attached with WithReport says SourceFailOpen. Nothing limits traffic while
+// attached with WithReport says core.SourceFailOpen. Nothing limits traffic while
 // the primary is down.
 func WithFailOpen() Option {
 	return func(c *config) { c.mode, c.fallback = modeOpen, nil }

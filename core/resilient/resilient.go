@@ -150,7 +150,7 @@ var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 func (b *Backend) check(ctx context.Context, key string, policies []core.Policy, cost int, now time.Time, out []core.Decision) error {
 	if b.deny != nil && b.deny.answer(key, policies, cost, now, out) {
 		b.stats.denyHits.Add(1)
-		answered(ctx, out[:len(policies)], SourceDenyCache, nil)
+		answered(ctx, out[:len(policies)], core.SourceDenyCache, nil)
 		return nil
 	}
 	probe, cause := b.admit(opCheck)
@@ -192,16 +192,16 @@ func (b *Backend) Peek(ctx context.Context, key string, policies []core.Policy, 
 		err := b.fallback.Peek(ctx, key, policies, now, out)
 		if err == nil {
 			b.stats.fallback.Add(1)
-			answered(ctx, out, SourceFallback, cause)
+			answered(ctx, out, core.SourceFallback, cause)
 			return nil
 		}
 		if callerError(err) {
 			return err
 		}
-		report(ctx, SourceUnavailable, cause)
+		report(ctx, core.SourceUnavailable, cause)
 		return &UnavailableError{Op: "peek", Cause: cause, Fallback: err}
 	}
-	report(ctx, SourceUnavailable, cause)
+	report(ctx, core.SourceUnavailable, cause)
 	return &UnavailableError{Op: "peek", Cause: cause}
 }
 
@@ -335,7 +335,7 @@ func (b *Backend) degradeOut(ctx context.Context, out []core.Decision, policyOf 
 			out[i] = core.Decision{Allowed: true, Limit: p.Limit, Policy: p}
 		}
 		b.stats.failedOpen.Add(1)
-		answered(ctx, out, SourceFailOpen, cause)
+		answered(ctx, out, core.SourceFailOpen, cause)
 		return nil
 	case modeClosed:
 		wait := b.br.retryIn(b.clock.Now())
@@ -345,22 +345,22 @@ func (b *Backend) degradeOut(ctx context.Context, out []core.Decision, policyOf 
 			out[i] = core.Decision{Limit: p.Limit, RetryAfter: wait, ResetAfter: wait, Policy: p}
 		}
 		b.stats.failedClosed.Add(1)
-		answered(ctx, out, SourceFailClosed, cause)
+		answered(ctx, out, core.SourceFailClosed, cause)
 		return nil
 	case modeFallback:
 		err := tryFallback()
 		if err == nil {
 			b.stats.fallback.Add(1)
-			answered(ctx, out, SourceFallback, cause)
+			answered(ctx, out, core.SourceFallback, cause)
 			return nil
 		}
 		if callerError(err) {
 			return err
 		}
-		report(ctx, SourceUnavailable, cause)
+		report(ctx, core.SourceUnavailable, cause)
 		return &UnavailableError{Op: "check", Cause: cause, Fallback: err}
 	}
-	report(ctx, SourceUnavailable, cause)
+	report(ctx, core.SourceUnavailable, cause)
 	return &UnavailableError{Op: "check", Cause: cause}
 }
 

@@ -344,7 +344,7 @@ func TestFailOpen(t *testing.T) {
 		if err != nil || !d.Allowed || d.Remaining != 0 || d.Policy != perSecond || d.Limit != 3 || d.Source != core.SourceFailOpen {
 			t.Fatalf("check %d: %+v, %v", i, d, err)
 		}
-		if r.Source != resilient.SourceFailOpen || !errors.Is(r.Err, errBroken) && !errors.Is(r.Err, resilient.ErrCircuitOpen) {
+		if r.Source != core.SourceFailOpen || !errors.Is(r.Err, errBroken) && !errors.Is(r.Err, resilient.ErrCircuitOpen) {
 			t.Fatalf("check %d: report %+v", i, r)
 		}
 	}
@@ -374,7 +374,7 @@ func TestFailClosed(t *testing.T) {
 	if err != nil || d.Allowed || d.RetryAfter != 2*time.Second || d.Remaining != 0 || d.Source != core.SourceFailClosed {
 		t.Fatalf("first failure: %+v, %v", d, err)
 	}
-	if r.Source != resilient.SourceFailClosed || !errors.Is(r.Err, errBroken) {
+	if r.Source != core.SourceFailClosed || !errors.Is(r.Err, errBroken) {
 		t.Fatalf("report %+v", r)
 	}
 	clk.Advance(1500*time.Millisecond + 3*time.Microsecond)
@@ -407,7 +407,7 @@ func TestFallback(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.Source != resilient.SourceFallback {
+		if r.Source != core.SourceFallback {
 			t.Fatalf("source %v, want fallback", r.Source)
 		}
 		if d.Allowed {
@@ -426,7 +426,7 @@ func TestFallback(t *testing.T) {
 	clk.Advance(time.Second)
 	var r resilient.Report
 	d, err := lim.Allow(resilient.WithReport(context.Background(), &r), "k", perSecond)
-	if err != nil || !d.Allowed || r.Source != resilient.SourcePrimary || b.State() != resilient.BreakerClosed {
+	if err != nil || !d.Allowed || r.Source != core.SourcePrimary || b.State() != resilient.BreakerClosed {
 		t.Fatalf("after recovery: %+v, %v, source %v, state %v", d, err, r.Source, b.State())
 	}
 	if s := b.Stats(); s.FallbackChecks != 11 {
