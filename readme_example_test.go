@@ -2,7 +2,7 @@ package ratelimit_test
 
 // The Go blocks of README.md, each verbatim the body (or a part of the body)
 // of an Example below or in another Example of the repository, so that the
-// README compiles; TestREADMECompiles checks that every block is found.
+// README compiles; TestMarkdownCompiles checks that every block is found.
 
 import (
 	"context"

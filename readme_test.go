@@ -8,36 +8,58 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
 
-// TestREADMECompiles: every Go block of the README is, verbatim, the body
-// of an Example function of the repository or a run of lines of one, so the
-// README's code compiles and, where the Example has an Output, runs as
-// shown. Indentation is compared after removing the body's own tab.
-func TestREADMECompiles(t *testing.T) {
-	readme, err := os.ReadFile("README.md")
+// TestMarkdownCompiles: every Go block of every Markdown file of the
+// repository (the README, docs/, the service's README, ...) is, verbatim,
+// the body of an Example function of the repository or a run of lines of
+// one, so the documentation's code compiles and, where the Example has an
+// Output, runs as shown. Indentation is compared after removing the body's
+// own tab.
+func TestMarkdownCompiles(t *testing.T) {
+	bodies := exampleBodies(t, ".")
+	var files []string
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(path, ".md") {
+			files = append(files, path)
+		}
+		return nil
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	blocks := regexp.MustCompile("(?s)```go\n(.*?)```").FindAllStringSubmatch(string(readme), -1)
-	if len(blocks) == 0 {
-		t.Fatal("no Go block in README.md")
-	}
-	bodies := exampleBodies(t, ".")
-	for _, b := range blocks {
-		block := normalise(b[1])
-		found := false
-		for _, body := range bodies {
-			if strings.Contains(body, block) {
-				found = true
-				break
+	blocksSeen := 0
+	for _, file := range files {
+		src, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range regexp.MustCompile("(?s)```go\n(.*?)```").FindAllStringSubmatch(string(src), -1) {
+			blocksSeen++
+			block := normalise(b[1])
+			found := false
+			for _, body := range bodies {
+				if strings.Contains(body, block) {
+					found = true
+					break
+				}
+			}
+			if !found {
+				t.Errorf("%s: Go block is in no Example function:\n%s", file, b[1])
 			}
 		}
-		if !found {
-			t.Errorf("README block is in no Example function:\n%s", b[1])
-		}
+	}
+	if blocksSeen == 0 || !slices.Contains(files, "README.md") {
+		t.Fatalf("no Go block found in %v", files)
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
 )
 
-// exampleConfig is the configuration the README tells a new user to run.
+// exampleConfig is the configuration the service's README tells a new user to run.
 var exampleConfig = filepath.Join("..", "..", "examples", "ratelimitd", "ratelimitd.yaml")
 
 // TestExampleConfig runs the service on examples/ratelimitd as the README
@@ -93,11 +93,11 @@ func TestExampleConfig(t *testing.T) {
 	}
 }
 
-// TestREADMEConfig: the configuration the README's "Run as a service"
-// shows is the example file, so that what a reader copies is what this
-// repository runs and tests.
+// TestREADMEConfig: the configuration the service's README shows is the
+// example file, so that what a reader copies is what this repository runs
+// and tests.
 func TestREADMEConfig(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	readme, err := os.ReadFile("README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,6 +106,6 @@ func TestREADMEConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !strings.Contains(string(readme), "```yaml\n"+string(example)+"```\n") {
-		t.Fatalf("README.md has no yaml block equal to %s", exampleConfig)
+		t.Fatalf("cmd/ratelimitd/README.md has no yaml block equal to %s", exampleConfig)
 	}
 }
