@@ -13,14 +13,11 @@ type Clock interface {
 
 // SystemClock is the system's wall clock. It is the Limiter's default.
 //
-// The limiter needs only wall time, to the microsecond: every backend
-// computes in Unix microseconds, and instances sharing a Redis must agree
-// on it. time.Now also reads the monotonic clock, which doubles its cost
-// (44 ns against 25 ns on the 2-core linux/amd64 machine of the project's
-// benchmarks), so on linux/amd64 Now reads gettimeofday through the vDSO
-// instead; elsewhere it is time.Now. Either way, durations between two
-// readings follow the wall clock, steps included: use time.Now to measure
-// elapsed time.
+// It reads wall time only, to the microsecond: every backend computes in
+// Unix microseconds, and instances sharing a Redis must agree on it. The
+// readings carry no monotonic component, so durations between two of them
+// follow the wall clock, steps included: use time.Now to measure elapsed
+// time. (BenchmarkSystemClock in this package compares it with time.Now.)
 type SystemClock struct{}
 
 // Now returns the current wall-clock time, to the microsecond on
@@ -28,14 +25,8 @@ type SystemClock struct{}
 func (SystemClock) Now() time.Time { return wallNow() }
 
 // ManualClock is a Clock that moves only when told to, for tests and
-// simulations. It is safe for concurrent use.
-//
-// A ManualClock fills two cache lines of its own. Unpadded, its 8 bytes came
-// from the runtime's allocator of tiny objects, which packs them beside
-// others, and goroutines reading it on every check while one of them
-// advanced it made the memory store's two-goroutine benchmarks run 2.5x
-// slower (40 ns against 105 ns per check) for whichever algorithm the
-// layout of a run happened to hit.
+// simulations. It is safe for concurrent use. Its reading sits alone on its
+// cache lines, so that goroutines reading it share them with nothing else.
 type ManualClock struct {
 	ns atomic.Int64
 	_  [120]byte

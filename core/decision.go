@@ -31,11 +31,6 @@ type Decision struct {
 	// fallback, or a failure mode.
 	Source Source
 
-	// A Decision is 128 bytes, a whole number of 16-byte moves, with no
-	// padding field since Policy gained MaxDelay and Shadow: the compiler
-	// copies a Decision by value several times per check, and at 104 bytes
-	// its overlapping moves defeated store forwarding (measured at 7 ns per
-	// Allow on the memory store). TestDecisionSize keeps it a multiple of 16.
 }
 
 // Source says what decided a check: the backend itself, or a part of a

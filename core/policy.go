@@ -145,7 +145,7 @@ func (p Policy) Params() (Params, error) {
 	}
 	if alg.RateBased() {
 		if w < pr.Limit {
-			return bad("limit", strconv.Itoa(p.Limit), fmt.Sprintf("%d per %s is faster than one unit per microsecond, the finest rate %s can keep; use a longer window with a larger cost unit", p.Limit, p.Window, alg))
+			return bad("limit", strconv.Itoa(p.Limit), fmt.Sprintf("%d per %s is finer than one unit per microsecond, the finest rate %s keeps; use a longer window", p.Limit, p.Window, alg))
 		}
 		pr.Interval = (w + pr.Limit - 1) / pr.Limit
 		if pr.Burst > maxTolerance/pr.Interval {

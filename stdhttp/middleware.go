@@ -15,7 +15,7 @@ import (
 // *http.ServeMux, with neither WithMux nor InsideMux: the route pattern of a
 // request is then unknown when the check runs, and the route table would
 // silently limit nothing. It matches ratelimit.ErrInvalidConfig.
-var ErrRoutesUnresolvable = fmt.Errorf("%w: stdhttp: the route table needs the ServeMux: wrap the mux itself, or say which with stdhttp.WithMux(mux), or stdhttp.InsideMux() when the middleware runs inside it", ratelimit.ErrInvalidConfig)
+var ErrRoutesUnresolvable = fmt.Errorf("%w: stdhttp: the route table needs the ServeMux: wrap the mux, or use WithMux(mux) or InsideMux()", ratelimit.ErrInvalidConfig)
 
 // WrapOption tells Wrap and Middleware where route patterns come from.
 type WrapOption func(*wrapConfig)

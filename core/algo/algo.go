@@ -12,10 +12,7 @@ import (
 //
 // A check waits either because it was denied (RetryAfter) or because the
 // leaky bucket admitted it behind others (Delay), never both, so one field,
-// Wait, holds whichever applies; RetryAfter and Delay read it back. Four
-// fields keep an Answer in registers: with a fifth the compiler builds it
-// in memory and copies it, which cost a memory-store check about a third of
-// its time.
+// Wait, holds whichever applies; RetryAfter and Delay read it back.
 type Answer struct {
 	Allowed   bool
 	Remaining int64

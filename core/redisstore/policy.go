@@ -25,9 +25,8 @@ type policyInfo struct {
 // an empty cache, safe for concurrent use.
 type policyCache struct {
 	// hot holds the first hotPolicies policies seen, found by comparing
-	// fields: a sync.Map lookup hashes the whole Policy, strings included,
-	// and took 66-75 ns; a program has a handful of policies. Replaced,
-	// never changed, under mu.
+	// fields without hashing the whole Policy; a program has a handful of
+	// policies. Replaced, never changed, under mu.
 	hot atomic.Pointer[[]hotPolicy]
 	mu  sync.Mutex
 	m   sync.Map // the policies beyond hot: core.Policy -> *policyInfo
