@@ -857,6 +857,16 @@ func TestNoConfig(t *testing.T) {
 // TestShutdown: cancelling the service's context (as SIGTERM does) stops
 // both servers and run returns nil, after a request in flight finished.
 func TestShutdown(t *testing.T) {
+	active := make(chan struct{}, 1)
+	connStateHook = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateActive {
+			select {
+			case active <- struct{}{}:
+			default:
+			}
+		}
+	}
+	t.Cleanup(func() { connStateHook = nil })
 	in := start(t)
 	pr, pw := io.Pipe()
 	req, _ := http.NewRequest("POST", in.url("/v1/check"), pr)
@@ -874,10 +884,21 @@ func TestShutdown(t *testing.T) {
 	if _, err := io.WriteString(pw, `{"key":"k",`); err != nil { // the server is reading the body
 		t.Fatal(err)
 	}
-	time.Sleep(100 * time.Millisecond) // not a window: lets the request reach the handler
+	select { // the server has read the request: Shutdown waits for it
+	case <-active:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the request never reached the server")
+	}
 	stopped := make(chan error, 1)
 	go func() { stopped <- in.stop() }()
-	time.Sleep(100 * time.Millisecond) // shutdown has begun
+	probe := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: time.Second}
+	waitFor(t, "shutdown to close the listener", func() bool {
+		res, err := probe.Get(in.url("/healthz"))
+		if err == nil {
+			res.Body.Close()
+		}
+		return err != nil
+	})
 	if _, err := io.WriteString(pw, `"policies":["1/s"]}`); err != nil {
 		t.Fatal(err)
 	}

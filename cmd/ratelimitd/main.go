@@ -116,6 +116,7 @@ func run(ctx context.Context, args []string, lookupEnv func(string) (string, boo
 		WriteTimeout:      10 * time.Second,
 		IdleTimeout:       60 * time.Second,
 		MaxHeaderBytes:    16 << 10,
+		ConnState:         connStateHook,
 	}
 	errs := make(chan error, 3)
 	go func() { errs <- httpSrv.Serve(hl) }()
@@ -184,3 +185,7 @@ func run(ctx context.Context, args []string, lookupEnv func(string) (string, boo
 	log.Info("stopped")
 	return err
 }
+
+// connStateHook, when set (by tests, before run), sees every state change
+// of the HTTP server's connections.
+var connStateHook func(net.Conn, http.ConnState)

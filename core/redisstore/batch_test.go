@@ -94,9 +94,15 @@ func (b *batcher) queued() int {
 }
 
 // waitQueued returns once at least n calls are queued in s (waiting for
-// goroutines to queue, not for a window).
-func waitQueued(s *Store, n int) {
+// goroutines to queue, not for a window), and fails the test if they have
+// not after ten seconds.
+func waitQueued(t *testing.T, s *Store, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
 	for s.calls.queued() < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 10s for %d calls to queue; %d are", n, s.calls.queued())
+		}
 		time.Sleep(time.Millisecond)
 	}
 }
@@ -135,7 +141,7 @@ func testGroupsQueued(t *testing.T, perCall int) {
 			results[i], errs[i] = s.CheckOne(ctx, "shared", p, 1, testNow)
 		}(i)
 	}
-	waitQueued(s, n)
+	waitQueued(t, s, n)
 	close(g.release)
 	wg.Wait()
 	if err := <-first; err != nil {
@@ -213,7 +219,7 @@ func testNoScriptQueued(t *testing.T, perCall int) {
 			errs[i], remaining[i] = err, d.Remaining
 		}(i)
 	}
-	waitQueued(s, n)
+	waitQueued(t, s, n)
 	close(g.release)
 	wg.Wait()
 	if err := <-first; err != nil {
@@ -254,7 +260,7 @@ func TestBatchingQueuedCancel(t *testing.T) {
 		_, err := s.CheckOne(ctx, "k", p, 1, testNow)
 		queued <- err
 	}()
-	waitQueued(s, 1)
+	waitQueued(t, s, 1)
 	cancel()
 	if err := <-queued; !errors.Is(err, context.Canceled) {
 		t.Fatalf("queued check after cancel: %v, want context.Canceled", err)
@@ -296,7 +302,7 @@ func TestBatchingPipelineFailure(t *testing.T) {
 			results[i], errs[i] = s.CheckOne(context.Background(), "k", p, 1, testNow)
 		}(i)
 	}
-	waitQueued(s, n)
+	waitQueued(t, s, n)
 	m.Close()
 	close(g.release)
 	wg.Wait()

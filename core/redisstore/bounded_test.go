@@ -114,7 +114,7 @@ func TestCallsReturnWhenContextDone(t *testing.T) {
 			<-h.held
 			held++
 		} else {
-			waitQueued(s, 1)
+			waitQueued(t, s, 1)
 		}
 		cancel()
 		if err := <-done; !errors.Is(err, context.Canceled) {
@@ -311,13 +311,13 @@ func TestPanicInTheClientLeadingABatch(t *testing.T) {
 		defer func() { led <- recover() }()
 		_, _ = s.CheckOne(context.Background(), "k", p, 1, testNow)
 	}()
-	waitQueued(s, 1)
+	waitQueued(t, s, 1)
 	queued := make(chan error, 1)
 	go func() {
 		_, err := s.CheckOne(ctx, "k", p, 1, testNow)
 		queued <- err
 	}()
-	waitQueued(s, 2)
+	waitQueued(t, s, 2)
 	close(g.release)
 
 	if err := <-first; err == nil || !strings.Contains(err.Error(), "panicked") {
@@ -391,7 +391,13 @@ func testSendersAreBounded(t *testing.T, ctx context.Context, stop func(), want 
 		}
 		time.Sleep(time.Millisecond)
 	}
-	time.Sleep(10 * time.Millisecond) // room for a command past the bound to show up
+	// Every sender is held at Redis, every DEL token taken, and the extra
+	// checks queued: a command past the bound would need a free sender or
+	// a token, and none can be had until Redis answers. No wait for one to
+	// show up: the counts say it cannot.
+	if q, d := s.calls.queued(), len(s.dels); q != extra || d != cap(s.dels) {
+		t.Fatalf("%d checks queued and %d of %d DEL tokens taken, want %d and all", q, d, cap(s.dels), extra)
+	}
 	select {
 	case name := <-h.held:
 		t.Fatalf("a %s went out past the bound", name)

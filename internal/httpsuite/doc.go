@@ -9,7 +9,7 @@
 //
 //	func TestConformance(t *testing.T) { httpsuite.Run(t, adapter{}) }
 //
-// Time is a core.ManualClock throughout, so nothing waits, except E2E: a
-// real loopback server and a retrying client honouring Retry-After, the
-// one check that really sleeps (about one second).
+// Time is a core.ManualClock throughout, so nothing waits, E2E included: a
+// real loopback server and a retrying client honouring Retry-After, whose
+// backoff advances the clock instead of sleeping.
 package httpsuite
