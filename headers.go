@@ -198,6 +198,7 @@ const maxPreparedPolicies = 6
 // deniedBody returns the default 429 body for result, from the cache when
 // the set is small enough.
 func (s *policySet) deniedBody(result core.Result) []byte {
+	result.Policies = s.policies
 	var mask uint
 	for i := range result.Decisions {
 		if !result.Decisions[i].Allowed {

@@ -34,12 +34,12 @@ func FuzzHeaders(f *testing.F) {
 			checkSFString(t, name) // the escaper itself must still be sound
 			return
 		}
-		d := core.Decision{Allowed: allowed, Limit: limit, Remaining: rem, Policy: p,
+		d := core.Decision{Allowed: allowed, Limit: limit, Remaining: rem,
 			RetryAfter: time.Duration(retryMicros) * time.Microsecond, ResetAfter: time.Duration(resetMicros) * time.Microsecond}
 		if allowed {
 			d.RetryAfter = 0
 		}
-		ds := []core.Decision{d, {Allowed: true, Limit: 1, Remaining: 1, Policy: s.policies[1]}}
+		ds := []core.Decision{d, {Allowed: true, Limit: 1, Remaining: 1}}
 		rec := newRecorder()
 		s.writeHeaders(rec, ds, 0, nil)
 		for k, vs := range rec.h {

@@ -26,8 +26,8 @@ func TestDraft11Fields(t *testing.T) {
 	burst := core.Policy{Limit: 10, Window: 1500 * time.Millisecond, Algorithm: core.TokenBucket}
 	s := mustSet(t, HeadersDraft11, api, burst)
 	ds := []core.Decision{
-		{Allowed: true, Limit: 100, Remaining: 42, ResetAfter: 16*time.Second + time.Microsecond, Policy: api},
-		{Allowed: false, Limit: 10, Remaining: 0, RetryAfter: 200 * time.Millisecond, ResetAfter: 1500 * time.Millisecond, Policy: burst},
+		{Allowed: true, Limit: 100, Remaining: 42, ResetAfter: 16*time.Second + time.Microsecond},
+		{Allowed: false, Limit: 10, Remaining: 0, RetryAfter: 200 * time.Millisecond, ResetAfter: 1500 * time.Millisecond},
 	}
 	rec := newRecorder()
 	s.writeHeaders(rec, ds, 1, nil)
@@ -79,8 +79,8 @@ func TestSingleValueModesReportBinding(t *testing.T) {
 	a := core.Policy{Name: "a", Limit: 100, Window: time.Minute}
 	b := core.Policy{Name: "b", Limit: 1000, Window: time.Hour}
 	ds := []core.Decision{
-		{Allowed: true, Limit: 100, Remaining: 99, ResetAfter: 600 * time.Millisecond, Policy: a},
-		{Allowed: true, Limit: 1000, Remaining: 5, ResetAfter: 3599*time.Second + 1, Policy: b},
+		{Allowed: true, Limit: 100, Remaining: 99, ResetAfter: 600 * time.Millisecond},
+		{Allowed: true, Limit: 1000, Remaining: 5, ResetAfter: 3599*time.Second + 1},
 	}
 	cases := []struct {
 		mode HeaderMode
@@ -177,7 +177,6 @@ func TestParseHeaderMode(t *testing.T) {
 	}
 }
 
-
 // TestPreparedDeniedBodies: the cached 429 bodies are exactly
 // DefaultDeniedHandler's for every set of violated policies, and sets too
 // large to cache still get theirs.
@@ -185,9 +184,9 @@ func TestPreparedDeniedBodies(t *testing.T) {
 	ps := []core.Policy{core.MustParsePolicy("1/s;name=a"), core.MustParsePolicy("2/s;name=b"), core.MustParsePolicy("3/s;name=c")}
 	set := mustSet(t, HeadersDraft11, ps...)
 	for mask := 1; mask < 8; mask++ {
-		res := core.Result{Decisions: make([]core.Decision, 3)}
+		res := core.Result{Decisions: make([]core.Decision, 3), Policies: ps}
 		for i := range ps {
-			res.Decisions[i] = core.Decision{Allowed: mask&(1<<i) == 0, Policy: ps[i]}
+			res.Decisions[i] = core.Decision{Allowed: mask&(1<<i) == 0}
 		}
 		for range 2 { // built, then cached
 			rec := newRecorder()
@@ -204,7 +203,10 @@ func TestPreparedDeniedBodies(t *testing.T) {
 		many = append(many, core.MustParsePolicy("1/s;name=p"+strconv.Itoa(i)))
 	}
 	big := mustSet(t, HeadersDraft11, many...)
-	res := core.Result{Decisions: []core.Decision{{Policy: many[0]}}}
+	res := core.Result{Decisions: make([]core.Decision, len(many)), Policies: many}
+	for i := 1; i < len(many); i++ {
+		res.Decisions[i].Allowed = true
+	}
 	if !strings.Contains(string(big.deniedBody(res)), `"p0"`) {
 		t.Fatal("a large set's body does not name the violated policy")
 	}
@@ -227,7 +229,7 @@ func TestPreparedDenials(t *testing.T) {
 	denial := func(retry time.Duration, remaining int, ps ...core.Policy) core.Result {
 		r := core.Result{}
 		for _, p := range ps {
-			r.Decisions = append(r.Decisions, core.Decision{Limit: p.Limit, Remaining: remaining, RetryAfter: retry, ResetAfter: time.Hour, Policy: p})
+			r.Decisions = append(r.Decisions, core.Decision{Limit: p.Limit, Remaining: remaining, RetryAfter: retry, ResetAfter: time.Hour})
 		}
 		return r
 	}
@@ -274,7 +276,7 @@ func TestPreparedDenials(t *testing.T) {
 // own response and not the next one's.
 func TestSharedDenialValuesStayTrue(t *testing.T) {
 	s := mustSet(t, HeadersDraft11, core.MustParsePolicy("100/1h;name=api"))
-	r := core.Result{Decisions: []core.Decision{{Limit: 100, RetryAfter: 30 * time.Second, Policy: s.policies[0]}}}
+	r := core.Result{Decisions: []core.Decision{{Limit: 100, RetryAfter: 30 * time.Second}}}
 	first := &sharedRecorder{*newRecorder()}
 	s.writeDenial(first, r, nil)
 	want := first.h.Clone()

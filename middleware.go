@@ -252,17 +252,17 @@ func (m *Middleware) Handle(ctx context.Context, req keyfuncs.Request, res Respo
 	var result core.Result
 	switch len(set.policies) {
 	case 0: // shadow policies only: nothing is enforced
-		result = core.Result{Allowed: true, Decisions: sc.d[:0]}
+		result = core.Result{Allowed: true, Decisions: sc.d[:0], Policies: set.policies[:0]}
 	case 1:
 		sc.d = append(sc.d[:0], core.Decision{})
 		d, p := &sc.d[0], &set.policies[0]
 		if m.lean != nil { // Limiter.AllowN, without the copies of its result
 			d.Allowed, d.Remaining, d.RetryAfter, d.ResetAfter, d.Delay, err = m.lean.CheckOneLean(ctx, key, *p, cost, m.limiter.Clock().Now())
-			d.Limit, d.Policy = p.Limit, *p
+			d.Limit = p.Limit
 		} else {
 			*d, err = m.limiter.AllowN(ctx, key, *p, cost)
 		}
-		result = core.Result{Allowed: d.Allowed, Decisions: sc.d, Binding: 0}
+		result = core.Result{Allowed: d.Allowed, Decisions: sc.d, Policies: set.policies, Binding: 0}
 	default:
 		result, err = m.limiter.Check(ctx, key, set.policies, cost, sc.d[:0])
 		if cap(result.Decisions) > cap(sc.d) {

@@ -412,7 +412,7 @@ func TestCustomHandlers(t *testing.T) {
 	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(core.MustParsePolicy("1/1m;name=p")),
 		ratelimit.WithHeaders(ratelimit.HeadersXRateLimit),
 		ratelimit.WithDeniedHandler(func(_ keyfuncs.Request, res ratelimit.Response, r core.Result) error {
-			return res.Write(http.StatusServiceUnavailable, "text/plain", []byte("slow down: "+r.Decision().Policy.Name))
+			return res.Write(http.StatusServiceUnavailable, "text/plain", []byte("slow down: "+r.Policies[r.Binding].Name))
 		}))
 	m.Handle(context.Background(), req("GET", "/", "k"), newRecorder())
 	rec := newRecorder()

@@ -61,8 +61,8 @@ func deniedProblem(result core.Result) []byte {
 		Detail: "Too many requests; retry after the number of seconds in Retry-After.",
 	}
 	for i := range result.Decisions {
-		if !result.Decisions[i].Allowed {
-			p.ViolatedPolicies = append(p.ViolatedPolicies, PolicyName(result.Decisions[i].Policy))
+		if !result.Decisions[i].Allowed && i < len(result.Policies) {
+			p.ViolatedPolicies = append(p.ViolatedPolicies, PolicyName(result.Policies[i]))
 		}
 	}
 	body, err := json.Marshal(&p)

@@ -42,7 +42,7 @@ func Example_quickStart() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(res.Allowed, res.Decision().Policy.Name) // res.Decisions[i] per policy
+	fmt.Println(res.Allowed, res.Policies[res.Binding].Name) // res.Decisions[i] for res.Policies[i]
 	// Output:
 	// true 99
 	// true burst

@@ -92,7 +92,7 @@ func TestShadowPolicies(t *testing.T) {
 						t.Fatalf("request %d: %+v", i+1, ev)
 					}
 				case i < 5: // the enforced policy admits, the shadow one would deny
-					if ev.Outcome != ratelimit.OutcomeAllowed || ev.Shadow.Allowed || ev.Shadow.Decisions[0].Policy.Name != "api-next" {
+					if ev.Outcome != ratelimit.OutcomeAllowed || ev.Shadow.Allowed || ev.Shadow.Policies[0].Name != "api-next" {
 						t.Fatalf("request %d: want a shadow denial, got %+v", i+1, ev)
 					}
 				default: // denied by the enforced policy: the shadow one is not checked

@@ -20,7 +20,7 @@ func (nopBackend) Peek(context.Context, string, []core.Policy, time.Time, []core
 }
 func (nopBackend) Reset(context.Context, string, []core.Policy) error { return nil }
 func (nopBackend) CheckOne(_ context.Context, _ string, p core.Policy, _ int, _ time.Time) (core.Decision, error) {
-	return core.Decision{Allowed: true, Limit: p.Limit, Remaining: p.Limit, Policy: p}, nil
+	return core.Decision{Allowed: true, Limit: p.Limit, Remaining: p.Limit}, nil
 }
 
 // BenchmarkLimiterOverhead is Allow over a backend that does nothing, on a

@@ -24,13 +24,10 @@ type Decision struct {
 	// admitted requests leave at a constant rate. Only LeakyBucket sets it;
 	// zero otherwise and whenever the check was not admitted.
 	Delay time.Duration
-	// Policy is the policy this decision is for.
-	Policy Policy
 	// Source says what decided: SourcePrimary (the zero value) when the
 	// Limiter's backend did, or, behind core/resilient, the deny cache, the
 	// fallback, or a failure mode.
 	Source Source
-
 }
 
 // Source says what decided a check: the backend itself, or a part of a
@@ -78,6 +75,10 @@ type Result struct {
 	Allowed bool
 	// Decisions holds one decision per policy, in the order given.
 	Decisions []Decision
+	// Policies are the policies the decisions are for, Policies[i] for
+	// Decisions[i]: the policies given to Limiter.Check (not copied: they
+	// must not be modified). nil for Limiter.CheckMany, whose items say it.
+	Policies []Policy
 	// Binding is the index in Decisions of the policy that decided the
 	// outcome: when denied, the denying policy with the longest RetryAfter;
 	// when admitted, the policy with the fewest units remaining (the longer

@@ -85,7 +85,7 @@ func ExampleLimiter_Check() {
 		}
 		b := r.Decision()
 		fmt.Printf("request %d: allowed=%v binding=%s remaining=%d retry=%v\n",
-			i, r.Allowed, b.Policy.Name, b.Remaining, b.RetryAfter)
+			i, r.Allowed, r.Policies[r.Binding].Name, b.Remaining, b.RetryAfter)
 	}
 	d, _ := limiter.Peek(ctx, "user-42", policies[1])
 	fmt.Println("per-hour remaining:", d.Remaining)

@@ -67,7 +67,7 @@ func (l *Limiter) Allow(ctx context.Context, key string, p Policy) (d Decision, 
 		if err != nil {
 			return Decision{}, err
 		}
-		d.Limit, d.Policy = p.Limit, p
+		d.Limit = p.Limit
 		return d, nil
 	}
 	if l.single != nil { // the fast path, called directly: one copy of the Decision less
@@ -87,7 +87,7 @@ func (l *Limiter) AllowN(ctx context.Context, key string, p Policy, cost int) (d
 		if err != nil {
 			return Decision{}, err
 		}
-		d.Limit, d.Policy = p.Limit, p
+		d.Limit = p.Limit
 		return d, nil
 	}
 	if l.single != nil {
@@ -124,7 +124,7 @@ func (l *Limiter) Check(ctx context.Context, key string, policies []Policy, cost
 		return Result{}, err
 	}
 	allowed, binding := bind(out)
-	return Result{Allowed: allowed, Decisions: out, Binding: binding}, nil
+	return Result{Allowed: allowed, Decisions: out, Policies: policies, Binding: binding}, nil
 }
 
 // Peek reports the state of key under p without consuming anything.

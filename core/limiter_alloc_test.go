@@ -15,7 +15,7 @@ type noop struct{}
 
 func (noop) Check(_ context.Context, _ string, ps []core.Policy, _ int, _ time.Time, out []core.Decision) error {
 	for i, p := range ps {
-		out[i] = core.Decision{Allowed: true, Limit: p.Limit, Policy: p}
+		out[i] = core.Decision{Allowed: true, Limit: p.Limit}
 	}
 	return nil
 }

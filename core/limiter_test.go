@@ -33,7 +33,7 @@ func (r *recorder) decide(key string, policies []core.Policy, cost int, out []co
 		if r.answer != nil {
 			out[i] = r.answer(key, i, p, cost)
 		} else {
-			out[i] = core.Decision{Allowed: true, Limit: p.Limit, Remaining: p.Limit - cost, Policy: p}
+			out[i] = core.Decision{Allowed: true, Limit: p.Limit, Remaining: p.Limit - cost}
 		}
 	}
 }
@@ -83,7 +83,7 @@ func (s *single) CheckOne(_ context.Context, key string, p core.Policy, cost int
 	if s.err != nil {
 		return core.Decision{}, s.err
 	}
-	return core.Decision{Allowed: true, Limit: p.Limit, Remaining: p.Limit - cost, Policy: p}, nil
+	return core.Decision{Allowed: true, Limit: p.Limit, Remaining: p.Limit - cost}, nil
 }
 
 var (
@@ -98,7 +98,7 @@ func TestLimiterAllowPooledPath(t *testing.T) {
 	clk := core.NewManualClock(t0)
 	l := core.NewLimiter(rec, core.WithClock(clk))
 	d, err := l.Allow(context.Background(), "k", perSec)
-	if err != nil || !d.Allowed || d.Remaining != 9 || d.Policy != perSec {
+	if err != nil || !d.Allowed || d.Remaining != 9 {
 		t.Fatalf("Allow = %+v, %v", d, err)
 	}
 	clk.Advance(time.Second)
@@ -170,18 +170,18 @@ func TestLimiterAllowLeanCheckerPath(t *testing.T) {
 	l := core.NewLimiter(b, core.WithClock(clk))
 	ctx := context.Background()
 	d, err := l.AllowN(ctx, "k", perSec, 3)
-	want := core.Decision{Allowed: true, Limit: 10, Remaining: 7, ResetAfter: 2 * time.Second, Delay: 5 * time.Millisecond, Policy: perSec}
+	want := core.Decision{Allowed: true, Limit: 10, Remaining: 7, ResetAfter: 2 * time.Second, Delay: 5 * time.Millisecond}
 	if err != nil || d != want {
 		t.Fatalf("AllowN = %+v, %v; want %+v", d, err, want)
 	}
 	clk.Advance(time.Second)
 	d, err = l.Allow(ctx, "k2", perMin)
-	want = core.Decision{Allowed: true, Limit: 100, Remaining: 99, ResetAfter: 2 * time.Second, Delay: 5 * time.Millisecond, Policy: perMin}
+	want = core.Decision{Allowed: true, Limit: 100, Remaining: 99, ResetAfter: 2 * time.Second, Delay: 5 * time.Millisecond}
 	if err != nil || d != want {
 		t.Fatalf("Allow = %+v, %v; want %+v", d, err, want)
 	}
 	d, err = l.AllowN(ctx, "k", perSec, 11)
-	want = core.Decision{Limit: 10, Remaining: 10, RetryAfter: 3 * time.Second, ResetAfter: 4 * time.Second, Policy: perSec}
+	want = core.Decision{Limit: 10, Remaining: 10, RetryAfter: 3 * time.Second, ResetAfter: 4 * time.Second}
 	if err != nil || d != want {
 		t.Fatalf("denied AllowN = %+v, %v; want %+v", d, err, want)
 	}
@@ -206,7 +206,7 @@ func TestLimiterAllowLeanCheckerPath(t *testing.T) {
 // another's. Run with -race.
 func TestLimiterPooledPathConcurrent(t *testing.T) {
 	rec := &recorder{answer: func(key string, _ int, p core.Policy, cost int) core.Decision {
-		return core.Decision{Allowed: true, Limit: p.Limit, Remaining: cost, Policy: p}
+		return core.Decision{Allowed: true, Limit: p.Limit, Remaining: cost}
 	}}
 	l := core.NewLimiter(rec, core.WithClock(core.NewManualClock(t0)))
 	var wg sync.WaitGroup
@@ -217,7 +217,7 @@ func TestLimiterPooledPathConcurrent(t *testing.T) {
 			p := core.Policy{Limit: 100 + g, Window: time.Second}
 			for range 200 {
 				d, err := l.AllowN(context.Background(), "k", p, g)
-				if err != nil || d.Remaining != g || d.Policy != p {
+				if err != nil || d.Remaining != g {
 					t.Errorf("goroutine %d got %+v, %v", g, d, err)
 					return
 				}
@@ -252,7 +252,7 @@ func TestLimiterCheckBinding(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			rec := &recorder{answer: func(_ string, i int, p core.Policy, _ int) core.Decision {
 				s := tt.ds[i]
-				return core.Decision{Allowed: s.allowed, Remaining: s.remaining, RetryAfter: s.retry, ResetAfter: s.resets, Limit: p.Limit, Policy: p}
+				return core.Decision{Allowed: s.allowed, Remaining: s.remaining, RetryAfter: s.retry, ResetAfter: s.resets, Limit: p.Limit}
 			}}
 			l := core.NewLimiter(rec, core.WithClock(core.NewManualClock(t0)))
 			ps := make([]core.Policy, len(tt.ds))
@@ -266,7 +266,7 @@ func TestLimiterCheckBinding(t *testing.T) {
 			if r.Allowed != tt.allowed || r.Binding != tt.binding {
 				t.Fatalf("Allowed %v Binding %d, want %v %d", r.Allowed, r.Binding, tt.allowed, tt.binding)
 			}
-			if len(r.Decisions) != len(ps) || r.Decision() != r.Decisions[tt.binding] || r.Decision().Policy != ps[tt.binding] {
+			if len(r.Decisions) != len(ps) || r.Decision() != r.Decisions[tt.binding] || r.Policies[r.Binding] != ps[tt.binding] {
 				t.Fatalf("Decisions %+v, binding decision %+v", r.Decisions, r.Decision())
 			}
 		})
@@ -315,7 +315,7 @@ func TestLimiterPeek(t *testing.T) {
 	l := core.NewLimiter(rec, core.WithClock(clk))
 	clk.Advance(time.Minute)
 	d, err := l.Peek(context.Background(), "k", perMin)
-	if err != nil || d.Remaining != perMin.Limit || d.Policy != perMin {
+	if err != nil || d.Remaining != perMin.Limit {
 		t.Fatalf("Peek = %+v, %v", d, err)
 	}
 	if len(rec.peeks) != 1 || len(rec.checks) != 0 {

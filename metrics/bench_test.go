@@ -55,7 +55,7 @@ func BenchmarkObserver(b *testing.B) {
 	obs := c.Observer()
 	p := core.MustParsePolicy("100/1m;name=api")
 	ev := ratelimit.Event{Outcome: ratelimit.OutcomeAllowed, Policies: []core.Policy{p},
-		Result: core.Result{Allowed: true, Decisions: []core.Decision{{Allowed: true, Policy: p}}}}
+		Result: core.Result{Allowed: true, Decisions: []core.Decision{{Allowed: true}}, Policies: []core.Policy{p}}}
 	b.ReportAllocs()
 	for b.Loop() {
 		obs(b.Context(), ev)

@@ -296,7 +296,7 @@ func TestPolicyNamesAreBounded(t *testing.T) {
 	for i := range 50 {
 		p := core.MustParsePolicy("10/1m;name=p" + strconv.Itoa(i))
 		obs(context.Background(), ratelimit.Event{Outcome: ratelimit.OutcomeAllowed, Policies: []core.Policy{p},
-			Result: core.Result{Allowed: true, Decisions: []core.Decision{{Allowed: true, Policy: p}}}})
+			Result: core.Result{Allowed: true, Decisions: []core.Decision{{Allowed: true}}, Policies: []core.Policy{p}}})
 	}
 	_, mfs := scrape(t, reg)
 	if n := len(mfs["ratelimit_checks_total"].Metric); n != 4 {

@@ -34,8 +34,8 @@ func (c *Collector) observe(_ context.Context, e ratelimit.Event) {
 	}
 	if e.Outcome == ratelimit.OutcomeDenied {
 		for i := range e.Result.Decisions {
-			if d := &e.Result.Decisions[i]; !d.Allowed {
-				c.counter(cs, c.name(cs, &d.Policy), denialOf).Inc()
+			if d := &e.Result.Decisions[i]; !d.Allowed && i < len(e.Result.Policies) {
+				c.counter(cs, c.name(cs, &e.Result.Policies[i]), denialOf).Inc()
 			}
 		}
 	}
@@ -45,7 +45,9 @@ func (c *Collector) observe(_ context.Context, e ratelimit.Event) {
 		if !d.Allowed {
 			o = shadowDenied
 		}
-		c.counter(cs, c.name(cs, &d.Policy), o).Inc()
+		if i < len(e.Shadow.Policies) {
+			c.counter(cs, c.name(cs, &e.Shadow.Policies[i]), o).Inc()
+		}
 	}
 	switch e.Outcome {
 	case ratelimit.OutcomeAllowed, ratelimit.OutcomeDenied:

@@ -102,8 +102,8 @@ func (o *Observer) observe(ctx context.Context, e ratelimit.Event) {
 	}
 	if e.Outcome == ratelimit.OutcomeDenied {
 		for i := range e.Result.Decisions {
-			if d := &e.Result.Decisions[i]; !d.Allowed {
-				o.denials.Add(ctx, 1, o.option(&d.Policy, denial)...)
+			if d := &e.Result.Decisions[i]; !d.Allowed && i < len(e.Result.Policies) {
+				o.denials.Add(ctx, 1, o.option(&e.Result.Policies[i], denial)...)
 			}
 		}
 	}
@@ -113,7 +113,9 @@ func (o *Observer) observe(ctx context.Context, e ratelimit.Event) {
 		if !d.Allowed {
 			k = shadowDenied
 		}
-		o.checks.Add(ctx, 1, o.option(&d.Policy, k)...)
+		if i < len(e.Shadow.Policies) {
+			o.checks.Add(ctx, 1, o.option(&e.Shadow.Policies[i], k)...)
+		}
 	}
 	switch e.Outcome {
 	case ratelimit.OutcomeAllowed, ratelimit.OutcomeDenied:

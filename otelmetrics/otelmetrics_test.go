@@ -91,7 +91,7 @@ func TestObserverAllocatesNothing(t *testing.T) {
 	o := obs.Observer()
 	p := core.MustParsePolicy("100/1m;name=api")
 	ev := ratelimit.Event{Outcome: ratelimit.OutcomeAllowed, Policies: []core.Policy{p},
-		Result: core.Result{Allowed: true, Decisions: []core.Decision{{Allowed: true, Policy: p}}}}
+		Result: core.Result{Allowed: true, Decisions: []core.Decision{{Allowed: true}}, Policies: []core.Policy{p}}}
 	o(context.Background(), ev)
 	if n := testing.AllocsPerRun(100, func() { o(context.Background(), ev) }); n > 0 {
 		t.Fatalf("%v allocations per event", n)

@@ -204,6 +204,7 @@ func (s *service) shouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReque
 			s.log.Error("check failed", "domain", req.Domain, "error", err.Error())
 			return nil, status.Error(codes.Unavailable, "the rate limiter could not decide")
 		}
+		result.Policies = policies
 		for i, p := range enforced {
 			fill(resp.Statuses[p.i], p.rule, &result.Decisions[i])
 		}
@@ -246,10 +247,12 @@ func (s *service) shouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReque
 	// always OK.
 	if len(shadow) > 0 && resp.OverallCode == rlsv3.RateLimitResponse_OK {
 		items := make([]core.Keyed, len(shadow))
+		policies := make([]core.Policy, len(shadow))
 		for i, p := range shadow {
-			items[i] = p.item
+			items[i], policies[i] = p.item, p.item.Policy
 		}
 		if res, err := s.store.limiter.CheckMany(ctx, items, cost, nil); err == nil {
+			res.Policies = policies
 			for i, p := range shadow {
 				fill(resp.Statuses[p.i], p.rule, &res.Decisions[i])
 				resp.Statuses[p.i].Code = rlsv3.RateLimitResponse_OK

@@ -512,7 +512,7 @@ func (s *service) handleInspect(w *exchange, r *http.Request) error {
 			allowed = false
 		}
 	}
-	writeAnswer(w, http.StatusOK, core.Result{Allowed: allowed, Decisions: out, Binding: binding}, true)
+	writeAnswer(w, http.StatusOK, core.Result{Allowed: allowed, Decisions: out, Policies: policies, Binding: binding}, true)
 	return nil
 }
 
@@ -575,6 +575,7 @@ func ceilMs(d time.Duration) int64 { return int64((d + time.Millisecond - 1) / t
 // observe feeds a decided check to the limiter's metrics, as the
 // middleware's observer would see it.
 func (s *service) observe(policies []core.Policy, res core.Result, cost int) {
+	res.Policies = policies
 	ev := ratelimit.Event{Outcome: ratelimit.OutcomeAllowed, Policies: policies, Cost: cost, Result: res}
 	if !res.Allowed {
 		ev.Outcome = ratelimit.OutcomeDenied

@@ -249,7 +249,7 @@ func appendAnswer(b []byte, res core.Result, inspect bool) []byte {
 			b = append(b, ',')
 		}
 		b = append(b, `{"policy":`...)
-		b = appendJSONString(b, ratelimit.PolicyName(d.Policy))
+		b = appendJSONString(b, ratelimit.PolicyName(res.Policies[i]))
 		b = append(b, `,"allowed":`...)
 		b = strconv.AppendBool(b, d.Allowed)
 		b = append(b, `,"limit":`...)
@@ -261,11 +261,11 @@ func appendAnswer(b []byte, res core.Result, inspect bool) []byte {
 		b = append(b, `,"reset_after_ms":`...)
 		b = strconv.AppendInt(b, ceilMs(d.ResetAfter), 10)
 		if inspect {
-			if a := string(d.Policy.Algorithm.Resolve()); a != "" {
+			if a := string(res.Policies[i].Algorithm.Resolve()); a != "" {
 				b = append(b, `,"algorithm":`...)
 				b = appendJSONString(b, a)
 			}
-			if w := d.Policy.Window.String(); w != "" {
+			if w := res.Policies[i].Window.String(); w != "" {
 				b = append(b, `,"window":`...)
 				b = appendJSONString(b, w)
 			}

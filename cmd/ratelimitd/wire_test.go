@@ -24,13 +24,14 @@ func TestAppendAnswerMatchesEncodingJSON(t *testing.T) {
 	durs := []time.Duration{0, 1, time.Millisecond - 1, time.Millisecond, time.Millisecond + 1, 59 * time.Second, 1<<62 - 1}
 	for i := range 2000 {
 		n := 1 + rng.IntN(3)
-		res := core.Result{Allowed: rng.IntN(2) == 0, Decisions: make([]core.Decision, n)}
+		res := core.Result{Allowed: rng.IntN(2) == 0, Decisions: make([]core.Decision, n), Policies: make([]core.Policy, n)}
 		for j := range res.Decisions {
 			p := core.Policy{Name: names[rng.IntN(len(names))], Limit: rng.IntN(1 << 20), Window: time.Duration(rng.Int64N(int64(48 * time.Hour))), Algorithm: algos[rng.IntN(len(algos))]}
 			if rng.IntN(4) == 0 {
 				p.Window = 0
 			}
-			res.Decisions[j] = core.Decision{Policy: p, Allowed: rng.IntN(2) == 0, Limit: rng.IntN(1 << 30), Remaining: rng.IntN(1<<30) - 5,
+			res.Policies[j] = p
+			res.Decisions[j] = core.Decision{Allowed: rng.IntN(2) == 0, Limit: rng.IntN(1 << 30), Remaining: rng.IntN(1<<30) - 5,
 				RetryAfter: durs[rng.IntN(len(durs))], ResetAfter: time.Duration(rng.Int64N(1 << 50))}
 		}
 		for _, inspect := range []bool{false, true} {
@@ -126,12 +127,12 @@ func answer(res core.Result, inspect bool) client.CheckResponse {
 	out := client.CheckResponse{Allowed: res.Allowed, Decisions: make([]client.Decision, len(res.Decisions))}
 	for i, d := range res.Decisions {
 		out.Decisions[i] = client.Decision{
-			Policy: ratelimit.PolicyName(d.Policy), Allowed: d.Allowed, Limit: d.Limit, Remaining: d.Remaining,
+			Policy: ratelimit.PolicyName(res.Policies[i]), Allowed: d.Allowed, Limit: d.Limit, Remaining: d.Remaining,
 			RetryAfterMs: ceilMs(d.RetryAfter), ResetAfterMs: ceilMs(d.ResetAfter),
 		}
 		if inspect {
-			out.Decisions[i].Algorithm = string(d.Policy.Algorithm.Resolve())
-			out.Decisions[i].Window = d.Policy.Window.String()
+			out.Decisions[i].Algorithm = string(res.Policies[i].Algorithm.Resolve())
+			out.Decisions[i].Window = res.Policies[i].Window.String()
 		}
 	}
 	return out

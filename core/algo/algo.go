@@ -58,7 +58,6 @@ func (o Answer) Fill(d *core.Decision, p *core.Policy) {
 		d.RetryAfter, d.Delay = wait, 0
 	}
 	d.ResetAfter = time.Duration(o.ResetAfter) * time.Microsecond
-	d.Policy = *p
 }
 
 // WindowStart returns floor(now/window)*window, also for negative now.

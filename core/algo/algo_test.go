@@ -320,7 +320,7 @@ func TestAnswerDecision(t *testing.T) {
 		t.Fatalf("admitted: RetryAfter %d Delay %d, want 0 and 4", admitted.RetryAfter(), admitted.Delay())
 	}
 	d := admitted.Decision(pol)
-	want := core.Decision{Allowed: true, Limit: 7, Remaining: 3, ResetAfter: 2500 * time.Millisecond, Delay: 4 * time.Microsecond, Policy: pol}
+	want := core.Decision{Allowed: true, Limit: 7, Remaining: 3, ResetAfter: 2500 * time.Millisecond, Delay: 4 * time.Microsecond}
 	if d != want {
 		t.Fatalf("Decision = %+v, want %+v", d, want)
 	}
@@ -329,7 +329,7 @@ func TestAnswerDecision(t *testing.T) {
 		t.Fatalf("denied: RetryAfter %d Delay %d, want 1 and 0", denied.RetryAfter(), denied.Delay())
 	}
 	d = denied.Decision(pol)
-	want = core.Decision{Limit: 7, RetryAfter: time.Microsecond, ResetAfter: 2500 * time.Millisecond, Policy: pol}
+	want = core.Decision{Limit: 7, RetryAfter: time.Microsecond, ResetAfter: 2500 * time.Millisecond}
 	if d != want {
 		t.Fatalf("Decision = %+v, want %+v", d, want)
 	}

@@ -227,6 +227,6 @@ func diffOutcome(w, g StepResult) string {
 
 // FormatDecision renders a decision compactly for failure messages.
 func FormatDecision(d core.Decision) string {
-	return fmt.Sprintf("{allowed=%v limit=%d remaining=%d retry_after=%v reset_after=%v delay=%v policy=%s}",
-		d.Allowed, d.Limit, d.Remaining, d.RetryAfter, d.ResetAfter, d.Delay, d.Policy)
+	return fmt.Sprintf("{allowed=%v limit=%d remaining=%d retry_after=%v reset_after=%v delay=%v}",
+		d.Allowed, d.Limit, d.Remaining, d.RetryAfter, d.ResetAfter, d.Delay)
 }

@@ -550,7 +550,7 @@ func TestCheckOneMatchesCheck(t *testing.T) {
 				}
 				var l core.Decision
 				l.Allowed, l.Remaining, l.RetryAfter, l.ResetAfter, l.Delay, err = lean.CheckOneLean(ctx, key, p, cost, now)
-				l.Limit, l.Policy = p.Limit, p
+				l.Limit = p.Limit
 				if err != nil || l != got {
 					t.Fatalf("step %d, %s cost %d at %v: CheckOne %+v, CheckOneLean %+v, %v", step, key, cost, now, got, l, err)
 				}

@@ -301,7 +301,6 @@ func (s *Store) call(ctx context.Context, op string, c *call, policies []core.Po
 			RetryAfter: time.Duration(r[2]) * time.Microsecond,
 			ResetAfter: time.Duration(r[3]) * time.Microsecond,
 			Delay:      time.Duration(r[4]) * time.Microsecond,
-			Policy:     p,
 		}
 	}
 	return nil

@@ -14,7 +14,7 @@ func TestDenyCacheBounded(t *testing.T) {
 	const capacity = 1024
 	c := newDenyCache(capacity)
 	p := []core.Policy{{Limit: 1, Window: time.Minute}}
-	denied := []core.Decision{{Limit: 1, RetryAfter: time.Minute, ResetAfter: time.Minute, Policy: p[0]}}
+	denied := []core.Decision{{Limit: 1, RetryAfter: time.Minute, ResetAfter: time.Minute}}
 	now := time.Unix(1_700_000_000, 0)
 	for i := range 100_000 {
 		c.record("ip-"+strconv.Itoa(i), p, 1, now, denied)
@@ -47,7 +47,7 @@ func TestDenyCacheBounded(t *testing.T) {
 	manyOut := make([]core.Decision, len(many))
 	for i := range many {
 		many[i] = core.Policy{Limit: i + 1, Window: time.Minute}
-		manyOut[i] = core.Decision{RetryAfter: time.Second, Policy: many[i]}
+		manyOut[i] = core.Decision{RetryAfter: time.Second}
 	}
 	c.record("k", many, 1, now, manyOut)
 	if c.answer("k", many, 1, now, manyOut) {

@@ -332,7 +332,7 @@ func (b *Backend) degradeOut(ctx context.Context, out []core.Decision, policyOf 
 	case modeOpen:
 		for i := range out {
 			p := policyOf(i)
-			out[i] = core.Decision{Allowed: true, Limit: p.Limit, Policy: p}
+			out[i] = core.Decision{Allowed: true, Limit: p.Limit}
 		}
 		b.stats.failedOpen.Add(1)
 		answered(ctx, out, core.SourceFailOpen, cause)
@@ -342,7 +342,7 @@ func (b *Backend) degradeOut(ctx context.Context, out []core.Decision, policyOf 
 		wait = (wait + time.Microsecond - 1).Truncate(time.Microsecond)
 		for i := range out {
 			p := policyOf(i)
-			out[i] = core.Decision{Limit: p.Limit, RetryAfter: wait, ResetAfter: wait, Policy: p}
+			out[i] = core.Decision{Limit: p.Limit, RetryAfter: wait, ResetAfter: wait}
 		}
 		b.stats.failedClosed.Add(1)
 		answered(ctx, out, core.SourceFailClosed, cause)
