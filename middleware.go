@@ -191,13 +191,6 @@ func (m *Middleware) routeSet(method, pattern string) *policySet {
 	return m.routes[routeKey{"", pattern}]
 }
 
-func (m *Middleware) policySet(method, pattern string) *policySet {
-	if s := m.routeSet(method, pattern); s != nil {
-		return s
-	}
-	return m.global
-}
-
 // Handle runs the middleware for one request: skip rules, key, policy
 // selection, the check, headers, and the 429 or error response. It
 // returns Continue when the adapter should call the next handler (headers
