@@ -19,14 +19,10 @@ import (
 type Middleware struct {
 	s       settings // as built, for With
 	limiter *core.Limiter
-	// lean is the limiter's backend when it is a core.LeanChecker: a
-	// single-policy check then fills its decision in the pooled scratch
-	// space, where Limiter.AllowN would return it by value, to be copied.
-	lean   core.LeanChecker
-	global *policySet // nil: no global policy
-	routes map[routeKey]*policySet
-	plans  map[string]*policySet // nil: no WithPlans
-	panics atomic.Uint64         // observer calls that panicked
+	global  *policySet // nil: no global policy
+	routes  map[routeKey]*policySet
+	plans   map[string]*policySet // nil: no WithPlans
+	panics  atomic.Uint64         // observer calls that panicked
 	// defaultDenied: the 429 is DefaultDeniedHandler's, whose bodies each
 	// policy set prepares once.
 	defaultDenied bool
@@ -38,9 +34,13 @@ type routeKey struct{ method, pattern string }
 // scratch is per-request working memory, pooled so that the allow path
 // does not allocate it.
 type scratch struct {
-	d   []core.Decision // the enforced policies' decisions
-	sd  []core.Decision // the shadow policies' decisions
-	buf []byte
+	items []core.Item // the items of a check, for the policies of itemsOf
+	// itemsOf is the first policy of the slice items was built for: the
+	// next check of the same policies rewrites only keys and costs.
+	itemsOf *core.Policy
+	d       []core.Decision // the enforced policies' decisions
+	sd      []core.Decision // the shadow policies' decisions
+	buf     []byte
 }
 
 // New builds a Middleware from options. WithKeyFunc is required; every
@@ -115,7 +115,6 @@ func build(s settings) (*Middleware, error) {
 		s.onError = DefaultErrorHandler
 	}
 	m := &Middleware{s: s, limiter: s.limiter, defaultDenied: defaultDenied}
-	m.lean, _ = s.limiter.Backend().(core.LeanChecker)
 	var err error
 	if len(s.policies) > 0 {
 		if m.global, err = newPolicySet(s.mode, withDefaults(s.policies, s.algorithm, s.maxDelay)); err != nil {
@@ -159,7 +158,7 @@ func build(s settings) (*Middleware, error) {
 		}
 	}
 	m.scratch.New = func() any {
-		return &scratch{d: make([]core.Decision, 0, 4), sd: make([]core.Decision, 0, 2), buf: make([]byte, 0, 128)}
+		return &scratch{items: make([]core.Item, 0, 4), d: make([]core.Decision, 0, 4), sd: make([]core.Decision, 0, 2), buf: make([]byte, 0, 128)}
 	}
 	return m, nil
 }
@@ -243,24 +242,10 @@ func (m *Middleware) Handle(ctx context.Context, req keyfuncs.Request, res Respo
 	sc := m.scratch.Get().(*scratch)
 	defer m.scratch.Put(sc)
 	var result core.Result
-	switch len(set.policies) {
-	case 0: // shadow policies only: nothing is enforced
+	if len(set.policies) == 0 { // shadow policies only: nothing is enforced
 		result = core.Result{Allowed: true, Decisions: sc.d[:0], Policies: set.policies[:0]}
-	case 1:
-		sc.d = append(sc.d[:0], core.Decision{})
-		d, p := &sc.d[0], &set.policies[0]
-		if m.lean != nil { // Limiter.AllowN, without the copies of its result
-			d.Allowed, d.Remaining, d.RetryAfter, d.ResetAfter, d.Delay, err = m.lean.CheckOneLean(ctx, key, *p, cost, m.limiter.Clock().Now())
-			d.Limit = p.Limit
-		} else {
-			*d, err = m.limiter.AllowN(ctx, key, *p, cost)
-		}
-		result = core.Result{Allowed: d.Allowed, Decisions: sc.d, Policies: set.policies, Binding: 0}
-	default:
-		result, err = m.limiter.Check(ctx, key, set.policies, cost, sc.d[:0])
-		if cap(result.Decisions) > cap(sc.d) {
-			sc.d = result.Decisions[:0]
-		}
+	} else {
+		result, err = m.check(ctx, sc, key, set.policies, cost, &sc.d)
 	}
 	if err != nil {
 		ev := Event{Key: key, Plan: plan, Policies: set.policies, Cost: cost, Err: err}
@@ -286,10 +271,7 @@ func (m *Middleware) Handle(ctx context.Context, req keyfuncs.Request, res Respo
 		var shadow core.Result
 		var shadowErr error
 		if set.shadow != nil {
-			shadow, shadowErr = m.limiter.Check(ctx, key, set.shadow, cost, sc.sd[:0])
-			if cap(shadow.Decisions) > cap(sc.sd) {
-				sc.sd = shadow.Decisions[:0]
-			}
+			shadow, shadowErr = m.check(ctx, sc, key, set.shadow, cost, &sc.sd)
 		}
 		if m.s.observers != nil {
 			ev := Event{Outcome: OutcomeAllowed, Request: req, Key: key, Plan: plan, Policies: set.policies, Cost: cost, Result: result, Shadow: shadow, ShadowErr: shadowErr}
@@ -330,6 +312,30 @@ func (m *Middleware) Handle(ctx context.Context, req keyfuncs.Request, res Respo
 		m.observe(ctx, Event{Outcome: OutcomeDenied, Request: req, Key: key, Plan: plan, Policies: set.policies, Cost: cost, Result: result, Err: werr, Source: result.Decisions[result.Binding].Source})
 	}
 	return Handled
+}
+
+// check asks the limiter for a check of cost units for key under policies,
+// with the items in sc and the decisions in *out, which grows as needed.
+func (m *Middleware) check(ctx context.Context, sc *scratch, key string, policies []core.Policy, cost int, out *[]core.Decision) (core.Result, error) {
+	if sc.itemsOf != &policies[0] || len(sc.items) != len(policies) {
+		sc.items = sc.items[:0]
+		for i := range policies {
+			sc.items = append(sc.items, core.Item{Policy: policies[i]})
+		}
+		sc.itemsOf = &policies[0]
+	}
+	for i := range sc.items {
+		sc.items[i].Key, sc.items[i].Cost = key, cost
+	}
+	result, err := m.limiter.Do(ctx, sc.items, (*out)[:0])
+	for i := range sc.items {
+		sc.items[i].Key = "" // keep no key alive in the pool
+	}
+	if cap(result.Decisions) > cap(*out) {
+		*out = result.Decisions[:0]
+	}
+	result.Policies = policies
+	return result, err
 }
 
 // callerError handles an error of the key function or the plan function:

@@ -70,10 +70,7 @@ type failing struct{}
 
 var errSecret = errors.New("dial tcp 10.1.2.3:6379: connection refused (secret-internal-detail)")
 
-func (failing) Check(context.Context, string, []core.Policy, int, time.Time, []core.Decision) error {
-	return errSecret
-}
-func (failing) Peek(context.Context, string, []core.Policy, time.Time, []core.Decision) error {
+func (failing) Do(context.Context, []core.Item, time.Time, []core.Decision) error {
 	return errSecret
 }
 func (failing) Reset(context.Context, string, []core.Policy) error { return errSecret }

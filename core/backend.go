@@ -2,77 +2,92 @@ package core
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"sync"
 	"time"
 )
 
 // Backend stores rate-limit state and decides checks atomically. Stores in
-// core/memstore and core/redisstore implement it; the conformance suite in
-// core/backendtest defines what "implements" means.
+// core/memstore and core/redisstore implement it, and so do the wrappers in
+// core/resilient and core/lease; the conformance suite in core/backendtest
+// defines what "implements" means.
 //
 // Every method is safe for concurrent use. Implementations validate their
-// arguments with ValidateCheck (or equivalent) and return the typed errors of
-// this package before touching any state.
+// arguments with ValidateItems and return the typed errors of this package
+// before touching any state.
 type Backend interface {
-	// Check decides one check of cost units for key against every policy at
-	// instant now, atomically: either every policy admits it and each
-	// consumes cost, or nothing changes at all. It writes one decision per
-	// policy into out, which has len(policies) elements.
+	// Do decides a batch of items at instant now, atomically, and writes
+	// one decision per item into out, which has len(items) elements.
 	//
-	// A denied check writes nothing: every decision reports the state as it
-	// stands, with Delay zero; policies that had room report Allowed with a
-	// zero RetryAfter, the others the exact RetryAfter of that policy.
-	Check(ctx context.Context, key string, policies []Policy, cost int, now time.Time, out []Decision) error
-	// Peek reports the state of key under every policy at now without
-	// consuming anything: Remaining and ResetAfter as they stand, Allowed and
-	// RetryAfter for a check of cost 1.
-	Peek(ctx context.Context, key string, policies []Policy, now time.Time, out []Decision) error
+	// A batch of OpConsume items is all or nothing: either every item's
+	// policy admits its Cost for its key and each consumes it, or nothing
+	// changes at all. A denied batch writes nothing: every decision reports
+	// the state as it stands, with Delay zero; items that had room report
+	// Allowed with a zero RetryAfter, the others the exact RetryAfter of
+	// their policy. Items that share a state (the same key and a policy of
+	// the same Identity) are one state and consume once.
+	//
+	// A batch of OpPeek items reports each item's state without writing:
+	// Remaining and ResetAfter as they stand, Allowed and RetryAfter for a
+	// cost of 1.
+	//
+	// An operation a store does not implement, or a batch mixing
+	// operations it cannot decide together, fails with an error matching
+	// ErrUnsupported before anything changes.
+	Do(ctx context.Context, items []Item, now time.Time, out []Decision) error
 	// Reset forgets the state of key under the given policies.
 	Reset(ctx context.Context, key string, policies []Policy) error
 }
 
-// SingleChecker is an optional fast path a Backend may implement: a check
-// against one policy without building slices, which keeps the common case
-// free of allocations. Its semantics are those of Check with one policy.
-type SingleChecker interface {
-	CheckOne(ctx context.Context, key string, p Policy, cost int, now time.Time) (Decision, error)
+// Op is what an Item asks of a Backend.
+type Op uint8
+
+const (
+	// OpConsume checks the item's Cost and consumes it when the whole
+	// batch is admitted. The zero value.
+	OpConsume Op = iota
+	// OpPeek reports the item's state and writes nothing.
+	OpPeek
+)
+
+// Item is one key under one policy in a batch (Backend.Do): a policy of a
+// check, or one descriptor of an Envoy rate-limit request, each with a key
+// and a limit of its own.
+type Item struct {
+	Key    string
+	Policy Policy
+	// Cost is the units an OpConsume item consumes: at least 1 and at most
+	// the policy's capacity. OpPeek ignores it.
+	Cost int
+	Op   Op
 }
 
-// LeanChecker is an optional fast path a SingleChecker may add: CheckOne's
-// decision without the fields the caller already has (Limit and Policy are
-// the policy's own, Source is SourcePrimary), as five values the compiler
-// returns in registers. A Decision is too large for registers, and the
-// Limiter then zeroes and copies it twice per check; the memory store
-// implements LeanChecker, and Limiter.Allow and AllowN use it when the
-// backend does. Its semantics are CheckOne's; on error every other result
-// is zero.
-//
-// A type that embeds a store to override its CheckOne must override
-// CheckOneLean as well, or the Limiter calls the store's.
-type LeanChecker interface {
-	CheckOneLean(ctx context.Context, key string, p Policy, cost int, now time.Time) (allowed bool, remaining int, retryAfter, resetAfter, delay time.Duration, err error)
+// ErrUnsupported reports an operation, or a mix of operations in one batch,
+// that a Backend does not implement. Nothing was changed.
+var ErrUnsupported = errors.New("core: operation not supported by this backend")
+
+// Bounded is the one optional interface a Backend may implement: it says
+// that none of its calls outlasts its context. Once the context is done (its
+// deadline passed or it was canceled), or the wait limit it carries
+// (WithWaitLimit) has passed, every call returns promptly, with the
+// context's error or context.DeadlineExceeded if it had no answer yet,
+// however slow or hung its storage is, and it writes nothing into the
+// caller's memory after it returned. core/resilient calls such a backend on
+// the caller's goroutine and bounds it with a wait limit; any other it calls
+// on a goroutine of its own, so that its budget holds even for a backend
+// that ignores its context. The memory and Redis stores implement it; a
+// wrapper implements it by asking what it wraps, and passes each call's
+// context on unchanged.
+type Bounded interface {
+	// Bounded reports whether every call returns as above.
+	Bounded() bool
 }
 
-// ContextBounded is an optional interface a Backend may implement to say
-// that none of its calls outlasts its context: once the context is done (its
-// deadline passed or it was canceled), every call returns promptly, with the
-// context's error if it had no answer yet, however slow or hung its storage
-// is, and it writes nothing into the caller's memory after it returned.
-// core/resilient calls such a backend on the caller's goroutine; any other
-// it calls on a goroutine of its own, so that its budget holds even for a
-// backend that ignores its context. The memory and Redis stores implement
-// it; a wrapper implements it by asking what it wraps. See also
-// WaitLimited.
-type ContextBounded interface {
-	// BoundedByContext reports whether every call returns once its context
-	// is done, as above.
-	BoundedByContext() bool
-}
-
-// BoundedByContext reports whether b implements ContextBounded and says
-// that its calls return once their context is done.
-func BoundedByContext(b Backend) bool {
-	cb, ok := b.(ContextBounded)
-	return ok && cb.BoundedByContext()
+// IsBounded reports whether b implements Bounded and says yes.
+func IsBounded(b Backend) bool {
+	bb, ok := b.(Bounded)
+	return ok && bb.Bounded()
 }
 
 // MaxKeyLen bounds the length of a key in bytes.
@@ -90,25 +105,112 @@ func ValidateKey(key string) error {
 	return nil
 }
 
-// ValidateCheck validates the arguments of a check: the key, every policy,
-// and the cost against every policy's capacity (cost 0 is accepted for Peek
-// when peek is true). It returns the first problem as a typed error.
-func ValidateCheck(key string, policies []Policy, cost int, peek bool) error {
-	if err := ValidateKey(key); err != nil {
-		return err
-	}
-	if len(policies) == 0 {
+// ValidateItems validates a batch: at least one item (ErrNoPolicy), every
+// key and policy valid, every OpConsume item's Cost at least 1 and within
+// its policy's capacity, the same Cost for consuming items that share a
+// state, and one operation for the whole batch (ErrUnsupported otherwise:
+// no store decides mixed batches yet). It returns the first problem as a
+// typed error.
+func ValidateItems(items []Item) error {
+	if len(items) == 0 {
 		return ErrNoPolicy
 	}
-	for _, p := range policies {
-		if err := p.Validate(); err != nil {
+	op := items[0].Op
+	for i := range items {
+		it := &items[i]
+		if err := ValidateKey(it.Key); err != nil {
 			return err
 		}
-		if !peek {
-			if err := p.CheckCost(cost); err != nil {
+		if err := it.Policy.Validate(); err != nil {
+			return err
+		}
+		switch it.Op {
+		case OpConsume:
+			if err := it.Policy.CheckCost(it.Cost); err != nil {
 				return err
+			}
+		case OpPeek:
+		default:
+			return fmt.Errorf("%w: operation %d", ErrUnsupported, it.Op)
+		}
+		if it.Op != op {
+			return fmt.Errorf("%w: items %d and %d ask for different operations", ErrUnsupported, 0, i)
+		}
+	}
+	if op == OpConsume && !sameCost(items) {
+		for i := range items {
+			for j := range i {
+				a, b := &items[j], &items[i]
+				if a.Cost != b.Cost && a.Key == b.Key && a.Policy.Identity() == b.Policy.Identity() {
+					return fmt.Errorf("%w: items %d and %d share a state (key and policy) and ask for %d and %d units",
+						ErrInvalidCost, j, i, a.Cost, b.Cost)
+				}
 			}
 		}
 	}
 	return nil
+}
+
+// sameCost reports whether every item asks for the same Cost.
+func sameCost(items []Item) bool {
+	for i := 1; i < len(items); i++ {
+		if items[i].Cost != items[0].Cost {
+			return false
+		}
+	}
+	return true
+}
+
+// OneKey reports whether every item of a non-empty batch has the key of the
+// first: a check of one key under several policies, which a store can
+// decide under one lock or in one hash slot.
+func OneKey(items []Item) bool {
+	for i := 1; i < len(items); i++ {
+		if items[i].Key != items[0].Key {
+			return false
+		}
+	}
+	return true
+}
+
+// Check is Backend.Do for one key under every policy at once, each item
+// consuming cost: what Limiter.Check asks, for code that holds a Backend
+// and its own instant (wrappers, tests). It allocates nothing for up to
+// eight policies.
+func Check(ctx context.Context, b Backend, key string, policies []Policy, cost int, now time.Time, out []Decision) error {
+	return doKeyed(ctx, b, key, policies, cost, OpConsume, now, out)
+}
+
+// Peek is Backend.Do for one key under every policy, each item an OpPeek.
+func Peek(ctx context.Context, b Backend, key string, policies []Policy, now time.Time, out []Decision) error {
+	return doKeyed(ctx, b, key, policies, 0, OpPeek, now, out)
+}
+
+// itemBuf is pooled space for the items of Check and Peek: a Backend is an
+// interface, so the slice it is given cannot live on the caller's stack.
+type itemBuf struct{ items [8]Item }
+
+var itemPool = sync.Pool{New: func() any { return new(itemBuf) }}
+
+func doKeyed(ctx context.Context, b Backend, key string, policies []Policy, cost int, op Op, now time.Time, out []Decision) error {
+	if len(out) < len(policies) {
+		return fmt.Errorf("core: out has %d elements for %d policies", len(out), len(policies))
+	}
+	var items []Item
+	var buf *itemBuf
+	if len(policies) <= len(buf.items) {
+		buf = itemPool.Get().(*itemBuf)
+		items = buf.items[:len(policies)]
+	} else {
+		items = make([]Item, len(policies))
+	}
+	for i := range policies {
+		items[i] = Item{Key: key, Policy: policies[i], Cost: cost, Op: op}
+	}
+	err := b.Do(ctx, items, now, out[:len(policies)])
+	if buf != nil {
+		clear(items)
+		itemPool.Put(buf)
+	}
+	return err
 }

@@ -12,16 +12,13 @@ import (
 // Allow over it is the Limiter's own cost.
 type nopBackend struct{}
 
-func (nopBackend) Check(context.Context, string, []core.Policy, int, time.Time, []core.Decision) error {
-	return nil
-}
-func (nopBackend) Peek(context.Context, string, []core.Policy, time.Time, []core.Decision) error {
+func (nopBackend) Do(_ context.Context, items []core.Item, _ time.Time, out []core.Decision) error {
+	for i := range items {
+		out[i] = core.Decision{Allowed: true, Limit: items[i].Policy.Limit, Remaining: items[i].Policy.Limit}
+	}
 	return nil
 }
 func (nopBackend) Reset(context.Context, string, []core.Policy) error { return nil }
-func (nopBackend) CheckOne(_ context.Context, _ string, p core.Policy, _ int, _ time.Time) (core.Decision, error) {
-	return core.Decision{Allowed: true, Limit: p.Limit, Remaining: p.Limit}, nil
-}
 
 // BenchmarkLimiterOverhead is Allow over a backend that does nothing, on a
 // manual clock: the clock read, the interface call and the Decision

@@ -3,9 +3,13 @@
 // interface that stores implement, and the Limiter that ties them together.
 //
 // A Limiter reads its Clock once per check and passes that instant to the
-// Backend, which decides the whole check atomically: one key, one or more
-// policies, one cost. Backends never read a clock of their own, so tests drive
-// time with a ManualClock and "wait a minute" takes microseconds.
+// Backend, which decides the whole check atomically. A Backend has one
+// method for every decision, Do, over a batch of items (a key, a policy, a
+// cost and an operation each): a check of one policy is a batch of one, a
+// check of several policies a batch of one key, and the descriptors of an
+// Envoy request a batch of several keys. Backends never read a clock of
+// their own, so tests drive time with a ManualClock and "wait a minute"
+// takes microseconds.
 //
 // The algorithms themselves live in the backends; package core/algo holds
 // them as pure functions over integer-microsecond state, which the in-memory

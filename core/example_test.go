@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/backendtest"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
 )
 
@@ -144,10 +145,10 @@ func ExampleWithWaitLimit() {
 	store := memstore.New()
 	defer store.Close()
 	ctx := context.Background()
-	if core.BoundedByWaitLimit(store) {
+	if core.IsBounded(store) {
 		ctx = core.WithWaitLimit(ctx, time.Now().Add(50*time.Millisecond))
 	}
-	d, err := store.CheckOne(ctx, "user:42", core.MustParsePolicy("10/s"), 1, time.Now())
+	d, err := backendtest.CheckOne(ctx, store, "user:42", core.MustParsePolicy("10/s"), 1, time.Now())
 	fmt.Println(d.Allowed, d.Remaining, err)
 	// Output: true 9 <nil>
 }

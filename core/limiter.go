@@ -3,7 +3,7 @@ package core
 import (
 	"context"
 	"sync"
-	"time"
+	"unsafe"
 )
 
 // Limiter checks keys against policies. It reads its Clock once per check and
@@ -12,16 +12,20 @@ import (
 // A Limiter is safe for concurrent use. Create one with NewLimiter.
 type Limiter struct {
 	backend Backend
-	single  SingleChecker
-	lean    LeanChecker
 	clock   Clock
-	scratch sync.Pool // *scratch, for backends without a single-policy fast path
 }
 
-type scratch struct {
-	p [1]Policy
-	d [1]Decision
+// one is the pooled space of a single-policy check: the backend is an
+// interface, so its item and decision cannot live on the caller's stack.
+// It is padded to 256 bytes, a size class of its own, so that the pooled
+// spaces of two CPUs never share a cache line.
+type one struct {
+	item [1]Item
+	d    [1]Decision
+	_    [256 - unsafe.Sizeof([1]Item{}) - unsafe.Sizeof([1]Decision{})]byte
 }
+
+var onePool = sync.Pool{New: func() any { return new(one) }}
 
 // Option configures a Limiter.
 type Option func(*Limiter)
@@ -43,9 +47,6 @@ func NewLimiter(b Backend, opts ...Option) *Limiter {
 		panic("core: NewLimiter called with a nil Backend")
 	}
 	l := &Limiter{backend: b, clock: SystemClock{}}
-	l.single, _ = b.(SingleChecker)
-	l.lean, _ = b.(LeanChecker)
-	l.scratch.New = func() any { return new(scratch) }
 	for _, o := range opts {
 		o(l)
 	}
@@ -59,52 +60,33 @@ func (l *Limiter) Backend() Backend { return l.backend }
 func (l *Limiter) Clock() Clock { return l.clock }
 
 // Allow checks one unit for key under p. It is AllowN with cost 1.
-func (l *Limiter) Allow(ctx context.Context, key string, p Policy) (d Decision, err error) {
-	if l.lean != nil {
-		// Written out in Allow and AllowN: a helper returning the Decision
-		// is too large to inline, and would copy it once more.
-		d.Allowed, d.Remaining, d.RetryAfter, d.ResetAfter, d.Delay, err = l.lean.CheckOneLean(ctx, key, p, 1, l.clock.Now())
-		if err != nil {
-			return Decision{}, err
-		}
-		d.Limit = p.Limit
-		return d, nil
-	}
-	if l.single != nil { // the fast path, called directly: one copy of the Decision less
-		d, err = l.single.CheckOne(ctx, key, p, 1, l.clock.Now())
-		return d, err
-	}
-	return l.checkPooled(ctx, key, p, 1, l.clock.Now())
+func (l *Limiter) Allow(ctx context.Context, key string, p Policy) (Decision, error) {
+	return l.single(ctx, key, &p, 1, OpConsume)
 }
 
 // AllowN checks cost units for key under p and consumes them if admitted.
 // Invalid arguments yield a typed error (ErrInvalidKey, ErrInvalidPolicy,
 // ErrInvalidCost, ErrCostExceedsCapacity) and change nothing.
-func (l *Limiter) AllowN(ctx context.Context, key string, p Policy, cost int) (d Decision, err error) {
-	now := l.clock.Now()
-	if l.lean != nil {
-		d.Allowed, d.Remaining, d.RetryAfter, d.ResetAfter, d.Delay, err = l.lean.CheckOneLean(ctx, key, p, cost, now)
-		if err != nil {
-			return Decision{}, err
-		}
-		d.Limit = p.Limit
-		return d, nil
-	}
-	if l.single != nil {
-		return l.single.CheckOne(ctx, key, p, cost, now)
-	}
-	return l.checkPooled(ctx, key, p, cost, now)
+func (l *Limiter) AllowN(ctx context.Context, key string, p Policy, cost int) (Decision, error) {
+	return l.single(ctx, key, &p, cost, OpConsume)
 }
 
-// checkPooled runs a single-policy check through Backend.Check with pooled
-// one-element slices, for backends without a SingleChecker fast path.
-func (l *Limiter) checkPooled(ctx context.Context, key string, p Policy, cost int, now time.Time) (Decision, error) {
-	s := l.scratch.Get().(*scratch)
-	s.p[0] = p
-	err := l.backend.Check(ctx, key, s.p[:], cost, now, s.d[:])
-	d := s.d[0]
-	*s = scratch{}
-	l.scratch.Put(s)
+// single decides a batch of one item in pooled space.
+func (l *Limiter) single(ctx context.Context, key string, p *Policy, cost int, op Op) (Decision, error) {
+	s := onePool.Get().(*one)
+	it := &s.item[0]
+	// Field by field: assigning the whole Policy to heap memory is a call
+	// to typedmemmove, a tenth of a memory-store check.
+	it.Key, it.Cost, it.Op = key, cost, op
+	q := &it.Policy
+	q.Name, q.Limit, q.Window, q.Burst, q.Algorithm, q.MaxDelay, q.Shadow = p.Name, p.Limit, p.Window, p.Burst, p.Algorithm, p.MaxDelay, p.Shadow
+	err := l.backend.Do(ctx, s.item[:], l.clock.Now(), s.d[:])
+	// Field by field, as stores write them: a block copy of fields just
+	// stored one by one stalls on store forwarding.
+	r := &s.d[0]
+	d := Decision{Allowed: r.Allowed, Limit: r.Limit, Remaining: r.Remaining, RetryAfter: r.RetryAfter, ResetAfter: r.ResetAfter, Delay: r.Delay, Source: r.Source}
+	it.Key = "" // keep no key alive in the pool
+	onePool.Put(s)
 	if err != nil {
 		return Decision{}, err
 	}
@@ -120,20 +102,35 @@ func (l *Limiter) Check(ctx context.Context, key string, policies []Policy, cost
 		out = make([]Decision, len(policies))
 	}
 	out = out[:len(policies)]
-	if err := l.backend.Check(ctx, key, policies, cost, l.clock.Now(), out); err != nil {
+	if err := Check(ctx, l.backend, key, policies, cost, l.clock.Now(), out); err != nil {
 		return Result{}, err
 	}
 	allowed, binding := bind(out)
 	return Result{Allowed: allowed, Decisions: out, Policies: policies, Binding: binding}, nil
 }
 
+// Do decides a batch of items at the clock's instant (Backend.Do): a check
+// of several keys, each under its own policy and with its own cost, all or
+// nothing, such as the descriptors of one Envoy rate-limit request. On a
+// Redis Cluster the keys must share a hash slot (redisstore.WithSlotKey).
+// Decisions are written into out when it has room for len(items) of them,
+// and into a new slice otherwise; the Result's Policies is nil, as the
+// items say which is which.
+func (l *Limiter) Do(ctx context.Context, items []Item, out []Decision) (Result, error) {
+	if cap(out) < len(items) {
+		out = make([]Decision, len(items))
+	}
+	out = out[:len(items)]
+	if err := l.backend.Do(ctx, items, l.clock.Now(), out); err != nil {
+		return Result{}, err
+	}
+	allowed, binding := bind(out)
+	return Result{Allowed: allowed, Decisions: out, Binding: binding}, nil
+}
+
 // Peek reports the state of key under p without consuming anything.
 func (l *Limiter) Peek(ctx context.Context, key string, p Policy) (Decision, error) {
-	var out [1]Decision
-	if err := l.backend.Peek(ctx, key, []Policy{p}, l.clock.Now(), out[:]); err != nil {
-		return Decision{}, err
-	}
-	return out[0], nil
+	return l.single(ctx, key, &p, 0, OpPeek)
 }
 
 // Reset forgets the state of key under the given policies, so that its next

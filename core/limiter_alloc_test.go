@@ -13,15 +13,11 @@ import (
 // noop is a Backend that admits everything without allocating.
 type noop struct{}
 
-func (noop) Check(_ context.Context, _ string, ps []core.Policy, _ int, _ time.Time, out []core.Decision) error {
-	for i, p := range ps {
-		out[i] = core.Decision{Allowed: true, Limit: p.Limit}
+func (noop) Do(_ context.Context, items []core.Item, _ time.Time, out []core.Decision) error {
+	for i := range items {
+		out[i] = core.Decision{Allowed: true, Limit: items[i].Policy.Limit}
 	}
 	return nil
-}
-
-func (noop) Peek(_ context.Context, _ string, ps []core.Policy, _ time.Time, out []core.Decision) error {
-	return noop{}.Check(context.Background(), "", ps, 0, time.Time{}, out)
 }
 
 func (noop) Reset(context.Context, string, []core.Policy) error { return nil }

@@ -38,28 +38,27 @@ func (r *recorder) decide(key string, policies []core.Policy, cost int, out []co
 	}
 }
 
-func (r *recorder) Check(_ context.Context, key string, policies []core.Policy, cost int, now time.Time, out []core.Decision) error {
+// Do records a batch of one key as a check (or a peek) of its policies.
+func (r *recorder) Do(_ context.Context, items []core.Item, now time.Time, out []core.Decision) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.checks = append(r.checks, call{key, append([]core.Policy(nil), policies...), cost, now})
-	if len(out) != len(policies) {
+	c := call{key: items[0].Key, cost: items[0].Cost, now: now}
+	for _, it := range items {
+		c.policies = append(c.policies, it.Policy)
+	}
+	if items[0].Op == core.OpPeek {
+		c.cost = 0
+		r.peeks = append(r.peeks, c)
+	} else {
+		r.checks = append(r.checks, c)
+	}
+	if len(out) != len(items) {
 		return errors.New("out has the wrong length")
 	}
 	if r.err != nil {
 		return r.err
 	}
-	r.decide(key, policies, cost, out)
-	return nil
-}
-
-func (r *recorder) Peek(_ context.Context, key string, policies []core.Policy, now time.Time, out []core.Decision) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.peeks = append(r.peeks, call{key, append([]core.Policy(nil), policies...), 0, now})
-	if r.err != nil {
-		return r.err
-	}
-	r.decide(key, policies, 0, out)
+	r.decide(c.key, c.policies, c.cost, out)
 	return nil
 }
 
@@ -70,22 +69,6 @@ func (r *recorder) Reset(_ context.Context, key string, policies []core.Policy) 
 	return r.err
 }
 
-// single adds the SingleChecker fast path to a recorder.
-type single struct {
-	*recorder
-	ones []call
-}
-
-func (s *single) CheckOne(_ context.Context, key string, p core.Policy, cost int, now time.Time) (core.Decision, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.ones = append(s.ones, call{key, []core.Policy{p}, cost, now})
-	if s.err != nil {
-		return core.Decision{}, s.err
-	}
-	return core.Decision{Allowed: true, Limit: p.Limit, Remaining: p.Limit - cost}, nil
-}
-
 var (
 	t0       = time.Unix(1_700_000_000, 0).UTC()
 	perSec   = core.Policy{Name: "per-second", Limit: 10, Window: time.Second}
@@ -93,7 +76,7 @@ var (
 	errStore = errors.New("store is down")
 )
 
-func TestLimiterAllowPooledPath(t *testing.T) {
+func TestLimiterAllow(t *testing.T) {
 	rec := &recorder{}
 	clk := core.NewManualClock(t0)
 	l := core.NewLimiter(rec, core.WithClock(clk))
@@ -119,86 +102,6 @@ func TestLimiterAllowPooledPath(t *testing.T) {
 	d, err = l.Allow(context.Background(), "k", perSec)
 	if !errors.Is(err, errStore) || d != (core.Decision{}) {
 		t.Fatalf("Allow on a failing backend = %+v, %v; want the zero Decision and the error", d, err)
-	}
-}
-
-func TestLimiterAllowSingleCheckerPath(t *testing.T) {
-	s := &single{recorder: &recorder{}}
-	l := core.NewLimiter(s, core.WithClock(core.NewManualClock(t0)))
-	d, err := l.AllowN(context.Background(), "k", perSec, 3)
-	if err != nil || d.Remaining != 7 {
-		t.Fatalf("AllowN = %+v, %v", d, err)
-	}
-	if len(s.ones) != 1 || len(s.checks) != 0 {
-		t.Fatalf("CheckOne called %d times and Check %d times; want the fast path only", len(s.ones), len(s.checks))
-	}
-	if c := s.ones[0]; c.key != "k" || c.cost != 3 || c.policies[0] != perSec || !c.now.Equal(t0) {
-		t.Fatalf("CheckOne got %+v", c)
-	}
-	s.err = errStore
-	if _, err := l.Allow(context.Background(), "k", perSec); !errors.Is(err, errStore) {
-		t.Fatalf("error %v not passed through", err)
-	}
-	// Multi-policy checks still use Check.
-	if _, err := l.Check(context.Background(), "k", []core.Policy{perSec, perMin}, 1, nil); !errors.Is(err, errStore) || len(s.checks) != 1 {
-		t.Fatalf("Check on a SingleChecker: err %v, %d Check calls", err, len(s.checks))
-	}
-}
-
-// lean adds the LeanChecker fast path to a single.
-type lean struct {
-	*single
-	leans []call
-}
-
-func (l *lean) CheckOneLean(_ context.Context, key string, p core.Policy, cost int, now time.Time) (bool, int, time.Duration, time.Duration, time.Duration, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.leans = append(l.leans, call{key, []core.Policy{p}, cost, now})
-	if l.err != nil {
-		return false, 0, 0, 0, 0, l.err
-	}
-	if cost > p.Limit {
-		return false, p.Limit, 3 * time.Second, 4 * time.Second, 0, nil
-	}
-	return true, p.Limit - cost, 0, 2 * time.Second, 5 * time.Millisecond, nil
-}
-
-func TestLimiterAllowLeanCheckerPath(t *testing.T) {
-	b := &lean{single: &single{recorder: &recorder{}}}
-	clk := core.NewManualClock(t0)
-	l := core.NewLimiter(b, core.WithClock(clk))
-	ctx := context.Background()
-	d, err := l.AllowN(ctx, "k", perSec, 3)
-	want := core.Decision{Allowed: true, Limit: 10, Remaining: 7, ResetAfter: 2 * time.Second, Delay: 5 * time.Millisecond}
-	if err != nil || d != want {
-		t.Fatalf("AllowN = %+v, %v; want %+v", d, err, want)
-	}
-	clk.Advance(time.Second)
-	d, err = l.Allow(ctx, "k2", perMin)
-	want = core.Decision{Allowed: true, Limit: 100, Remaining: 99, ResetAfter: 2 * time.Second, Delay: 5 * time.Millisecond}
-	if err != nil || d != want {
-		t.Fatalf("Allow = %+v, %v; want %+v", d, err, want)
-	}
-	d, err = l.AllowN(ctx, "k", perSec, 11)
-	want = core.Decision{Limit: 10, Remaining: 10, RetryAfter: 3 * time.Second, ResetAfter: 4 * time.Second}
-	if err != nil || d != want {
-		t.Fatalf("denied AllowN = %+v, %v; want %+v", d, err, want)
-	}
-	if len(b.leans) != 3 || len(b.ones) != 0 || len(b.checks) != 0 {
-		t.Fatalf("CheckOneLean called %d times, CheckOne %d and Check %d; want the lean path only", len(b.leans), len(b.ones), len(b.checks))
-	}
-	if c := b.leans[1]; c.key != "k2" || c.cost != 1 || c.policies[0] != perMin || !c.now.Equal(t0.Add(time.Second)) {
-		t.Fatalf("CheckOneLean got %+v", c)
-	}
-	b.err = errStore
-	for _, check := range []func() (core.Decision, error){
-		func() (core.Decision, error) { return l.Allow(ctx, "k", perSec) },
-		func() (core.Decision, error) { return l.AllowN(ctx, "k", perSec, 2) },
-	} {
-		if d, err := check(); !errors.Is(err, errStore) || d != (core.Decision{}) {
-			t.Fatalf("on a failing backend: %+v, %v; want the zero Decision and the error", d, err)
-		}
 	}
 }
 
@@ -400,40 +303,30 @@ func TestResultDecisionOutOfRange(t *testing.T) {
 	}
 }
 
-func TestValidateCheck(t *testing.T) {
+func TestValidateItems(t *testing.T) {
 	tests := []struct {
-		key      string
-		ps       []core.Policy
-		cost     int
-		peek     bool
+		items    []core.Item
 		sentinel error
 	}{
-		{"k", []core.Policy{perSec}, 1, false, nil},
-		{"k", []core.Policy{perSec}, 0, true, nil},
-		{"k", []core.Policy{perSec}, 0, false, core.ErrInvalidCost},
-		{"k", []core.Policy{perSec, perMin}, 11, false, core.ErrCostExceedsCapacity},
-		{"", []core.Policy{perSec}, 1, false, core.ErrInvalidKey},
-		{"k", nil, 1, false, core.ErrNoPolicy},
-		{"k", []core.Policy{{Limit: 1}}, 1, true, core.ErrInvalidPolicy},
+		{[]core.Item{{Key: "k", Policy: perSec, Cost: 1}}, nil},
+		{[]core.Item{{Key: "k", Policy: perSec, Op: core.OpPeek}}, nil},
+		{[]core.Item{{Key: "k", Policy: perSec}}, core.ErrInvalidCost},
+		{[]core.Item{{Key: "k", Policy: perSec, Cost: 11}, {Key: "k", Policy: perMin, Cost: 11}}, core.ErrCostExceedsCapacity},
+		{[]core.Item{{Key: "", Policy: perSec, Cost: 1}}, core.ErrInvalidKey},
+		{nil, core.ErrNoPolicy},
+		{[]core.Item{{Key: "k", Policy: core.Policy{Limit: 1}, Op: core.OpPeek}}, core.ErrInvalidPolicy},
+		{[]core.Item{{Key: "k", Policy: perSec, Cost: 1}, {Key: "k", Policy: perSec, Cost: 2}}, core.ErrInvalidCost},
+		{[]core.Item{{Key: "k", Policy: perSec, Cost: 1}, {Key: "k", Policy: perMin, Op: core.OpPeek}}, core.ErrUnsupported},
+		{[]core.Item{{Key: "k", Policy: perSec, Cost: 1, Op: 9}}, core.ErrUnsupported},
 	}
-	for _, tt := range tests {
-		err := core.ValidateCheck(tt.key, tt.ps, tt.cost, tt.peek)
+	for i, tt := range tests {
+		err := core.ValidateItems(tt.items)
 		if (tt.sentinel == nil) != (err == nil) || (tt.sentinel != nil && !errors.Is(err, tt.sentinel)) {
-			t.Errorf("ValidateCheck(%q, %d policies, %d, %v) = %v, want %v", tt.key, len(tt.ps), tt.cost, tt.peek, err, tt.sentinel)
+			t.Errorf("case %d: ValidateItems = %v, want %v", i, err, tt.sentinel)
 		}
 	}
 	var ke *core.KeyError
 	if err := core.ValidateKey(""); !errors.As(err, &ke) || err.Error() == "" {
 		t.Errorf("ValidateKey(\"\") = %v, want a *KeyError", err)
-	}
-}
-
-// noMulti is a Backend without CheckMany.
-type noMulti struct{ core.Backend }
-
-func TestCheckManyNeedsAMultiKeyBackend(t *testing.T) {
-	l := core.NewLimiter(noMulti{})
-	if _, err := l.CheckMany(context.Background(), []core.Keyed{{Key: "k", Policy: core.MustParsePolicy("1/s")}}, 1, nil); !errors.Is(err, core.ErrMultiKeyUnsupported) {
-		t.Fatalf("CheckMany on a backend without it: %v", err)
 	}
 }

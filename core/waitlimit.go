@@ -5,32 +5,6 @@ import (
 	"time"
 )
 
-// WaitLimited is an optional interface a ContextBounded Backend may
-// implement to say that its calls also stop waiting at the wait limit their
-// context carries (WithWaitLimit): once it has passed, a call that has no
-// answer yet returns context.DeadlineExceeded promptly, as it would at a
-// deadline of the context's own, and writes nothing into the caller's
-// memory afterwards, while the context itself goes on.
-//
-// A wait limit bounds one call as context.WithTimeout would, for less: no
-// timer per call and nothing registered with a parent context that can be
-// canceled. core/resilient gives every call to such a backend its budget
-// this way. The memory and Redis stores implement it; a wrapper implements
-// it by asking what it wraps, and must then pass each call's context on
-// unchanged.
-type WaitLimited interface {
-	// BoundedByWaitLimit reports whether every call returns once its
-	// context's wait limit has passed, as above.
-	BoundedByWaitLimit() bool
-}
-
-// BoundedByWaitLimit reports whether b implements both ContextBounded and
-// WaitLimited and says yes to both.
-func BoundedByWaitLimit(b Backend) bool {
-	wl, ok := b.(WaitLimited)
-	return ok && wl.BoundedByWaitLimit() && BoundedByContext(b)
-}
-
 // waitLimitKey is the context key of a wait limit.
 type waitLimitKey struct{}
 
@@ -53,9 +27,13 @@ func (c *waitLimitCtx) Value(key any) any {
 }
 
 // WithWaitLimit returns a copy of ctx carrying the wait limit t, for a
-// WaitLimited backend. When ctx already carries an earlier wait limit, ctx
+// Bounded backend: a call that has no answer once t has passed returns
+// context.DeadlineExceeded, as it would at a deadline of the context's own,
+// while the context itself goes on. It bounds one call as
+// context.WithTimeout would, for less: no timer per call and nothing
+// registered with a parent context that can be canceled. When ctx already carries an earlier wait limit, ctx
 // is returned as it is: the earlier limit holds. The returned context ends
-// when ctx does, never at t. A WaitLimited backend reads t, and so does
+// when ctx does, never at t. A Bounded backend reads t, and so does
 // core/resilient, which takes a limit before its budget's end as that
 // call's budget; any other backend ignores it.
 func WithWaitLimit(ctx context.Context, t time.Time) context.Context {

@@ -56,18 +56,21 @@ func TestWaitLimit(t *testing.T) {
 	}
 }
 
-// waitOnly says it honours a wait limit, but not its context.
-type waitOnly struct{ core.Backend }
+// unbounded hides the store's Bounded method.
+type unbounded struct{ core.Backend }
 
-func (waitOnly) BoundedByWaitLimit() bool { return true }
+// saysNo is a backend whose Bounded method says no.
+type saysNo struct{ core.Backend }
 
-// TestBoundedByWaitLimit: a backend is bounded by its wait limit only when
-// it says so and is bounded by its context too.
-func TestBoundedByWaitLimit(t *testing.T) {
-	if !core.BoundedByWaitLimit(memstore.New()) {
-		t.Error("the memory store is not bounded by its wait limit")
+func (saysNo) Bounded() bool { return false }
+
+// TestIsBounded: a backend is bounded only when it implements core.Bounded
+// and says yes.
+func TestIsBounded(t *testing.T) {
+	if !core.IsBounded(memstore.New()) {
+		t.Error("the memory store is not bounded")
 	}
-	if core.BoundedByWaitLimit(waitOnly{memstore.New()}) {
-		t.Error("a backend not bounded by its context is bounded by its wait limit")
+	if core.IsBounded(unbounded{memstore.New()}) || core.IsBounded(saysNo{memstore.New()}) {
+		t.Error("a backend that does not say so is bounded")
 	}
 }

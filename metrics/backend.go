@@ -20,46 +20,10 @@ import (
 //
 //	store := resilient.New(c.Backend(primary), ...)
 //
-// The result implements core.SingleChecker and core.MultiKeyChecker when b
-// does. Errors pass through unchanged; they are counted by ResilientEvents.
+// The result is core.Bounded when b is. Errors pass through unchanged; they
+// are counted by ResilientEvents.
 func (c *Collector) Backend(b core.Backend) core.Backend {
-	ib := instrumented{b: b, check: c.latency.WithLabelValues("check"), peek: c.latency.WithLabelValues("peek"), reset: c.latency.WithLabelValues("reset")}
-	single, isSingle := b.(core.SingleChecker)
-	many, isMany := b.(core.MultiKeyChecker)
-	switch {
-	case isSingle && isMany:
-		return &instrumentedBoth{instrumentedSingle{ib, single}, many}
-	case isSingle:
-		return &instrumentedSingle{instrumented: ib, one: single}
-	case isMany:
-		return &instrumentedMany{ib, many}
-	}
-	return &ib
-}
-
-type instrumentedMany struct {
-	instrumented
-	many core.MultiKeyChecker
-}
-
-func (i *instrumentedMany) CheckMany(ctx context.Context, items []core.Keyed, cost int, now time.Time, out []core.Decision) error {
-	return checkMany(&i.instrumented, i.many, ctx, items, cost, now, out)
-}
-
-type instrumentedBoth struct {
-	instrumentedSingle
-	many core.MultiKeyChecker
-}
-
-func (i *instrumentedBoth) CheckMany(ctx context.Context, items []core.Keyed, cost int, now time.Time, out []core.Decision) error {
-	return checkMany(&i.instrumented, i.many, ctx, items, cost, now, out)
-}
-
-func checkMany(i *instrumented, many core.MultiKeyChecker, ctx context.Context, items []core.Keyed, cost int, now time.Time, out []core.Decision) error {
-	start := time.Now()
-	err := many.CheckMany(ctx, items, cost, now, out)
-	i.check.Observe(time.Since(start).Seconds())
-	return err
+	return &instrumented{b: b, check: c.latency.WithLabelValues("check"), peek: c.latency.WithLabelValues("peek"), reset: c.latency.WithLabelValues("reset")}
 }
 
 type instrumented struct {
@@ -67,26 +31,19 @@ type instrumented struct {
 	check, peek, reset prometheus.Observer
 }
 
-// BoundedByContext implements core.ContextBounded with the answer of the
-// backend it instruments, so that core/resilient over it calls it as it
-// would call that backend.
-func (i *instrumented) BoundedByContext() bool { return core.BoundedByContext(i.b) }
+// Bounded implements core.Bounded with the answer of the backend it
+// instruments, to which every call passes its context unchanged, so that
+// core/resilient over it calls it as it would call that backend.
+func (i *instrumented) Bounded() bool { return core.IsBounded(i.b) }
 
-// BoundedByWaitLimit implements core.WaitLimited with the answer of the
-// wrapped backend, to which every call passes its context unchanged.
-func (i *instrumented) BoundedByWaitLimit() bool { return core.BoundedByWaitLimit(i.b) }
-
-func (i *instrumented) Check(ctx context.Context, key string, policies []core.Policy, cost int, now time.Time, out []core.Decision) error {
+func (i *instrumented) Do(ctx context.Context, items []core.Item, now time.Time, out []core.Decision) error {
 	start := time.Now()
-	err := i.b.Check(ctx, key, policies, cost, now, out)
-	i.check.Observe(time.Since(start).Seconds())
-	return err
-}
-
-func (i *instrumented) Peek(ctx context.Context, key string, policies []core.Policy, now time.Time, out []core.Decision) error {
-	start := time.Now()
-	err := i.b.Peek(ctx, key, policies, now, out)
-	i.peek.Observe(time.Since(start).Seconds())
+	err := i.b.Do(ctx, items, now, out)
+	o := i.check
+	if len(items) > 0 && items[0].Op == core.OpPeek {
+		o = i.peek
+	}
+	o.Observe(time.Since(start).Seconds())
 	return err
 }
 
@@ -95,18 +52,6 @@ func (i *instrumented) Reset(ctx context.Context, key string, policies []core.Po
 	err := i.b.Reset(ctx, key, policies)
 	i.reset.Observe(time.Since(start).Seconds())
 	return err
-}
-
-type instrumentedSingle struct {
-	instrumented
-	one core.SingleChecker
-}
-
-func (i *instrumentedSingle) CheckOne(ctx context.Context, key string, p core.Policy, cost int, now time.Time) (core.Decision, error) {
-	start := time.Now()
-	d, err := i.one.CheckOne(ctx, key, p, cost, now)
-	i.check.Observe(time.Since(start).Seconds())
-	return d, err
 }
 
 // ResilientEvents returns the hook to install with resilient.WithEvents: it

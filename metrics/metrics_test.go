@@ -17,6 +17,7 @@ import (
 
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/backendtest"
 	"github.com/ratelimit-go/ratelimit/core/lease"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/core/resilient"
@@ -36,10 +37,7 @@ func (nopResponse) Write(int, string, []byte) error { return nil }
 // broken is a primary that always fails.
 type broken struct{ err error }
 
-func (b broken) Check(context.Context, string, []core.Policy, int, time.Time, []core.Decision) error {
-	return b.err
-}
-func (b broken) Peek(context.Context, string, []core.Policy, time.Time, []core.Decision) error {
+func (b broken) Do(context.Context, []core.Item, time.Time, []core.Decision) error {
 	return b.err
 }
 func (b broken) Reset(context.Context, string, []core.Policy) error { return b.err }
@@ -339,32 +337,22 @@ func TestRegisterErrors(t *testing.T) {
 	}
 }
 
-// TestBackendKeepsOptionalInterfaces: the instrumented backend offers what
-// the store offers, so that resilient and the Limiter keep their fast paths.
-func TestBackendKeepsOptionalInterfaces(t *testing.T) {
+// TestBackendIsBoundedAsItsStore: the instrumented backend is core.Bounded
+// exactly when the store is, so that resilient over it calls it on the
+// caller's goroutine, as it would the store; and it passes batches through.
+func TestBackendIsBoundedAsItsStore(t *testing.T) {
 	c, _ := metrics.New()
 	b := c.Backend(memstore.New())
-	if _, ok := b.(core.SingleChecker); !ok {
-		t.Error("no SingleChecker")
-	}
-	mk, ok := b.(core.MultiKeyChecker)
-	if !ok {
-		t.Fatal("no MultiKeyChecker")
-	}
-	out := make([]core.Decision, 1)
-	if err := mk.CheckMany(context.Background(), []core.Keyed{{Key: "k", Policy: core.MustParsePolicy("1/s")}}, 1, t0, out); err != nil || !out[0].Allowed {
+	out := make([]core.Decision, 2)
+	items := []core.Item{{Key: "k", Policy: core.MustParsePolicy("1/s"), Cost: 1}, {Key: "j", Policy: core.MustParsePolicy("1/s"), Cost: 1}}
+	if err := b.Do(context.Background(), items, t0, out); err != nil || !out[0].Allowed || !out[1].Allowed {
 		t.Fatalf("%v %+v", err, out)
 	}
-	if _, ok := c.Backend(broken{}).(core.SingleChecker); ok {
-		t.Error("a SingleChecker invented")
+	if !core.IsBounded(b) {
+		t.Error("the instrumented memory store is not bounded")
 	}
-	// Bounded by its context exactly when the store is: resilient over it
-	// then calls it on the caller's goroutine, as it would the store.
-	if !core.BoundedByContext(b) || !core.BoundedByWaitLimit(b) {
-		t.Error("the instrumented memory store is not bounded by its context and its wait limit")
-	}
-	if core.BoundedByContext(c.Backend(broken{})) || core.BoundedByWaitLimit(c.Backend(broken{})) {
-		t.Error("an instrumented backend that says nothing is bounded by its context or its wait limit")
+	if core.IsBounded(c.Backend(broken{})) {
+		t.Error("an instrumented backend that says nothing is bounded")
 	}
 }
 
@@ -384,11 +372,11 @@ func TestWatchLease(t *testing.T) {
 		t.Fatal("a name watched twice: no error")
 	}
 	for i := range 5000 {
-		if _, err := b.CheckOne(context.Background(), "hot", p, 1, t0.Add(time.Duration(i)*10*time.Microsecond)); err != nil {
+		if _, err := backendtest.CheckOne(context.Background(), b, "hot", p, 1, t0.Add(time.Duration(i)*10*time.Microsecond)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	_, _ = b.CheckOne(context.Background(), "hot", p, 1, t0.Add(time.Hour)) // the last lease expires unused
+	_, _ = backendtest.CheckOne(context.Background(), b, "hot", p, 1, t0.Add(time.Hour)) // the last lease expires unused
 	st := b.Stats()
 	_, mfs := scrape(t, reg)
 	for name, want := range map[string]uint64{

@@ -118,10 +118,7 @@ var errDown = errors.New("backend down")
 // failing is a Backend whose every call fails.
 type failing struct{}
 
-func (failing) Check(context.Context, string, []core.Policy, int, time.Time, []core.Decision) error {
-	return errDown
-}
-func (failing) Peek(context.Context, string, []core.Policy, time.Time, []core.Decision) error {
+func (failing) Do(context.Context, []core.Item, time.Time, []core.Decision) error {
 	return errDown
 }
 func (failing) Reset(context.Context, string, []core.Policy) error { return nil }

@@ -78,8 +78,9 @@ func answerBy(ctx context.Context) context.Context {
 type pending struct {
 	i    int // index of the descriptor
 	rule *rule
-	item core.Keyed
-	zero bool // the descriptor's own hits_addend is 0: reported, never counted
+	item core.Item // Cost: the descriptor's own hits_addend, else the request's
+	own  bool      // the descriptor has a hits_addend of its own
+	zero bool      // the descriptor's own hits_addend is 0: reported, never counted
 }
 
 func (s *service) shouldRateLimit(ctx context.Context, req *rlsv3.RateLimitRequest) (*rlsv3.RateLimitResponse, error) {
@@ -147,7 +148,11 @@ func (s *service) shouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReque
 		for _, name := range r.replaces {
 			replaced[name] = true
 		}
-		matched = append(matched, pending{i: i, rule: r, item: core.Keyed{Key: key, Policy: r.policy, Cost: units}, zero: zero})
+		it := core.Item{Key: key, Policy: r.policy, Cost: units}
+		if units == 0 {
+			it.Cost = cost
+		}
+		matched = append(matched, pending{i: i, rule: r, item: it, own: units != 0, zero: zero})
 	}
 	var enforced, shadow, zero []pending
 	blocked := false
@@ -170,9 +175,9 @@ func (s *service) shouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReque
 		case p.rule.shadow:
 			shadow = append(shadow, p)
 		default:
-			if units := p.item.EffectiveCost(cost); p.item.Policy.CheckCost(units) != nil {
+			if units := p.item.Cost; p.item.Policy.CheckCost(units) != nil {
 				field := "hits_addend"
-				if p.item.Cost != 0 {
+				if p.own {
 					field = fmt.Sprintf("descriptors[%d].hits_addend", p.i)
 				}
 				return nil, status.Errorf(codes.InvalidArgument, "%s: %d exceeds the capacity %d of %q: it could never succeed", field, units, p.item.Policy.Capacity(), p.item.Policy.Name)
@@ -183,20 +188,20 @@ func (s *service) shouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReque
 	// Two descriptors that count in one state must add the same hits.
 	for k, a := range enforced {
 		for _, b := range enforced[:k] {
-			if a.item.Key == b.item.Key && a.item.EffectiveCost(cost) != b.item.EffectiveCost(cost) {
-				return nil, status.Errorf(codes.InvalidArgument, "descriptors[%d] and descriptors[%d] count in one limit with hits_addend %d and %d; give them one", b.i, a.i, b.item.EffectiveCost(cost), a.item.EffectiveCost(cost))
+			if a.item.Key == b.item.Key && a.item.Cost != b.item.Cost {
+				return nil, status.Errorf(codes.InvalidArgument, "descriptors[%d] and descriptors[%d] count in one limit with hits_addend %d and %d; give them one", b.i, a.i, b.item.Cost, a.item.Cost)
 			}
 		}
 	}
 	var result core.Result
 	if len(enforced) > 0 && !blocked {
-		items := make([]core.Keyed, len(enforced))
+		items := make([]core.Item, len(enforced))
 		policies := make([]core.Policy, len(enforced))
 		for i, p := range enforced {
 			items[i], policies[i] = p.item, p.item.Policy
 		}
 		var err error
-		result, err = s.store.limiter.CheckMany(ctx, items, cost, nil)
+		result, err = s.store.limiter.Do(ctx, items, nil)
 		if err != nil {
 			if ctx.Err() != nil { // the caller gave up
 				return nil, status.FromContextError(ctx.Err()).Err()
@@ -231,7 +236,7 @@ func (s *service) shouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReque
 		now := s.store.limiter.Clock().Now()
 		var d [1]core.Decision
 		for _, p := range zero {
-			if err := s.store.limiter.Backend().Peek(ctx, p.item.Key, []core.Policy{p.item.Policy}, now, d[:]); err != nil {
+			if err := core.Peek(ctx, s.store.limiter.Backend(), p.item.Key, []core.Policy{p.item.Policy}, now, d[:]); err != nil {
 				if ctx.Err() != nil {
 					return nil, status.FromContextError(ctx.Err()).Err()
 				}
@@ -246,12 +251,12 @@ func (s *service) shouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReque
 	// Shadow limits: checked once the enforced ones admitted, counted, and
 	// always OK.
 	if len(shadow) > 0 && resp.OverallCode == rlsv3.RateLimitResponse_OK {
-		items := make([]core.Keyed, len(shadow))
+		items := make([]core.Item, len(shadow))
 		policies := make([]core.Policy, len(shadow))
 		for i, p := range shadow {
 			items[i], policies[i] = p.item, p.item.Policy
 		}
-		if res, err := s.store.limiter.CheckMany(ctx, items, cost, nil); err == nil {
+		if res, err := s.store.limiter.Do(ctx, items, nil); err == nil {
 			res.Policies = policies
 			for i, p := range shadow {
 				fill(resp.Statuses[p.i], p.rule, &res.Decisions[i])

@@ -500,7 +500,7 @@ func (s *service) handleInspect(w *exchange, r *http.Request) error {
 	}
 	out := make([]core.Decision, len(policies))
 	now := s.store.limiter.Clock().Now()
-	if err := s.store.limiter.Backend().Peek(r.Context(), key, policies, now, out); err != nil {
+	if err := core.Peek(r.Context(), s.store.limiter.Backend(), key, policies, now, out); err != nil {
 		return err
 	}
 	allowed, binding := true, 0

@@ -58,6 +58,7 @@ func (o Answer) Fill(d *core.Decision, p *core.Policy) {
 		d.RetryAfter, d.Delay = wait, 0
 	}
 	d.ResetAfter = time.Duration(o.ResetAfter) * time.Microsecond
+	d.Source = core.SourcePrimary
 }
 
 // WindowStart returns floor(now/window)*window, also for negative now.

@@ -21,13 +21,13 @@ func runContract(t *testing.T, newBackend Factory) {
 			p := core.Policy{Limit: 5, Window: time.Minute, Algorithm: alg}
 			key := keyPrefix(t) + "k"
 			out := make([]core.Decision, 2)
-			if err := b.Check(ctx, key, []core.Policy{p}, 2, now, out); err != nil || !out[0].Allowed {
+			if err := core.Check(ctx, b, key, []core.Policy{p}, 2, now, out); err != nil || !out[0].Allowed {
 				t.Fatalf("first check: %v %s", err, FormatDecision(out[0]))
 			}
 			peek := func() core.Decision {
 				t.Helper()
 				var d [1]core.Decision
-				if err := b.Peek(ctx, key, []core.Policy{p}, now, d[:]); err != nil {
+				if err := core.Peek(ctx, b, key, []core.Policy{p}, now, d[:]); err != nil {
 					t.Fatalf("peek: %v", err)
 				}
 				return d[0]
@@ -58,26 +58,18 @@ func runContract(t *testing.T, newBackend Factory) {
 				{"unknown algorithm", key, []core.Policy{{Limit: 5, Window: time.Minute, Algorithm: "bogus"}}, 1, "unknown_algorithm", "unknown_algorithm"},
 				{"one bad policy among good", key, []core.Policy{p, {Limit: 0, Window: time.Minute}}, 1, "invalid_policy", "invalid_policy"},
 			}
-			single, _ := b.(core.SingleChecker)
-			lean, _ := b.(core.LeanChecker)
 			for _, c := range bad {
 				out := make([]core.Decision, max(len(c.policies), 1))
-				if got := ErrorKind(b.Check(ctx, c.key, c.policies, c.cost, now, out)); got != c.kind {
+				if got := ErrorKind(core.Check(ctx, b, c.key, c.policies, c.cost, now, out)); got != c.kind {
 					t.Errorf("%s: Check gave %q, want %s", c.name, got, c.kind)
 				}
-				if single != nil && len(c.policies) == 1 {
-					_, err := single.CheckOne(ctx, c.key, c.policies[0], c.cost, now)
+				if len(c.policies) == 1 { // a batch of one item, the stores' fast path
+					err := b.Do(ctx, []core.Item{{Key: c.key, Policy: c.policies[0], Cost: c.cost}}, now, make([]core.Decision, 1))
 					if got := ErrorKind(err); got != c.kind {
-						t.Errorf("%s: CheckOne gave %q, want %s", c.name, got, c.kind)
+						t.Errorf("%s: a batch of one gave %q, want %s", c.name, got, c.kind)
 					}
 				}
-				if lean != nil && len(c.policies) == 1 {
-					allowed, remaining, retry, reset, delay, err := lean.CheckOneLean(ctx, c.key, c.policies[0], c.cost, now)
-					if got := ErrorKind(err); got != c.kind || allowed || remaining != 0 || retry != 0 || reset != 0 || delay != 0 {
-						t.Errorf("%s: CheckOneLean gave %q and %v %d %v %v %v, want %s and zeros", c.name, got, allowed, remaining, retry, reset, delay, c.kind)
-					}
-				}
-				if got := ErrorKind(b.Peek(ctx, c.key, c.policies, now, out)); got != c.peekKind {
+				if got := ErrorKind(core.Peek(ctx, b, c.key, c.policies, now, out)); got != c.peekKind {
 					t.Errorf("%s: Peek gave %q, want %q", c.name, got, c.peekKind)
 				}
 				if c.peekKind != "" {

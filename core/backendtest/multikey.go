@@ -10,25 +10,21 @@ import (
 	"github.com/ratelimit-go/ratelimit/core"
 )
 
-// RunMultiKey pins core.MultiKeyChecker on the backends newBackend returns,
-// which must implement it: several keys, each under its own policy,
+// RunMultiKey pins batches of several keys on the backends newBackend
+// returns: several keys, each under its own policy,
 // decided together; a denial by one consumes from none; an item given twice
 // consumes once; concurrent checks never consume partially.
 func RunMultiKey(t *testing.T, newBackend Factory) {
 	now := time.Date(2026, 7, 1, 9, 0, 10, 0, time.UTC)
 	ctx := context.Background()
-	get := func(t *testing.T) (core.Backend, core.MultiKeyChecker) {
+	get := func(t *testing.T) (core.Backend, core.Backend) {
 		b := newBackend(t)
-		mk, ok := b.(core.MultiKeyChecker)
-		if !ok {
-			t.Fatalf("%T does not implement core.MultiKeyChecker", b)
-		}
-		return b, mk
+		return b, b
 	}
 	peek := func(t *testing.T, b core.Backend, key string, p core.Policy) core.Decision {
 		t.Helper()
 		var d [1]core.Decision
-		if err := b.Peek(ctx, key, []core.Policy{p}, now, d[:]); err != nil {
+		if err := core.Peek(ctx, b, key, []core.Policy{p}, now, d[:]); err != nil {
 			t.Fatal(err)
 		}
 		return d[0]
@@ -38,13 +34,13 @@ func RunMultiKey(t *testing.T, newBackend Factory) {
 	t.Run("AllOrNothing", func(t *testing.T) {
 		b, mk := get(t)
 		p := keyPrefix(t)
-		items := []core.Keyed{{Key: p + "to_number=1"}, {Key: p + "type=marketing;to_number=1"}}
+		items := []core.Item{{Key: p + "to_number=1"}, {Key: p + "type=marketing;to_number=1"}}
 		items[0].Policy, items[1].Policy = wide, narrow
 		out := make([]core.Decision, 2)
-		if err := mk.CheckMany(ctx, items, 1, now, out); err != nil || !out[0].Allowed || !out[1].Allowed {
+		if err := mk.Do(ctx, withCost(items, 1), now, out); err != nil || !out[0].Allowed || !out[1].Allowed {
 			t.Fatalf("first: %v %s %s", err, FormatDecision(out[0]), FormatDecision(out[1]))
 		}
-		if err := mk.CheckMany(ctx, items, 1, now, out); err != nil || !out[0].Allowed || out[1].Allowed {
+		if err := mk.Do(ctx, withCost(items, 1), now, out); err != nil || !out[0].Allowed || out[1].Allowed {
 			t.Fatalf("second: %v %s %s", err, FormatDecision(out[0]), FormatDecision(out[1]))
 		}
 		if out[1].RetryAfter != 50*time.Second || out[0].Remaining != 2 {
@@ -56,16 +52,16 @@ func RunMultiKey(t *testing.T, newBackend Factory) {
 		}
 		// Alone it still has room for two.
 		for i := range 2 {
-			if err := mk.CheckMany(ctx, items[:1], 1, now, out); err != nil || !out[0].Allowed {
+			if err := mk.Do(ctx, withCost(items[:1], 1), now, out); err != nil || !out[0].Allowed {
 				t.Fatalf("alone %d: %v %s", i, err, FormatDecision(out[0]))
 			}
 		}
 	})
 	t.Run("SameItemTwice", func(t *testing.T) {
 		b, mk := get(t)
-		it := core.Keyed{Key: keyPrefix(t) + "k", Policy: wide}
+		it := core.Item{Key: keyPrefix(t) + "k", Policy: wide}
 		out := make([]core.Decision, 2)
-		if err := mk.CheckMany(ctx, []core.Keyed{it, it}, 1, now, out); err != nil || !out[0].Allowed || !out[1].Allowed {
+		if err := mk.Do(ctx, withCost([]core.Item{it, it}, 1), now, out); err != nil || !out[0].Allowed || !out[1].Allowed {
 			t.Fatalf("%v %+v", err, out)
 		}
 		if d := peek(t, b, it.Key, wide); d.Remaining != 2 {
@@ -75,26 +71,26 @@ func RunMultiKey(t *testing.T, newBackend Factory) {
 	t.Run("BadInput", func(t *testing.T) {
 		_, mk := get(t)
 		out := make([]core.Decision, 2)
-		if err := mk.CheckMany(ctx, nil, 1, now, out); err == nil {
+		if err := mk.Do(ctx, withCost(nil, 1), now, out); err == nil {
 			t.Fatal("no items accepted")
 		}
-		if err := mk.CheckMany(ctx, []core.Keyed{{Key: "", Policy: wide}}, 1, now, out); err == nil {
+		if err := mk.Do(ctx, withCost([]core.Item{{Key: "", Policy: wide}}, 1), now, out); err == nil {
 			t.Fatal("an empty key accepted")
 		}
-		if err := mk.CheckMany(ctx, []core.Keyed{{Key: "k", Policy: wide}}, 4, now, out); err == nil {
+		if err := mk.Do(ctx, withCost([]core.Item{{Key: "k", Policy: wide}}, 4), now, out); err == nil {
 			t.Fatal("a cost above capacity accepted")
 		}
 	})
 	t.Run("CostPerItem", func(t *testing.T) {
 		b, mk := get(t)
 		p := keyPrefix(t)
-		bytes := core.Keyed{Key: p + "bytes", Policy: core.MustParsePolicy("10/1m;algorithm=fixed_window;name=bytes"), Cost: 4}
-		reqs := core.Keyed{Key: p + "reqs", Policy: core.MustParsePolicy("3/1m;algorithm=fixed_window;name=reqs")}
-		log := core.Keyed{Key: p + "log", Policy: core.MustParsePolicy("10/1m;algorithm=sliding_log;name=log"), Cost: 3}
-		rate := core.Keyed{Key: p + "rate", Policy: core.MustParsePolicy("10/1s;algorithm=gcra;name=rate"), Cost: 5}
+		bytes := core.Item{Key: p + "bytes", Policy: core.MustParsePolicy("10/1m;algorithm=fixed_window;name=bytes"), Cost: 4}
+		reqs := core.Item{Key: p + "reqs", Policy: core.MustParsePolicy("3/1m;algorithm=fixed_window;name=reqs")}
+		log := core.Item{Key: p + "log", Policy: core.MustParsePolicy("10/1m;algorithm=sliding_log;name=log"), Cost: 3}
+		rate := core.Item{Key: p + "rate", Policy: core.MustParsePolicy("10/1s;algorithm=gcra;name=rate"), Cost: 5}
 		out := make([]core.Decision, 4)
 		// Each item consumes its own units; reqs, without one, the check's.
-		if err := mk.CheckMany(ctx, []core.Keyed{bytes, reqs, log, rate}, 1, now, out); err != nil || !out[0].Allowed || !out[1].Allowed || !out[2].Allowed || !out[3].Allowed {
+		if err := mk.Do(ctx, withCost([]core.Item{bytes, reqs, log, rate}, 1), now, out); err != nil || !out[0].Allowed || !out[1].Allowed || !out[2].Allowed || !out[3].Allowed {
 			t.Fatalf("first: %v %+v", err, out)
 		}
 		for i, want := range []int{6, 2, 7, 5} {
@@ -104,10 +100,10 @@ func RunMultiKey(t *testing.T, newBackend Factory) {
 		}
 		// An item's own units deny the check: nothing is consumed anywhere.
 		bytes.Cost = 7
-		if err := mk.CheckMany(ctx, []core.Keyed{reqs, bytes, log}, 1, now, out); err != nil || out[1].Allowed || !out[0].Allowed || out[1].RetryAfter != 50*time.Second {
+		if err := mk.Do(ctx, withCost([]core.Item{reqs, bytes, log}, 1), now, out); err != nil || out[1].Allowed || !out[0].Allowed || out[1].RetryAfter != 50*time.Second {
 			t.Fatalf("denied: %v %s %s", err, FormatDecision(out[0]), FormatDecision(out[1]))
 		}
-		for _, it := range []core.Keyed{bytes, reqs, log} {
+		for _, it := range []core.Item{bytes, reqs, log} {
 			if d, want := peek(t, b, it.Key, it.Policy), map[string]int{"bytes": 6, "reqs": 2, "log": 7}[it.Policy.Name]; d.Remaining != want {
 				t.Fatalf("%s after the denial: %s, want remaining %d", it.Policy.Name, FormatDecision(d), want)
 			}
@@ -115,21 +111,21 @@ func RunMultiKey(t *testing.T, newBackend Factory) {
 		// Every item with its own units, the check's cost unused: the same
 		// units everywhere is the plain check of that cost.
 		bytes.Cost, reqs.Cost = 2, 2
-		if err := mk.CheckMany(ctx, []core.Keyed{bytes, reqs}, 0, now, out); err != nil || !out[0].Allowed || out[0].Remaining != 4 || out[1].Remaining != 0 {
+		if err := mk.Do(ctx, withCost([]core.Item{bytes, reqs}, 0), now, out); err != nil || !out[0].Allowed || out[0].Remaining != 4 || out[1].Remaining != 0 {
 			t.Fatalf("own units only: %v %s %s", err, FormatDecision(out[0]), FormatDecision(out[1]))
 		}
 		// Refused, changing nothing: a negative cost, units above an item's
 		// capacity, and one state asked for two costs.
 		reqs.Cost = 0
 		for name, tc := range map[string]struct {
-			items []core.Keyed
+			items []core.Item
 			want  error
 		}{
-			"negative":       {[]core.Keyed{{Key: p + "bytes", Policy: bytes.Policy, Cost: -1}}, core.ErrInvalidCost},
-			"above capacity": {[]core.Keyed{reqs, {Key: p + "bytes", Policy: bytes.Policy, Cost: 11}}, core.ErrCostExceedsCapacity},
-			"two costs":      {[]core.Keyed{{Key: p + "bytes", Policy: bytes.Policy, Cost: 1}, {Key: p + "bytes", Policy: bytes.Policy, Cost: 2}}, core.ErrInvalidCost},
+			"negative":       {[]core.Item{{Key: p + "bytes", Policy: bytes.Policy, Cost: -1}}, core.ErrInvalidCost},
+			"above capacity": {[]core.Item{reqs, {Key: p + "bytes", Policy: bytes.Policy, Cost: 11}}, core.ErrCostExceedsCapacity},
+			"two costs":      {[]core.Item{{Key: p + "bytes", Policy: bytes.Policy, Cost: 1}, {Key: p + "bytes", Policy: bytes.Policy, Cost: 2}}, core.ErrInvalidCost},
 		} {
-			if err := mk.CheckMany(ctx, tc.items, 1, now, out); !errors.Is(err, tc.want) {
+			if err := mk.Do(ctx, withCost(tc.items, 1), now, out); !errors.Is(err, tc.want) {
 				t.Errorf("%s: %v, want %v", name, err, tc.want)
 			}
 		}
@@ -138,7 +134,7 @@ func RunMultiKey(t *testing.T, newBackend Factory) {
 		}
 		// One state given twice with the same units consumes them once.
 		bytes.Cost = 3
-		if err := mk.CheckMany(ctx, []core.Keyed{bytes, bytes}, 1, now, out[:2]); err != nil || !out[0].Allowed || !out[1].Allowed {
+		if err := mk.Do(ctx, withCost([]core.Item{bytes, bytes}, 1), now, out[:2]); err != nil || !out[0].Allowed || !out[1].Allowed {
 			t.Fatalf("twice: %v %+v", err, out[:2])
 		}
 		if d := peek(t, b, bytes.Key, bytes.Policy); d.Remaining != 1 {
@@ -151,9 +147,9 @@ func RunMultiKey(t *testing.T, newBackend Factory) {
 		// share its calls.
 		b, mk := get(t)
 		p := keyPrefix(t)
-		a := core.Keyed{Key: p + "a", Policy: core.MustParsePolicy("40/1h;algorithm=gcra;name=a")}
-		c := core.Keyed{Key: p + "c", Policy: core.MustParsePolicy("25/1h;algorithm=fixed_window;name=c")}
-		d := core.Keyed{Key: p + "d", Policy: core.MustParsePolicy("100/1h;algorithm=token_bucket;name=d")}
+		a := core.Item{Key: p + "a", Policy: core.MustParsePolicy("40/1h;algorithm=gcra;name=a")}
+		c := core.Item{Key: p + "c", Policy: core.MustParsePolicy("25/1h;algorithm=fixed_window;name=c")}
+		d := core.Item{Key: p + "d", Policy: core.MustParsePolicy("100/1h;algorithm=token_bucket;name=d")}
 		var wg sync.WaitGroup
 		var mu sync.Mutex
 		admitted, plain := 0, 0
@@ -162,14 +158,14 @@ func RunMultiKey(t *testing.T, newBackend Factory) {
 				out := make([]core.Decision, 2)
 				for range 10 {
 					// a consumes 2 and c 1, said two ways.
-					items, cost := []core.Keyed{{Key: a.Key, Policy: a.Policy, Cost: 2}, c}, 1
+					items, cost := []core.Item{{Key: a.Key, Policy: a.Policy, Cost: 2}, c}, 1
 					switch g % 3 {
 					case 1:
-						items, cost = []core.Keyed{{Key: c.Key, Policy: c.Policy, Cost: 1}, a}, 2
+						items, cost = []core.Item{{Key: c.Key, Policy: c.Policy, Cost: 1}, a}, 2
 					case 2:
-						items, cost = []core.Keyed{d}, 1
+						items, cost = []core.Item{d}, 1
 					}
-					if err := mk.CheckMany(ctx, items, cost, now, out); err != nil {
+					if err := mk.Do(ctx, withCost(items, cost), now, out); err != nil {
 						t.Error(err)
 						return
 					}
@@ -193,8 +189,8 @@ func RunMultiKey(t *testing.T, newBackend Factory) {
 	t.Run("Concurrent", func(t *testing.T) {
 		b, mk := get(t)
 		p := keyPrefix(t)
-		a := core.Keyed{Key: p + "a", Policy: core.MustParsePolicy("40/1h;algorithm=fixed_window;name=a")}
-		c := core.Keyed{Key: p + "c", Policy: core.MustParsePolicy("25/1h;algorithm=fixed_window;name=c")}
+		a := core.Item{Key: p + "a", Policy: core.MustParsePolicy("40/1h;algorithm=fixed_window;name=a")}
+		c := core.Item{Key: p + "c", Policy: core.MustParsePolicy("25/1h;algorithm=fixed_window;name=c")}
 		var wg sync.WaitGroup
 		var mu sync.Mutex
 		admitted := 0
@@ -202,11 +198,11 @@ func RunMultiKey(t *testing.T, newBackend Factory) {
 			wg.Go(func() {
 				out := make([]core.Decision, 2)
 				for range 10 {
-					items := []core.Keyed{a, c}
+					items := []core.Item{a, c}
 					if g%2 == 1 {
-						items = []core.Keyed{c, a} // either order
+						items = []core.Item{c, a} // either order
 					}
-					if err := mk.CheckMany(ctx, items, 1, now, out); err != nil {
+					if err := mk.Do(ctx, withCost(items, 1), now, out); err != nil {
 						t.Error(err)
 						return
 					}
@@ -224,4 +220,16 @@ func RunMultiKey(t *testing.T, newBackend Factory) {
 			t.Fatalf("admitted %d; a remaining %d, c remaining %d; want 25, 15, 0", admitted, ra.Remaining, rc.Remaining)
 		}
 	})
+}
+
+// withCost returns a copy of items in which every item without a Cost of
+// its own consumes cost.
+func withCost(items []core.Item, cost int) []core.Item {
+	c := append([]core.Item(nil), items...)
+	for i := range c {
+		if c[i].Cost == 0 {
+			c[i].Cost = cost
+		}
+	}
+	return c
 }

@@ -18,11 +18,26 @@ type broken struct {
 	latest time.Time
 }
 
+// Do runs a batch of one key through Check or Peek, where the bugs are.
+func (b *broken) Do(ctx context.Context, items []core.Item, now time.Time, out []core.Decision) error {
+	if len(items) == 0 {
+		return b.Backend.Do(ctx, items, now, out)
+	}
+	ps := make([]core.Policy, len(items))
+	for i := range items {
+		ps[i] = items[i].Policy
+	}
+	if items[0].Op == core.OpPeek {
+		return b.Peek(ctx, items[0].Key, ps, now, out)
+	}
+	return b.Check(ctx, items[0].Key, ps, items[0].Cost, now, out)
+}
+
 func (b *broken) Check(ctx context.Context, key string, ps []core.Policy, cost int, now time.Time, out []core.Decision) error {
 	if b.bug == "merge-braces" {
 		key = strings.NewReplacer("{", "", "}", "").Replace(key)
 	}
-	if err := b.Backend.Check(ctx, key, ps, cost, now, out); err != nil {
+	if err := core.Check(ctx, b.Backend, key, ps, cost, now, out); err != nil {
 		return err
 	}
 	for i, p := range ps {
@@ -30,7 +45,7 @@ func (b *broken) Check(ctx context.Context, key string, ps []core.Policy, cost i
 		switch {
 		case b.bug == "consume-on-deny" && !d.Allowed:
 			var one [1]core.Decision
-			_ = b.Backend.Check(ctx, key, ps[i:i+1], 1, now, one[:])
+			_ = core.Check(ctx, b.Backend, key, ps[i:i+1], 1, now, one[:])
 		case b.bug == "early-retry" && d.RetryAfter > time.Millisecond:
 			d.RetryAfter -= time.Microsecond
 		case b.bug == "admit-window" && !d.Allowed && len(ps) == 1 && !p.Algorithm.RateBased():
@@ -44,7 +59,7 @@ func (b *broken) Peek(ctx context.Context, key string, ps []core.Policy, now tim
 	if b.bug == "merge-braces" {
 		key = strings.NewReplacer("{", "", "}", "").Replace(key)
 	}
-	if err := b.Backend.Peek(ctx, key, ps, now, out); err != nil {
+	if err := core.Peek(ctx, b.Backend, key, ps, now, out); err != nil {
 		return err
 	}
 	if b.bug == "refund-backwards" && now.Before(b.latest) {

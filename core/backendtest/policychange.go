@@ -19,7 +19,7 @@ func runPolicyChange(t *testing.T, newBackend Factory) {
 	check := func(t *testing.T, key string, p core.Policy, cost int) core.Decision {
 		t.Helper()
 		var out [1]core.Decision
-		if err := b.Check(ctx, key, []core.Policy{p}, cost, now, out[:]); err != nil {
+		if err := core.Check(ctx, b, key, []core.Policy{p}, cost, now, out[:]); err != nil {
 			t.Fatalf("check %v: %v", p, err)
 		}
 		return out[0]

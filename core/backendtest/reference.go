@@ -38,14 +38,9 @@ func NewReference() core.Backend {
 	return new(Reference)
 }
 
-// Check implements core.Backend.
-func (r *Reference) Check(ctx context.Context, key string, policies []core.Policy, cost int, now time.Time, out []core.Decision) error {
-	return r.decide(ctx, key, policies, cost, now, out, false)
-}
-
-// Peek implements core.Backend.
-func (r *Reference) Peek(ctx context.Context, key string, policies []core.Policy, now time.Time, out []core.Decision) error {
-	return r.decide(ctx, key, policies, 0, now, out, true)
+// Do implements core.Backend.
+func (r *Reference) Do(ctx context.Context, items []core.Item, now time.Time, out []core.Decision) error {
+	return r.decide(ctx, items, now, out)
 }
 
 // Reset implements core.Backend.
@@ -53,8 +48,16 @@ func (r *Reference) Reset(ctx context.Context, key string, policies []core.Polic
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := core.ValidateCheck(key, policies, 0, true); err != nil {
+	if err := core.ValidateKey(key); err != nil {
 		return err
+	}
+	if len(policies) == 0 {
+		return core.ErrNoPolicy
+	}
+	for _, p := range policies {
+		if err := p.Validate(); err != nil {
+			return err
+		}
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -64,21 +67,23 @@ func (r *Reference) Reset(ctx context.Context, key string, policies []core.Polic
 	return nil
 }
 
-// decide evaluates every policy on the stored states and, for an admitted
-// check, stores all new states; a denied check or a peek stores nothing.
-func (r *Reference) decide(ctx context.Context, key string, policies []core.Policy, cost int, now time.Time, out []core.Decision, peek bool) error {
+// decide evaluates every item on the stored states and, for an admitted
+// batch, stores all new states; a denied batch or a peek stores nothing.
+func (r *Reference) decide(ctx context.Context, items []core.Item, now time.Time, out []core.Decision) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := core.ValidateCheck(key, policies, cost, peek); err != nil {
+	if err := core.ValidateItems(items); err != nil {
 		return err
 	}
-	if len(out) < len(policies) {
-		return fmt.Errorf("backendtest: out has %d elements for %d policies", len(out), len(policies))
+	if len(out) < len(items) {
+		return fmt.Errorf("backendtest: out has %d elements for %d items", len(out), len(items))
 	}
-	params := make([]core.Params, len(policies))
-	for i, p := range policies {
-		params[i], _ = p.Params() // validated above
+	params := make([]core.Params, len(items))
+	keys := make([]stateKey, len(items))
+	for i := range items {
+		params[i], _ = items[i].Policy.Params() // validated above
+		keys[i] = stateKey{items[i].Key, items[i].Policy.Identity()}
 	}
 	us := now.UnixMicro()
 
@@ -87,40 +92,40 @@ func (r *Reference) decide(ctx context.Context, key string, policies []core.Poli
 	if r.states == nil {
 		r.states = make(map[stateKey]any)
 	}
-	if peek {
-		for i, p := range policies {
-			stand, _ := r.eval(&params[i], stateKey{key, p.Identity()}, 0, us)
-			one, _ := r.eval(&params[i], stateKey{key, p.Identity()}, 1, us)
-			d := stand.Decision(p)
+	if items[0].Op == core.OpPeek {
+		for i := range items {
+			stand, _ := r.eval(&params[i], keys[i], 0, us)
+			one, _ := r.eval(&params[i], keys[i], 1, us)
+			d := stand.Decision(items[i].Policy)
 			d.Allowed, d.RetryAfter, d.Delay = one.Allowed, time.Duration(one.RetryAfter())*time.Microsecond, 0
 			out[i] = d
 		}
 		return nil
 	}
-	commits := make([]func(), len(policies))
+	commits := make([]func(), len(items))
 	allowed := true
-	for i, p := range policies {
-		o, commit := r.eval(&params[i], stateKey{key, p.Identity()}, int64(cost), us)
-		out[i], commits[i] = o.Decision(p), commit
+	for i := range items {
+		o, commit := r.eval(&params[i], keys[i], int64(items[i].Cost), us)
+		out[i], commits[i] = o.Decision(items[i].Policy), commit
 		allowed = allowed && o.Allowed
 	}
 	if allowed {
-		// A state shared by several policies of the check (the same policy
-		// twice, or one identity) consumes once, with the first of them.
-		done := make(map[core.Identity]bool, len(policies))
+		// A state shared by several items of the batch (the same key and
+		// policy twice, or one identity) consumes once, with the first.
+		done := make(map[stateKey]bool, len(items))
 		for i, c := range commits {
-			if id := policies[i].Identity(); !done[id] {
-				done[id] = true
+			if !done[keys[i]] {
+				done[keys[i]] = true
 				c()
 			}
 		}
 		return nil
 	}
-	// Denied: policies that had room report the state as it stands.
-	for i, p := range policies {
+	// Denied: items that had room report the state as it stands.
+	for i := range items {
 		if out[i].Allowed {
-			stand, _ := r.eval(&params[i], stateKey{key, p.Identity()}, 0, us)
-			out[i] = stand.Decision(p)
+			stand, _ := r.eval(&params[i], keys[i], 0, us)
+			out[i] = stand.Decision(items[i].Policy)
 			out[i].Delay = 0
 		}
 	}
@@ -164,4 +169,12 @@ func (r *Reference) eval(p *core.Params, k stateKey, cost, now int64) (algo.Answ
 		return o, func() { r.states[k] = next }
 	}
 	panic("backendtest: unreachable algorithm " + string(p.Algorithm)) // Params resolves to one of the six
+}
+
+// CheckOne is core.Check of one policy, returning its decision: a shorthand
+// for tests of a backend.
+func CheckOne(ctx context.Context, b core.Backend, key string, p core.Policy, cost int, now time.Time) (core.Decision, error) {
+	var out [1]core.Decision
+	err := core.Check(ctx, b, key, []core.Policy{p}, cost, now, out[:])
+	return out[0], err
 }

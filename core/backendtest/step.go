@@ -125,7 +125,7 @@ func perform(ctx context.Context, lim *core.Limiter, clock *core.ManualClock, s 
 			return o
 		}
 		ds := make([]core.Decision, len(s.Policies))
-		if err := lim.Backend().Peek(ctx, s.Key, s.Policies, o.Now, ds); err != nil {
+		if err := core.Peek(ctx, lim.Backend(), s.Key, s.Policies, o.Now, ds); err != nil {
 			o.Err = err
 			return o
 		}

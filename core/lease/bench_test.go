@@ -116,7 +116,7 @@ func BenchmarkHotKey(b *testing.B) {
 		b.Fatal(err)
 	}
 	out := make([]core.Decision, 1)
-	if err := s.Peek(ctx, "hot", []core.Policy{p}, time.Now(), out); err != nil {
+	if err := core.Peek(ctx, s, "hot", []core.Policy{p}, time.Now(), out); err != nil {
 		b.Fatal(err)
 	}
 	consumed := int64(p.Limit - out[0].Remaining)

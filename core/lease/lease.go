@@ -141,20 +141,14 @@ type entry struct {
 }
 
 var (
-	_ core.Backend        = (*Backend)(nil)
-	_ core.SingleChecker  = (*Backend)(nil)
-	_ core.ContextBounded = (*Backend)(nil)
-	_ core.WaitLimited    = (*Backend)(nil)
+	_ core.Backend = (*Backend)(nil)
+	_ core.Bounded = (*Backend)(nil)
 )
 
-// BoundedByContext implements core.ContextBounded with the store's answer:
-// what the Backend does besides calling the store waits on nothing but
-// brief locks.
-func (b *Backend) BoundedByContext() bool { return core.BoundedByContext(b.store) }
-
-// BoundedByWaitLimit implements core.WaitLimited with the store's answer:
+// Bounded implements core.Bounded with the store's answer: what the Backend
+// does besides calling the store waits on nothing but brief locks, and
 // every call to the store gets the caller's context as it is.
-func (b *Backend) BoundedByWaitLimit() bool { return core.BoundedByWaitLimit(b.store) }
+func (b *Backend) Bounded() bool { return core.IsBounded(b.store) }
 
 // New returns a Backend over store that may lease the given policies (each
 // compared with ==, as the stores do). It returns ErrUnsupported, wrapped,
@@ -217,24 +211,17 @@ func (b *Backend) Tracked() int {
 	return n
 }
 
-// Check implements core.Backend: a check of one leasable policy may be
-// served from a lease; any other check goes to the store as it is.
-func (b *Backend) Check(ctx context.Context, key string, policies []core.Policy, cost int, now time.Time, out []core.Decision) error {
-	if len(policies) == 1 && len(out) >= 1 && b.index(policies[0]) >= 0 {
-		d, err := b.CheckOne(ctx, key, policies[0], cost, now)
-		if err != nil {
-			return err
+// Do implements core.Backend: a batch of one consuming item of a leasable
+// policy may be served from a lease; any other batch goes to the store as it
+// is. A peek asks the store: units held in leases are already consumed
+// there, so its Remaining does not count them.
+func (b *Backend) Do(ctx context.Context, items []core.Item, now time.Time, out []core.Decision) error {
+	if len(items) == 1 && len(out) >= 1 && items[0].Op == core.OpConsume {
+		if i := b.index(items[0].Policy); i >= 0 {
+			return b.checkOne(ctx, i, items, now, out)
 		}
-		out[0] = d
-		return nil
 	}
-	return b.store.Check(ctx, key, policies, cost, now, out)
-}
-
-// Peek implements core.Backend by asking the store. Units held in leases
-// are already consumed there, so its Remaining does not count them.
-func (b *Backend) Peek(ctx context.Context, key string, policies []core.Policy, now time.Time, out []core.Decision) error {
-	return b.store.Peek(ctx, key, policies, now, out)
+	return b.store.Do(ctx, items, now, out)
 }
 
 // Reset implements core.Backend: it drops this instance's leases of key
@@ -252,14 +239,16 @@ func (b *Backend) Reset(ctx context.Context, key string, policies []core.Policy)
 	return b.store.Reset(ctx, key, policies)
 }
 
-// CheckOne implements core.SingleChecker.
-func (b *Backend) CheckOne(ctx context.Context, key string, p core.Policy, cost int, now time.Time) (core.Decision, error) {
-	i := b.index(p)
-	if i < 0 || cost <= 0 || int64(cost) > b.params[i].Capacity {
-		return b.checkStore(ctx, key, p, cost, now)
+// checkOne decides the one consuming item of items, of the leasable policy
+// i, writing its decision into out[0].
+func (b *Backend) checkOne(ctx context.Context, i int, items []core.Item, now time.Time, out []core.Decision) error {
+	key, p, cost := items[0].Key, items[0].Policy, items[0].Cost
+	if cost <= 0 || int64(cost) > b.params[i].Capacity {
+		return b.store.Do(ctx, items, now, out)
 	}
 	if err := core.ValidateKey(key); err != nil {
-		return core.Decision{}, err
+		out[0] = core.Decision{}
+		return err
 	}
 	t, c := now.UnixMicro(), int64(cost)
 	sh := b.shard(key)
@@ -270,14 +259,14 @@ func (b *Backend) CheckOne(ctx context.Context, key string, p core.Policy, cost 
 	}
 	if e == nil { // no room: untracked
 		sh.mu.Unlock()
-		return b.checkStore(ctx, key, p, cost, now)
+		return b.store.Do(ctx, items, now, out)
 	}
 	e.observe(t)
 	if t < e.from && t < e.expires && e.units > 0 {
 		// A check from before the lease (a clock behind): the store
 		// answers it, and the lease stays for the checks after it.
 		sh.mu.Unlock()
-		return b.checkStore(ctx, key, p, cost, now)
+		return b.store.Do(ctx, items, now, out)
 	}
 	if t < e.expires && e.units >= c {
 		e.units -= c
@@ -287,18 +276,19 @@ func (b *Backend) CheckOne(ctx context.Context, key string, p core.Policy, cost 
 		d.RetryAfter, d.Delay, d.Source = 0, 0, core.SourceLease
 		sh.mu.Unlock()
 		b.local.Add(1)
-		return d, nil
+		out[0] = d
+		return nil
 	}
 	e.expire(b, t)
 	n := b.leaseSize(e, i, c)
 	if e.rate < b.hotRate || e.taking || n <= c {
 		sh.mu.Unlock()
-		return b.checkStore(ctx, key, p, cost, now)
+		return b.store.Do(ctx, items, now, out)
 	}
 	e.taking = true
 	sh.mu.Unlock()
 
-	d, err := b.checkStore(ctx, key, p, int(n), now)
+	d, err := b.take(ctx, key, p, int(n), now)
 	sh.mu.Lock()
 	e.taking = false
 	if err != nil || !d.Allowed {
@@ -308,7 +298,7 @@ func (b *Backend) CheckOne(ctx context.Context, key string, p core.Policy, cost 
 		sh.mu.Unlock()
 		// The lease's error or denial says nothing exact about cost units:
 		// ask for them alone.
-		return b.checkStore(ctx, key, p, cost, now)
+		return b.store.Do(ctx, items, now, out)
 	}
 	e.shrink = 0
 	e.units += n - c
@@ -325,17 +315,14 @@ func (b *Backend) CheckOne(ctx context.Context, key string, p core.Policy, cost 
 	b.leases.Add(1)
 	b.leased.Add(uint64(n))
 	d.Remaining = clampInt(int64(d.Remaining) + left)
-	return d, nil
+	out[0] = d
+	return nil
 }
 
-func (b *Backend) checkStore(ctx context.Context, key string, p core.Policy, cost int, now time.Time) (core.Decision, error) {
-	if s, ok := b.store.(core.SingleChecker); ok {
-		return s.CheckOne(ctx, key, p, cost, now)
-	}
-	var ps [1]core.Policy
+// take asks the store for a lease of n units of key under p.
+func (b *Backend) take(ctx context.Context, key string, p core.Policy, n int, now time.Time) (core.Decision, error) {
 	var out [1]core.Decision
-	ps[0] = p
-	err := b.store.Check(ctx, key, ps[:], cost, now, out[:])
+	err := core.Check(ctx, b.store, key, []core.Policy{p}, n, now, out[:])
 	return out[0], err
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/backendtest"
 	"github.com/ratelimit-go/ratelimit/core/lease"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/core/redisstore"
@@ -28,11 +29,14 @@ type counting struct {
 	checks, units atomic.Int64
 }
 
-func (c *counting) Check(ctx context.Context, key string, ps []core.Policy, cost int, now time.Time, out []core.Decision) error {
+func (c *counting) Do(ctx context.Context, items []core.Item, now time.Time, out []core.Decision) error {
+	if items[0].Op == core.OpPeek {
+		return c.Backend.Do(ctx, items, now, out)
+	}
 	c.checks.Add(1)
-	err := c.Backend.Check(ctx, key, ps, cost, now, out)
+	err := c.Backend.Do(ctx, items, now, out)
 	if err == nil && out[0].Allowed {
-		c.units.Add(int64(cost))
+		c.units.Add(int64(items[0].Cost))
 	}
 	return err
 }
@@ -67,14 +71,13 @@ func TestNewErrors(t *testing.T) {
 	}
 }
 
-// TestBoundedByContext: a lease backend is bounded by its context, and by
-// its wait limit, exactly when its store is.
-func TestBoundedByContext(t *testing.T) {
+// TestBounded: a lease backend is core.Bounded exactly when its store is.
+func TestBounded(t *testing.T) {
 	ps := []core.Policy{{Limit: 10, Window: time.Second}}
-	if b := newLeased(t, memstore.New(), ps); !core.BoundedByContext(b) || !core.BoundedByWaitLimit(b) {
+	if b := newLeased(t, memstore.New(), ps); !core.IsBounded(b) {
 		t.Error("over the memory store: not bounded")
 	}
-	if b := newLeased(t, unbounded{memstore.New()}, ps); core.BoundedByContext(b) || core.BoundedByWaitLimit(b) {
+	if b := newLeased(t, unbounded{memstore.New()}, ps); core.IsBounded(b) {
 		t.Error("over a store that says nothing: bounded")
 	}
 }
@@ -97,7 +100,7 @@ func TestHotKeyFromLeases(t *testing.T) {
 	b := newLeased(t, store, []core.Policy{p})
 	const n = 100_000
 	for i := range n {
-		d, err := b.CheckOne(context.Background(), "hot", p, 1, t0.Add(time.Duration(i)*10*time.Microsecond))
+		d, err := backendtest.CheckOne(context.Background(), b, "hot", p, 1, t0.Add(time.Duration(i)*10*time.Microsecond))
 		if err != nil || !d.Allowed {
 			t.Fatalf("check %d: %+v %v", i, d, err)
 		}
@@ -121,7 +124,7 @@ func TestHotKeyOverItsLimit(t *testing.T) {
 	for i := range 200_000 {
 		now := t0.Add(time.Duration(i) * 10 * time.Microsecond)
 		before := store.checks.Load()
-		d, err := b.CheckOne(context.Background(), "hot", p, 1, now)
+		d, err := backendtest.CheckOne(context.Background(), b, "hot", p, 1, now)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -146,7 +149,7 @@ func TestColdKeyGoesToStore(t *testing.T) {
 	store := &counting{Backend: memstore.New()}
 	b := newLeased(t, store, []core.Policy{p})
 	for i := range 50 {
-		d, err := b.CheckOne(context.Background(), "cold", p, 1, t0.Add(time.Duration(i)*100*time.Millisecond))
+		d, err := backendtest.CheckOne(context.Background(), b, "cold", p, 1, t0.Add(time.Duration(i)*100*time.Millisecond))
 		if err != nil || !d.Allowed || d.Source != core.SourcePrimary {
 			t.Fatalf("check %d: %+v %v", i, d, err)
 		}
@@ -164,7 +167,7 @@ func TestFixedWindowLeaseEndsWithWindow(t *testing.T) {
 	perWindow := map[int64]int{}
 	for i := range 300_000 {
 		now := t0.Add(time.Duration(i) * 10 * time.Microsecond)
-		d, err := b.CheckOne(context.Background(), "hot", p, 1, now)
+		d, err := backendtest.CheckOne(context.Background(), b, "hot", p, 1, now)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -190,10 +193,10 @@ func TestUnlistedAndMultiPolicyChecksPassThrough(t *testing.T) {
 	out := make([]core.Decision, 2)
 	for i := range 1000 {
 		now := t0.Add(time.Duration(i) * time.Microsecond)
-		if _, err := b.CheckOne(context.Background(), "k", q, 1, now); err != nil {
+		if _, err := backendtest.CheckOne(context.Background(), b, "k", q, 1, now); err != nil {
 			t.Fatal(err)
 		}
-		if err := b.Check(context.Background(), "k", []core.Policy{p, q}, 1, now, out); err != nil {
+		if err := core.Check(context.Background(), b, "k", []core.Policy{p, q}, 1, now, out); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -209,7 +212,7 @@ func TestResetDropsLeases(t *testing.T) {
 	b := newLeased(t, memstore.New(), []core.Policy{p})
 	ctx := context.Background()
 	for i := range 5000 {
-		if _, err := b.CheckOne(ctx, "k", p, 1, t0.Add(time.Duration(i)*5*time.Microsecond)); err != nil {
+		if _, err := backendtest.CheckOne(ctx, b, "k", p, 1, t0.Add(time.Duration(i)*5*time.Microsecond)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -219,7 +222,7 @@ func TestResetDropsLeases(t *testing.T) {
 	if err := b.Reset(ctx, "k", []core.Policy{p}); err != nil {
 		t.Fatal(err)
 	}
-	d, err := b.CheckOne(ctx, "k", p, 1, t0.Add(25*time.Millisecond))
+	d, err := backendtest.CheckOne(ctx, b, "k", p, 1, t0.Add(25*time.Millisecond))
 	if err != nil || d.Source != core.SourcePrimary || d.Remaining != p.Limit-1 {
 		t.Fatalf("after Reset: %+v %v", d, err)
 	}
@@ -316,13 +319,13 @@ func TestWasteIsCountedAndBounded(t *testing.T) {
 	b := newLeased(t, memstore.New(), []core.Policy{p}, lease.WithMaxUnits(500))
 	ctx := context.Background()
 	for i := range 10_000 {
-		if d, err := b.CheckOne(ctx, "k", p, 1, t0.Add(time.Duration(i)*10*time.Microsecond)); err != nil || !d.Allowed {
+		if d, err := backendtest.CheckOne(ctx, b, "k", p, 1, t0.Add(time.Duration(i)*10*time.Microsecond)); err != nil || !d.Allowed {
 			t.Fatalf("check %d: %+v %v", i, d, err)
 		}
 	}
 	held := b.Stats().UnitsLeased - b.Stats().LocalAdmits - b.Stats().Leases // units not yet handed out
 	later := t0.Add(time.Second)                                             // far past the lease's lifetime
-	d, err := b.CheckOne(ctx, "k", p, 1, later)
+	d, err := backendtest.CheckOne(ctx, b, "k", p, 1, later)
 	if err != nil || !d.Allowed || d.Source != core.SourcePrimary {
 		t.Fatalf("after the lease expired: %+v %v", d, err)
 	}
@@ -341,7 +344,7 @@ func TestTrackedKeysBounded(t *testing.T) {
 	store := &counting{Backend: memstore.New()}
 	b := newLeased(t, store, []core.Policy{p}, lease.WithMaxKeys(64))
 	for i := range 10_000 {
-		d, err := b.CheckOne(context.Background(), "k"+strconv.Itoa(i), p, 1, t0)
+		d, err := backendtest.CheckOne(context.Background(), b, "k"+strconv.Itoa(i), p, 1, t0)
 		if err != nil || !d.Allowed || d.Remaining != 9 {
 			t.Fatalf("key %d: %+v %v", i, d, err)
 		}
@@ -376,7 +379,7 @@ func TestNeverAdmitsUnconsumedUnits(t *testing.T) {
 				default:
 					now = now.Add(time.Duration(i%3) * 5 * time.Microsecond)
 				}
-				d, err := b.CheckOne(context.Background(), "hot", p, 1+i%2, now)
+				d, err := backendtest.CheckOne(context.Background(), b, "hot", p, 1+i%2, now)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -35,24 +35,8 @@ const (
 // writes reports whether apply may store a state in mode m.
 func (m mode) writes() bool { return m != evaluate && m != stage }
 
-// CheckOne decides one check of cost units for key under p at now, and
-// consumes them if admitted. It is Check with a single policy, without the
-// slices, and allocates nothing when key already has state under p.
-//
-// Invalid arguments yield the typed errors of package core (an empty key, an
-// invalid policy, a cost below 1 or above the policy's capacity), and a new
-// key in a full store yields ErrStoreFull; in every such case nothing
-// changes. A done ctx yields its error before anything is looked at.
-func (s *Store) CheckOne(ctx context.Context, key string, p core.Policy, cost int, now time.Time) (d core.Decision, err error) {
-	o, err := s.checkOne(ctx, key, &p, cost, now)
-	if err != nil {
-		return core.Decision{}, err
-	}
-	o.Fill(&d, &p)
-	return d, nil
-}
-
-// checkOne decides for CheckOne and CheckOneLean.
+// checkOne decides a batch of one consuming item, the common case, without
+// the batch's bookkeeping.
 func (s *Store) checkOne(ctx context.Context, key string, p *core.Policy, cost int, now time.Time) (o algo.Answer, err error) {
 	if ctx != nil {
 		if err := ctx.Err(); err != nil {
@@ -101,39 +85,63 @@ func (s *Store) checkOne(ctx context.Context, key string, p *core.Policy, cost i
 	return o, nil
 }
 
-// CheckOneLean is CheckOne without the decision's Limit, Policy and Source
-// (core.LeanChecker): what Limiter.Allow and AllowN call.
-func (s *Store) CheckOneLean(ctx context.Context, key string, p core.Policy, cost int, now time.Time) (allowed bool, remaining int, retryAfter, resetAfter, delay time.Duration, err error) {
-	o, err := s.checkOne(ctx, key, &p, cost, now)
-	if err != nil {
-		return false, 0, 0, 0, 0, err
+// Do implements core.Backend. A batch of one consuming item, the common
+// case, is decided without the batch's bookkeeping; a batch of one key takes
+// that key's shard lock once; a batch of several keys locks their shards
+// together, in ascending order so that concurrent batches cannot deadlock.
+// Every item is evaluated first and the new states are stored only when all
+// of them admit.
+//
+// Invalid arguments yield the typed errors of package core, and a new key in
+// a full store yields ErrStoreFull; in every such case out is zeroed and
+// nothing changes. A done ctx yields its error before anything is looked at.
+func (s *Store) Do(ctx context.Context, items []core.Item, now time.Time, out []core.Decision) error {
+	if len(out) < len(items) {
+		return errShortOut
 	}
-	wait := time.Duration(o.Wait) * time.Microsecond
-	if o.Allowed {
-		delay = wait
-	} else {
-		retryAfter = wait
+	out = out[:len(items)]
+	if len(items) == 1 && items[0].Op == core.OpConsume {
+		it := &items[0]
+		o, err := s.checkOne(ctx, it.Key, &it.Policy, it.Cost, now)
+		if err != nil {
+			out[0] = core.Decision{}
+			return err
+		}
+		o.Fill(&out[0], &it.Policy)
+		return nil
 	}
-	return o.Allowed, int(o.Remaining), retryAfter, time.Duration(o.ResetAfter) * time.Microsecond, delay, nil
+	if ctx != nil {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+	if err := core.ValidateItems(items); err != nil {
+		clear(out)
+		return err
+	}
+	switch {
+	case items[0].Op == core.OpPeek:
+		return s.peek(items, now, out)
+	case core.OneKey(items):
+		return s.check(items, now, out)
+	}
+	return s.checkMany(items, now, out)
 }
 
-// Check decides one check of cost units for key against every policy at now,
-// all or nothing: the key's policies share one shard, so one lock covers the
-// whole check; every policy is evaluated first and the new states are stored
-// only when all of them admit. A denied check stores nothing and reports, for
-// the policies that had room, the state as it stands.
-//
-// A policy given twice is one policy: it is evaluated and consumed once, and
-// both decisions are the same. Errors are those of CheckOne, plus one for an
-// out shorter than policies; on error out is zeroed and nothing changes.
-func (s *Store) Check(ctx context.Context, key string, policies []core.Policy, cost int, now time.Time, out []core.Decision) error {
+// check decides a validated batch of consuming items of one key, all or
+// nothing: the key's policies share one shard, so one lock covers the whole
+// check. A denied check stores nothing and reports, for the policies that
+// had room, the state as it stands. A policy given twice is one policy: it
+// is evaluated and consumed once, and both decisions are the same.
+func (s *Store) check(items []core.Item, now time.Time, out []core.Decision) error {
 	var buf [8]*policyInfo
-	pis, err := s.prepare(ctx, key, policies, cost, false, out, buf[:0])
+	pis, err := s.register(items, buf[:0])
 	if err != nil {
 		clear(out)
 		return err
 	}
-	c, n := int64(cost), now.UnixMicro()
+	key := items[0].Key
+	c, n := int64(items[0].Cost), now.UnixMicro()
 	sh, h := s.locate(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -174,25 +182,26 @@ func (s *Store) Check(ctx context.Context, key string, policies []core.Policy, c
 	return nil
 }
 
-// Peek reports the state of key under every policy at now and writes
-// nothing: Remaining and ResetAfter as they stand (a check of cost 0),
-// Allowed and RetryAfter for a check of cost 1, and a zero Delay. Errors are
-// those of Check, without the cost errors.
-func (s *Store) Peek(ctx context.Context, key string, policies []core.Policy, now time.Time, out []core.Decision) error {
+// peek reports the state of every item of a validated batch of OpPeek items
+// at now and writes nothing: Remaining and ResetAfter as they stand (a
+// check of cost 0), Allowed and RetryAfter for a check of cost 1, and a zero
+// Delay. Each item takes its key's lock on its own.
+func (s *Store) peek(items []core.Item, now time.Time, out []core.Decision) error {
 	var buf [8]*policyInfo
-	pis, err := s.prepare(ctx, key, policies, 0, true, out, buf[:0])
+	pis, err := s.register(items, buf[:0])
 	if err != nil {
 		clear(out)
 		return err
 	}
 	n := now.UnixMicro()
-	sh, h := s.locate(key)
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	s.observe(sh, n)
 	for i, pi := range pis {
+		key := items[i].Key
+		sh, h := s.locate(key)
+		sh.mu.Lock()
+		s.observe(sh, n)
 		stand, _, _ := s.apply(sh, pi, key, h, 0, n, evaluate)
 		one, _, _ := s.apply(sh, pi, key, h, 1, n, evaluate)
+		sh.mu.Unlock()
 		d := stand.Decision(pi.policy)
 		d.Allowed = one.Allowed
 		d.RetryAfter = time.Duration(one.RetryAfter()) * time.Microsecond
@@ -240,33 +249,15 @@ func (s *Store) Reset(ctx context.Context, key string, policies []core.Policy) e
 	return nil
 }
 
-// prepare checks ctx, the key, the policies, the cost (unless peek) and out,
-// in the order of core.ValidateCheck, and returns the registered policies
-// appended to buf.
-func (s *Store) prepare(ctx context.Context, key string, policies []core.Policy, cost int, peek bool, out []core.Decision, buf []*policyInfo) ([]*policyInfo, error) {
-	if ctx != nil {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-	}
-	if err := core.ValidateKey(key); err != nil {
-		return nil, err
-	}
-	if len(policies) == 0 {
-		return nil, core.ErrNoPolicy
-	}
-	for i := range policies {
-		pi, err := s.reg.get(&policies[i])
+// register returns the registered policies of validated items, appended to
+// buf.
+func (s *Store) register(items []core.Item, buf []*policyInfo) ([]*policyInfo, error) {
+	for i := range items {
+		pi, err := s.reg.get(&items[i].Policy)
 		if err != nil {
 			return nil, err
 		}
-		if !peek && (cost <= 0 || int64(cost) > pi.params.Capacity) {
-			return nil, policies[i].CheckCost(cost)
-		}
 		buf = append(buf, pi)
-	}
-	if len(out) < len(policies) {
-		return nil, errShortOut
 	}
 	return buf, nil
 }

@@ -1,39 +1,21 @@
 package memstore
 
 import (
-	"context"
 	"slices"
 	"time"
 
 	"github.com/ratelimit-go/ratelimit/core"
 )
 
-var _ core.MultiKeyChecker = (*Store)(nil)
-
-// CheckMany implements core.MultiKeyChecker: every item's key and policy
-// decided at once, all or nothing. The shards of all the keys are locked
-// together, in ascending order so that concurrent checks cannot deadlock;
-// every item is evaluated first, for its own units (core.Keyed.Cost), and
-// the new states are stored only when all of them admit. A denied check
-// stores nothing and reports, for the items that had room, the state as it
-// stands.
-//
-// Errors are those of Check. When the store is full (WithMaxKeys), a
-// multi-key check does not reclaim expired states to make room: it fails
-// with ErrStoreFull and changes nothing.
-func (s *Store) CheckMany(ctx context.Context, items []core.Keyed, cost int, now time.Time, out []core.Decision) error {
-	if ctx != nil {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-	}
-	if err := core.ValidateMany(items, cost); err != nil {
-		clear(out)
-		return err
-	}
-	if len(out) < len(items) {
-		return errShortOut
-	}
+// checkMany decides a validated batch of consuming items of several keys,
+// all or nothing. The shards of all the keys are locked together, in
+// ascending order so that concurrent checks cannot deadlock; every item is
+// evaluated first, for its own units, and the new states are stored only
+// when all of them admit. A denied check stores nothing and reports, for the
+// items that had room, the state as it stands. When the store is full
+// (WithMaxKeys), a multi-key check does not reclaim expired states to make
+// room: it fails with ErrStoreFull and changes nothing.
+func (s *Store) checkMany(items []core.Item, now time.Time, out []core.Decision) error {
 	type located struct {
 		pi *policyInfo
 		sh *shard
@@ -81,7 +63,7 @@ func (s *Store) CheckMany(ctx context.Context, items []core.Keyed, cost int, now
 	}
 	allowed, fresh := true, int64(0)
 	for i, l := range loc {
-		o, isNew, _ := s.apply(l.sh, l.pi, items[i].Key, l.h, int64(items[i].EffectiveCost(cost)), n, evaluate)
+		o, isNew, _ := s.apply(l.sh, l.pi, items[i].Key, l.h, int64(items[i].Cost), n, evaluate)
 		o.Fill(&out[i], &l.pi.policy)
 		allowed = allowed && o.Allowed
 		if isNew && first(i) {
@@ -109,7 +91,7 @@ func (s *Store) CheckMany(ctx context.Context, items []core.Keyed, cost int, now
 	}
 	for i, l := range loc {
 		if first(i) {
-			s.apply(l.sh, l.pi, items[i].Key, l.h, int64(items[i].EffectiveCost(cost)), n, commitMany)
+			s.apply(l.sh, l.pi, items[i].Key, l.h, int64(items[i].Cost), n, commitMany)
 		}
 	}
 	return nil

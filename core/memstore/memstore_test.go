@@ -13,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/backendtest"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
 )
 
@@ -197,7 +198,7 @@ func TestBadInputIsATypedErrorAndChangesNothing(t *testing.T) {
 	ctx := context.Background()
 	s := newStore(t)
 	good := core.Policy{Name: "good", Limit: 3, Window: time.Minute, Algorithm: core.TokenBucket}
-	if _, err := s.CheckOne(ctx, "k", good, 2, t0); err != nil {
+	if _, err := backendtest.CheckOne(ctx, s, "k", good, 2, t0); err != nil {
 		t.Fatal(err)
 	}
 	cancelled, cancel := context.WithCancel(ctx)
@@ -224,31 +225,31 @@ func TestBadInputIsATypedErrorAndChangesNothing(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			out := make([]core.Decision, c.out)
 			out[0].Allowed = true
-			if err := s.Check(c.ctx, c.key, c.policies, c.cost, t0, out); !errors.Is(err, c.want) {
+			if err := core.Check(c.ctx, s, c.key, c.policies, c.cost, t0, out); !errors.Is(err, c.want) {
 				t.Errorf("Check: %v, want %v", err, c.want)
 			}
-			if out[0].Allowed {
+			if len(c.policies) > 0 && out[0].Allowed {
 				t.Error("Check left a decision in out after an error")
 			}
 			if len(c.policies) == 1 {
-				if _, err := s.CheckOne(c.ctx, c.key, c.policies[0], c.cost, t0); !errors.Is(err, c.want) {
+				if _, err := backendtest.CheckOne(c.ctx, s, c.key, c.policies[0], c.cost, t0); !errors.Is(err, c.want) {
 					t.Errorf("CheckOne: %v, want %v", err, c.want)
 				}
 			}
 		})
 	}
 	var perr *core.PolicyError
-	if _, err := s.CheckOne(ctx, "k", core.Policy{Limit: 1, Window: -time.Second}, 1, t0); !errors.As(err, &perr) || perr.Field != "window" {
+	if _, err := backendtest.CheckOne(ctx, s, "k", core.Policy{Limit: 1, Window: -time.Second}, 1, t0); !errors.As(err, &perr) || perr.Field != "window" {
 		t.Errorf("negative window: %v, want a *core.PolicyError on window", err)
 	}
 	var cerr *core.CostError
-	if _, err := s.CheckOne(ctx, "k", good, 9, t0); !errors.As(err, &cerr) || cerr.Capacity != 3 {
+	if _, err := backendtest.CheckOne(ctx, s, "k", good, 9, t0); !errors.As(err, &cerr) || cerr.Capacity != 3 {
 		t.Errorf("cost 9: %v, want a *core.CostError with capacity 3", err)
 	}
-	if err := s.Check(ctx, "k", []core.Policy{good, good}, 1, t0, make([]core.Decision, 1)); err == nil {
+	if err := core.Check(ctx, s, "k", []core.Policy{good, good}, 1, t0, make([]core.Decision, 1)); err == nil {
 		t.Error("Check with a short out: no error")
 	}
-	if err := s.Peek(ctx, "", []core.Policy{good}, t0, make([]core.Decision, 1)); !errors.Is(err, core.ErrInvalidKey) {
+	if err := core.Peek(ctx, s, "", []core.Policy{good}, t0, make([]core.Decision, 1)); !errors.Is(err, core.ErrInvalidKey) {
 		t.Errorf("Peek with an empty key: %v", err)
 	}
 	if err := s.Reset(ctx, "k", []core.Policy{{Limit: -1, Window: time.Second}}); !errors.Is(err, core.ErrInvalidPolicy) {
@@ -262,7 +263,7 @@ func TestBadInputIsATypedErrorAndChangesNothing(t *testing.T) {
 		t.Fatalf("Len = %d, want 1", s.Len())
 	}
 	out := make([]core.Decision, 1)
-	if err := s.Peek(ctx, "k", []core.Policy{good}, t0, out); err != nil || out[0].Remaining != 1 {
+	if err := core.Peek(ctx, s, "k", []core.Policy{good}, t0, out); err != nil || out[0].Remaining != 1 {
 		t.Fatalf("peek after bad input: %+v, %v; want 1 remaining", out[0], err)
 	}
 }
@@ -272,19 +273,19 @@ func TestPeekWritesNothing(t *testing.T) {
 	s := newStore(t)
 	p := core.Policy{Limit: 2, Window: time.Second, Algorithm: core.LeakyBucket}
 	out := make([]core.Decision, 1)
-	if err := s.Peek(ctx, "k", []core.Policy{p}, t0, out); err != nil {
+	if err := core.Peek(ctx, s, "k", []core.Policy{p}, t0, out); err != nil {
 		t.Fatal(err)
 	}
 	if d := out[0]; !d.Allowed || d.Remaining != 2 || d.ResetAfter != 0 || s.Len() != 0 {
 		t.Fatalf("peek at a new key: %+v, Len %d; want full and nothing stored", d, s.Len())
 	}
 	for i := 0; i < 2; i++ {
-		if _, err := s.CheckOne(ctx, "k", p, 1, t0); err != nil {
+		if _, err := backendtest.CheckOne(ctx, s, "k", p, 1, t0); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for i := 0; i < 3; i++ {
-		if err := s.Peek(ctx, "k", []core.Policy{p}, t0, out); err != nil {
+		if err := core.Peek(ctx, s, "k", []core.Policy{p}, t0, out); err != nil {
 			t.Fatal(err)
 		}
 		d := out[0]
@@ -326,26 +327,19 @@ func TestNoAllocationsOnAnExistingKey(t *testing.T) {
 		now := t0
 		for i := 0; i < 200; i++ { // grow the sliding log to its full size
 			now = now.Add(time.Millisecond)
-			if _, err := s.CheckOne(ctx, "k", p, 1, now); err != nil {
+			if _, err := backendtest.CheckOne(ctx, s, "k", p, 1, now); err != nil {
 				t.Fatal(err)
 			}
 		}
+		items, out := []core.Item{{Key: "k", Policy: p, Cost: 1}}, make([]core.Decision, 1)
 		allocs := testing.AllocsPerRun(1000, func() {
 			now = now.Add(time.Millisecond)
-			if _, err := s.CheckOne(ctx, "k", p, 1, now); err != nil {
+			if err := s.Do(ctx, items, now, out); err != nil {
 				t.Fatal(err)
 			}
 		})
 		if allocs != 0 {
 			t.Errorf("%s: %v allocations per check, want 0", a, allocs)
-		}
-		if allocs := testing.AllocsPerRun(1000, func() {
-			now = now.Add(time.Millisecond)
-			if _, _, _, _, _, err := s.CheckOneLean(ctx, "k", p, 1, now); err != nil {
-				t.Fatal(err)
-			}
-		}); allocs != 0 {
-			t.Errorf("%s: %v allocations per lean check, want 0", a, allocs)
 		}
 	}
 }
@@ -356,15 +350,15 @@ func TestNoAllocationsForMultiPolicyChecksAndPeeks(t *testing.T) {
 	ps := []core.Policy{hundred(core.GCRA), hundred(core.SlidingWindow), hundred(core.LeakyBucket)}
 	out := make([]core.Decision, len(ps))
 	now := t0
-	if err := s.Check(ctx, "k", ps, 1, now, out); err != nil {
+	if err := core.Check(ctx, s, "k", ps, 1, now, out); err != nil {
 		t.Fatal(err)
 	}
 	allocs := testing.AllocsPerRun(1000, func() {
 		now = now.Add(time.Minute)
-		if err := s.Check(ctx, "k", ps, 1, now, out); err != nil {
+		if err := core.Check(ctx, s, "k", ps, 1, now, out); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Peek(ctx, "k", ps, now, out); err != nil {
+		if err := core.Peek(ctx, s, "k", ps, now, out); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -377,7 +371,7 @@ func TestCloseStopsTheSweeper(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	s := memstore.New(memstore.WithSweepInterval(time.Millisecond))
 	for i := 0; i < 3000; i++ {
-		if _, err := s.CheckOne(context.Background(), "k"+strconv.Itoa(i), hundred(core.GCRA), 1, t0); err != nil {
+		if _, err := backendtest.CheckOne(context.Background(), s, "k"+strconv.Itoa(i), hundred(core.GCRA), 1, t0); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -388,7 +382,7 @@ func TestCloseStopsTheSweeper(t *testing.T) {
 		t.Fatalf("second Close: %v", err)
 	}
 	// Still usable after Close.
-	if d, err := s.CheckOne(context.Background(), "k0", hundred(core.GCRA), 1, t0); err != nil || !d.Allowed {
+	if d, err := backendtest.CheckOne(context.Background(), s, "k0", hundred(core.GCRA), 1, t0); err != nil || !d.Allowed {
 		t.Fatalf("check after Close: %+v, %v", d, err)
 	}
 }
@@ -399,12 +393,12 @@ func TestBackgroundSweeperReclaims(t *testing.T) {
 	defer s.Close()
 	p := core.Policy{Limit: 10, Window: time.Second}
 	for i := 0; i < 100; i++ {
-		if _, err := s.CheckOne(context.Background(), "k"+strconv.Itoa(i), p, 1, t0); err != nil {
+		if _, err := backendtest.CheckOne(context.Background(), s, "k"+strconv.Itoa(i), p, 1, t0); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// The store learns the time from checks; this one is the last left.
-	if _, err := s.CheckOne(context.Background(), "late", p, 1, t0.Add(time.Minute)); err != nil {
+	if _, err := backendtest.CheckOne(context.Background(), s, "late", p, 1, t0.Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	// Wait for the sweeper goroutine (not for a window: the clock is
@@ -512,21 +506,22 @@ func TestManyPoliciesRegisteredConcurrently(t *testing.T) {
 	}
 }
 
-// TestCheckOneMatchesCheck: CheckOne, which finds a denied sliding-window
-// check's wait after releasing the key's lock, answers every step of a
-// random trace exactly as Check, which decides the whole check under the
-// lock, does on a twin store, and CheckOneLean, the Limiter's path, on a
-// third: every algorithm, costs up to the capacity, steps that stay in a
-// window, cross one or jump several, and a clock that sometimes goes back.
-func TestCheckOneMatchesCheck(t *testing.T) {
+// TestBatchOfOneMatchesBatchOfOneKey: a batch of one item, which finds a
+// denied sliding-window check's wait after releasing the key's lock,
+// answers every step of a random trace exactly as a batch of that item
+// twice (one state, the one-key path that decides the whole batch under the
+// lock) does on a twin store: every algorithm, costs up to the capacity,
+// steps that stay in a window, cross one or jump several, and a clock that
+// sometimes goes back.
+func TestBatchOfOneMatchesBatchOfOneKey(t *testing.T) {
 	ctx := context.Background()
 	for _, a := range core.Algorithms() {
 		t.Run(string(a), func(t *testing.T) {
-			one, many, lean := newStore(t), newStore(t), newStore(t)
+			one, many := newStore(t), newStore(t)
 			p := core.Policy{Name: "p", Limit: 7, Window: 10 * time.Second, Algorithm: a}
 			r := rand.New(rand.NewPCG(3, uint64(len(a))))
 			now := t0
-			out := make([]core.Decision, 1)
+			out := make([]core.Decision, 2)
 			for step := range 20_000 {
 				switch r.IntN(10) {
 				case 0:
@@ -538,21 +533,15 @@ func TestCheckOneMatchesCheck(t *testing.T) {
 				}
 				key := "k" + strconv.Itoa(r.IntN(3))
 				cost := 1 + r.IntN(p.Limit)
-				got, err := one.CheckOne(ctx, key, p, cost, now)
+				got, err := backendtest.CheckOne(ctx, one, key, p, cost, now)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := many.Check(ctx, key, []core.Policy{p}, cost, now, out); err != nil {
+				if err := core.Check(ctx, many, key, []core.Policy{p, p}, cost, now, out); err != nil {
 					t.Fatal(err)
 				}
-				if got != out[0] {
-					t.Fatalf("step %d, %s cost %d at %v: CheckOne %+v, Check %+v", step, key, cost, now, got, out[0])
-				}
-				var l core.Decision
-				l.Allowed, l.Remaining, l.RetryAfter, l.ResetAfter, l.Delay, err = lean.CheckOneLean(ctx, key, p, cost, now)
-				l.Limit = p.Limit
-				if err != nil || l != got {
-					t.Fatalf("step %d, %s cost %d at %v: CheckOne %+v, CheckOneLean %+v, %v", step, key, cost, now, got, l, err)
+				if got != out[0] || got != out[1] {
+					t.Fatalf("step %d, %s cost %d at %v: one item %+v, the item twice %+v", step, key, cost, now, got, out)
 				}
 			}
 		})
@@ -576,7 +565,7 @@ func TestConcurrentSlidingWindowDenialsAreExact(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for range 5_000 {
-				d, err := s.CheckOne(ctx, "hot", p, 1, now)
+				d, err := backendtest.CheckOne(ctx, s, "hot", p, 1, now)
 				if err != nil {
 					t.Error(err)
 					return
@@ -589,11 +578,11 @@ func TestConcurrentSlidingWindowDenialsAreExact(t *testing.T) {
 	// What a denial must say: a twin store brought to the same full state.
 	twin := newStore(t)
 	for range p.Limit {
-		if _, err := twin.CheckOne(ctx, "hot", p, 1, now); err != nil {
+		if _, err := backendtest.CheckOne(ctx, twin, "hot", p, 1, now); err != nil {
 			t.Fatal(err)
 		}
 	}
-	want, err := twin.CheckOne(ctx, "hot", p, 1, now)
+	want, err := backendtest.CheckOne(ctx, twin, "hot", p, 1, now)
 	if err != nil || want.Allowed || want.RetryAfter <= 0 {
 		t.Fatalf("twin: %+v, %v", want, err)
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/ratelimit-go/ratelimit/core"
 )
 
-// ErrStoreFull is returned by Check and CheckOne when a check would create a
+// ErrStoreFull is returned by Do when a check would create a
 // new state but the store already holds the number of states set with
 // WithMaxKeys, even after reclaiming the expired states of the key's shard.
 // Nothing is changed; checks on keys that already have state still work.
@@ -22,20 +22,13 @@ var errShortOut = errors.New("memstore: out has fewer elements than policies")
 
 // Compile-time checks of the interfaces the Store implements.
 var (
-	_ core.Backend        = (*Store)(nil)
-	_ core.SingleChecker  = (*Store)(nil)
-	_ core.LeanChecker    = (*Store)(nil)
-	_ core.ContextBounded = (*Store)(nil)
-	_ core.WaitLimited    = (*Store)(nil)
+	_ core.Backend = (*Store)(nil)
+	_ core.Bounded = (*Store)(nil)
 )
 
-// BoundedByContext implements core.ContextBounded: true. A call waits for
-// nothing but a shard's lock, held for the length of one decision.
-func (*Store) BoundedByContext() bool { return true }
-
-// BoundedByWaitLimit implements core.WaitLimited: true, for the same
-// reason: a call never waits long enough for a wait limit to matter.
-func (*Store) BoundedByWaitLimit() bool { return true }
+// Bounded implements core.Bounded: true. A call waits for nothing but a
+// shard's lock, held for the length of one decision.
+func (*Store) Bounded() bool { return true }
 
 // Store is the in-memory Backend. Create it with New; the zero value is not
 // usable. A Store is safe for concurrent use by any number of goroutines.

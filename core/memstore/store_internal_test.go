@@ -15,6 +15,7 @@ import (
 
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/algo"
+	"github.com/ratelimit-go/ratelimit/core/backendtest"
 )
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -42,14 +43,14 @@ func TestClockSetBackKeepsState(t *testing.T) {
 	s := New(WithSweepInterval(0))
 	defer s.Close()
 	p := core.Policy{Limit: 1, Window: time.Hour}
-	if _, err := s.CheckOne(ctx, "future", p, 1, t0.AddDate(50, 0, 0)); err != nil {
+	if _, err := backendtest.CheckOne(ctx, s, "future", p, 1, t0.AddDate(50, 0, 0)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.CheckOne(ctx, "k", p, 1, t0); err != nil {
+	if _, err := backendtest.CheckOne(ctx, s, "k", p, 1, t0); err != nil {
 		t.Fatal(err)
 	}
 	s.Sweep()
-	if d, err := s.CheckOne(ctx, "k", p, 1, t0.Add(time.Minute)); err != nil || d.Allowed {
+	if d, err := backendtest.CheckOne(ctx, s, "k", p, 1, t0.Add(time.Minute)); err != nil || d.Allowed {
 		t.Fatalf("k after a sweep: %+v, %v; want still denied", d, err)
 	}
 	if s.Len() != 2 {
@@ -98,13 +99,13 @@ func TestSweepReclaimsExactlyTheExpired(t *testing.T) {
 	defer s.Close()
 	p := core.Policy{Limit: 10, Window: time.Second, Algorithm: core.GCRA}
 	for i := 0; i < 1000; i++ {
-		if _, err := s.CheckOne(ctx, "a"+strconv.Itoa(i), p, 1, t0); err != nil {
+		if _, err := backendtest.CheckOne(ctx, s, "a"+strconv.Itoa(i), p, 1, t0); err != nil {
 			t.Fatal(err)
 		}
 	}
 	later := t0.Add(50 * time.Millisecond)
 	for i := 0; i < 500; i++ {
-		if _, err := s.CheckOne(ctx, "b-a-key-long-enough-for-the-string-map-"+strconv.Itoa(i), p, 1, later); err != nil {
+		if _, err := backendtest.CheckOne(ctx, s, "b-a-key-long-enough-for-the-string-map-"+strconv.Itoa(i), p, 1, later); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -114,7 +115,7 @@ func TestSweepReclaimsExactlyTheExpired(t *testing.T) {
 	}
 	// The store learns time only from checks: a peek at 100ms - 1µs ...
 	peek := make([]core.Decision, 1)
-	if err := s.Peek(ctx, "other", []core.Policy{p}, t0.Add(100*time.Millisecond-time.Microsecond), peek); err != nil {
+	if err := core.Peek(ctx, s, "other", []core.Policy{p}, t0.Add(100*time.Millisecond-time.Microsecond), peek); err != nil {
 		t.Fatal(err)
 	}
 	s.Sweep()
@@ -123,14 +124,14 @@ func TestSweepReclaimsExactlyTheExpired(t *testing.T) {
 	}
 	// ... and once it has moved on by the publishing grain, the first
 	// thousand are gone and the other 500 stay.
-	if err := s.Peek(ctx, "other", []core.Policy{p}, t0.Add(100*time.Millisecond-time.Microsecond+publishGrain*time.Microsecond), peek); err != nil {
+	if err := core.Peek(ctx, s, "other", []core.Policy{p}, t0.Add(100*time.Millisecond-time.Microsecond+publishGrain*time.Microsecond), peek); err != nil {
 		t.Fatal(err)
 	}
 	s.Sweep()
 	if s.Len() != 500 || s.held() != 500 {
 		t.Fatalf("at expiry: Len = %d, held %d, want 500", s.Len(), s.held())
 	}
-	if _, err := s.CheckOne(ctx, "b-a-key-long-enough-for-the-string-map-0", p, 1, t0.Add(150*time.Millisecond)); err != nil {
+	if _, err := backendtest.CheckOne(ctx, s, "b-a-key-long-enough-for-the-string-map-0", p, 1, t0.Add(150*time.Millisecond)); err != nil {
 		t.Fatal(err)
 	}
 	s.Sweep()
@@ -148,10 +149,10 @@ func TestSweepInterleavesWithChecks(t *testing.T) {
 	defer s.Close()
 	p := core.Policy{Limit: 10, Window: time.Second, Algorithm: core.FixedWindow}
 	for i := 0; i < 20*sweepChunk; i++ {
-		if _, err := s.CheckOne(ctx, "old"+strconv.Itoa(i), p, 1, t0); err != nil {
+		if _, err := backendtest.CheckOne(ctx, s, "old"+strconv.Itoa(i), p, 1, t0); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.CheckOne(ctx, "old-and-long-enough-for-the-string-map-"+strconv.Itoa(i), p, 1, t0); err != nil {
+		if _, err := backendtest.CheckOne(ctx, s, "old-and-long-enough-for-the-string-map-"+strconv.Itoa(i), p, 1, t0); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -163,7 +164,7 @@ func TestSweepInterleavesWithChecks(t *testing.T) {
 			defer wg.Done()
 			for i := 0; i < 2000; i++ {
 				k := "new-and-long-enough-for-the-string-map-" + strconv.Itoa(g) + "-" + strconv.Itoa(i%300)
-				if _, err := s.CheckOne(ctx, k, p, 1, now); err != nil {
+				if _, err := backendtest.CheckOne(ctx, s, k, p, 1, now); err != nil {
 					t.Error(err)
 					return
 				}
@@ -209,7 +210,7 @@ func TestMemoryReturnsAfterExpiry(t *testing.T) {
 	defer s.Close()
 	p := core.Policy{Limit: 100, Window: time.Minute, Algorithm: core.GCRA}
 	for _, k := range keys {
-		if _, err := s.CheckOne(ctx, k, p, 1, t0); err != nil {
+		if _, err := backendtest.CheckOne(ctx, s, k, p, 1, t0); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -217,7 +218,7 @@ func TestMemoryReturnsAfterExpiry(t *testing.T) {
 	if full-base < n*24 {
 		t.Fatalf("heap grew by %d bytes for %d keys; the measurement is broken", full-base, n)
 	}
-	if _, err := s.CheckOne(ctx, "tick", p, 1, t0.Add(time.Minute)); err != nil {
+	if _, err := backendtest.CheckOne(ctx, s, "tick", p, 1, t0.Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	s.Sweep()
@@ -243,14 +244,14 @@ func TestKeysAreCloned(t *testing.T) {
 		buf := []byte("alpha-and-then-many-more-bytes-of-a-request-line")
 		key := unsafe.String(&buf[0], n)
 		orig := string(buf[:n])
-		if d, err := s.CheckOne(ctx, key, p, 1, t0); err != nil || !d.Allowed {
+		if d, err := backendtest.CheckOne(ctx, s, key, p, 1, t0); err != nil || !d.Allowed {
 			t.Fatalf("len %d: first check: %+v, %v", n, d, err)
 		}
 		copy(buf, "omega")
-		if d, err := s.CheckOne(ctx, orig, p, 1, t0); err != nil || d.Allowed {
+		if d, err := backendtest.CheckOne(ctx, s, orig, p, 1, t0); err != nil || d.Allowed {
 			t.Fatalf("len %d: %q after the buffer changed: %+v, %v; want denied", n, orig, d, err)
 		}
-		if d, err := s.CheckOne(ctx, string(buf[:n]), p, 1, t0); err != nil || !d.Allowed {
+		if d, err := backendtest.CheckOne(ctx, s, string(buf[:n]), p, 1, t0); err != nil || !d.Allowed {
 			t.Fatalf("len %d: %q: %+v, %v; want admitted, a key of its own", n, buf[:n], d, err)
 		}
 	}
@@ -266,12 +267,12 @@ func TestKeysStayDistinct(t *testing.T) {
 	keys := []string{"a", "a\x00", "a\x00\x00", "\x00", "\x00\x00",
 		"123456789012345", "1234567890123456", "123456789012345\x00", "12345678901234\x00"}
 	for _, k := range keys {
-		if d, err := s.CheckOne(ctx, k, p, 1, t0); err != nil || !d.Allowed {
+		if d, err := backendtest.CheckOne(ctx, s, k, p, 1, t0); err != nil || !d.Allowed {
 			t.Fatalf("%q: %+v, %v; want admitted, a key of its own", k, d, err)
 		}
 	}
 	for _, k := range keys {
-		if d, err := s.CheckOne(ctx, k, p, 1, t0); err != nil || d.Allowed {
+		if d, err := backendtest.CheckOne(ctx, s, k, p, 1, t0); err != nil || d.Allowed {
 			t.Fatalf("%q again: %+v, %v; want denied", k, d, err)
 		}
 	}
@@ -298,7 +299,7 @@ func TestSlidingLogMemoryIsBounded(t *testing.T) {
 	now := t0
 	for i := 0; i < 5000; i++ {
 		now = now.Add(time.Millisecond)
-		if _, err := s.CheckOne(ctx, "k", p, 1, now); err != nil {
+		if _, err := backendtest.CheckOne(ctx, s, "k", p, 1, now); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -313,7 +314,7 @@ func TestSlidingLogMemoryIsBounded(t *testing.T) {
 		t.Fatalf("log holds %d entries, want a full 100", l.Len())
 	}
 	cutoff := time.UnixMicro(l.At(l.Len() - 21))
-	if _, err := s.CheckOne(ctx, "tick", p, 1, cutoff.Add(time.Second)); err != nil {
+	if _, err := backendtest.CheckOne(ctx, s, "tick", p, 1, cutoff.Add(time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	s.Sweep()
@@ -331,17 +332,17 @@ func TestReclaimSkipsTheCheckedKey(t *testing.T) {
 	defer s.Close()
 	a := core.Policy{Name: "a", Limit: 1, Window: time.Second}
 	b := core.Policy{Name: "b", Limit: 1, Window: time.Second}
-	if _, err := s.CheckOne(ctx, "k", a, 1, t0); err != nil {
+	if _, err := backendtest.CheckOne(ctx, s, "k", a, 1, t0); err != nil {
 		t.Fatal(err)
 	}
 	// Under b, so that inserting it steps through b's table, not a's.
-	if _, err := s.CheckOne(ctx, "live", b, 1, t0.Add(time.Second)); err != nil {
+	if _, err := backendtest.CheckOne(ctx, s, "live", b, 1, t0.Add(time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	// Full. "k" under a has expired; "k" under b is new: the check needs
 	// room for one state and may not take k's own.
 	out := make([]core.Decision, 2)
-	err := s.Check(ctx, "k", []core.Policy{a, b}, 1, t0.Add(time.Second), out)
+	err := core.Check(ctx, s, "k", []core.Policy{a, b}, 1, t0.Add(time.Second), out)
 	if err != ErrStoreFull {
 		t.Fatalf("Check = %v, want ErrStoreFull", err)
 	}
@@ -455,17 +456,17 @@ func TestStagedCommitAfterReclaim(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	out := make([]core.Decision, 2)
 	for _, k := range []string{"a", "b"} {
-		if err := s.Check(ctx, k, ps, 1, t0, out); err != nil || !out[0].Allowed || !out[1].Allowed {
+		if err := core.Check(ctx, s, k, ps, 1, t0, out); err != nil || !out[0].Allowed || !out[1].Allowed {
 			t.Fatalf("%s: %+v %v", k, out, err)
 		}
 	}
 	later := t0.Add(3 * time.Second) // a and b have expired; the store is full
 	for i := range 3 {
-		if err := s.Check(ctx, "c", ps, 2, later, out); err != nil || !out[0].Allowed || !out[1].Allowed {
+		if err := core.Check(ctx, s, "c", ps, 2, later, out); err != nil || !out[0].Allowed || !out[1].Allowed {
 			t.Fatalf("c, check %d: %+v %v", i, out, err)
 		}
 	}
-	if err := s.Peek(ctx, "c", ps, later, out); err != nil || out[0].Remaining != 4 || out[1].Remaining != 4 {
+	if err := core.Peek(ctx, s, "c", ps, later, out); err != nil || out[0].Remaining != 4 || out[1].Remaining != 4 {
 		t.Fatalf("after three checks of cost 2: %+v %v; want 4 remaining under both", out, err)
 	}
 	if s.Len() > 4 {

@@ -122,7 +122,7 @@ const maxSenders = 256
 // call goes out from a goroutine that ends when the script call returns,
 // and the caller returns ctx's error as soon as ctx is done, or
 // context.DeadlineExceeded once the wait limit has passed, whatever Redis
-// does (see Store.BoundedByContext). A caller that waits for the answer
+// does (see Store.Bounded). A caller that waits for the answer
 // whatever happens sends its own call, or a batch of queued ones, on its
 // own goroutine.
 func (b *batcher) run(ctx context.Context, c *call) ([]int64, error) {

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/backendtest"
 )
 
 // gate is a go-redis hook that counts script calls (EVALSHA and EVAL, alone
@@ -125,7 +126,7 @@ func testGroupsQueued(t *testing.T, perCall int) {
 	g.hold.Store(true)
 	first := make(chan error, 1)
 	go func() {
-		_, err := s.CheckOne(ctx, "first", p, 1, testNow)
+		_, err := backendtest.CheckOne(ctx, s, "first", p, 1, testNow)
 		first <- err
 	}()
 	<-g.held // the first check is on the wire; everything else queues
@@ -138,7 +139,7 @@ func testGroupsQueued(t *testing.T, perCall int) {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			results[i], errs[i] = s.CheckOne(ctx, "shared", p, 1, testNow)
+			results[i], errs[i] = backendtest.CheckOne(ctx, s, "shared", p, 1, testNow)
 		}(i)
 	}
 	waitQueued(t, s, n)
@@ -184,7 +185,7 @@ func testNoScriptQueued(t *testing.T, perCall int) {
 	s, g, m := gatedStore(t, 1, WithChecksPerCall(perCall))
 	ctx := context.Background()
 	p := core.Policy{Limit: 100, Window: time.Minute}
-	if _, err := s.CheckOne(ctx, "warm", p, 1, testNow); err != nil {
+	if _, err := backendtest.CheckOne(ctx, s, "warm", p, 1, testNow); err != nil {
 		t.Fatal(err)
 	}
 	flusher := redis.NewClient(&redis.Options{Addr: m.Addr()})
@@ -202,7 +203,7 @@ func testNoScriptQueued(t *testing.T, perCall int) {
 	g.hold.Store(true)
 	first := make(chan error, 1)
 	go func() {
-		_, err := s.CheckOne(ctx, "k", p, 1, testNow)
+		_, err := backendtest.CheckOne(ctx, s, "k", p, 1, testNow)
 		first <- err
 	}()
 	<-g.held
@@ -215,7 +216,7 @@ func testNoScriptQueued(t *testing.T, perCall int) {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			d, err := s.CheckOne(ctx, "k", p, 1, testNow)
+			d, err := backendtest.CheckOne(ctx, s, "k", p, 1, testNow)
 			errs[i], remaining[i] = err, d.Remaining
 		}(i)
 	}
@@ -236,7 +237,7 @@ func testNoScriptQueued(t *testing.T, perCall int) {
 		t.Fatalf("flushed %v, distinct Remaining %d; want every check counted once", flushed.Load(), len(seen))
 	}
 	out := make([]core.Decision, 1)
-	if err := s.Peek(ctx, "k", []core.Policy{p}, testNow, out); err != nil || out[0].Remaining != 100-(n+1) {
+	if err := core.Peek(ctx, s, "k", []core.Policy{p}, testNow, out); err != nil || out[0].Remaining != 100-(n+1) {
 		t.Fatalf("peek: %+v %v; want %d remaining", out[0], err, 100-(n+1))
 	}
 }
@@ -249,7 +250,7 @@ func TestBatchingQueuedCancel(t *testing.T) {
 	g.hold.Store(true)
 	first := make(chan error, 1)
 	go func() {
-		_, err := s.CheckOne(context.Background(), "k", p, 1, testNow)
+		_, err := backendtest.CheckOne(context.Background(), s, "k", p, 1, testNow)
 		first <- err
 	}()
 	<-g.held
@@ -257,7 +258,7 @@ func TestBatchingQueuedCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	queued := make(chan error, 1)
 	go func() {
-		_, err := s.CheckOne(ctx, "k", p, 1, testNow)
+		_, err := backendtest.CheckOne(ctx, s, "k", p, 1, testNow)
 		queued <- err
 	}()
 	waitQueued(t, s, 1)
@@ -272,7 +273,7 @@ func TestBatchingQueuedCancel(t *testing.T) {
 	if n := g.scripts.Load(); n != 2 {
 		t.Fatalf("%d script calls reached Redis, want 2 (EVALSHA, NOSCRIPT, EVAL; the cancelled check never sent)", n)
 	}
-	d, err := s.CheckOne(context.Background(), "k", p, 1, testNow)
+	d, err := backendtest.CheckOne(context.Background(), s, "k", p, 1, testNow)
 	if err != nil || d.Remaining != 98 {
 		t.Fatalf("after: %+v %v; want exactly two admissions counted", d, err)
 	}
@@ -286,7 +287,7 @@ func TestBatchingPipelineFailure(t *testing.T) {
 	g.hold.Store(true)
 	first := make(chan error, 1)
 	go func() {
-		_, err := s.CheckOne(context.Background(), "k", p, 1, testNow)
+		_, err := backendtest.CheckOne(context.Background(), s, "k", p, 1, testNow)
 		first <- err
 	}()
 	<-g.held
@@ -299,7 +300,7 @@ func TestBatchingPipelineFailure(t *testing.T) {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			results[i], errs[i] = s.CheckOne(context.Background(), "k", p, 1, testNow)
+			results[i], errs[i] = backendtest.CheckOne(context.Background(), s, "k", p, 1, testNow)
 		}(i)
 	}
 	waitQueued(t, s, n)

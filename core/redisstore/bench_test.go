@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/backendtest"
 	"github.com/ratelimit-go/ratelimit/core/redisstore"
 	"github.com/ratelimit-go/ratelimit/core/resilient"
 	"github.com/ratelimit-go/ratelimit/internal/redistest"
@@ -229,7 +230,7 @@ func memoryPerKey(c *redis.Client, p core.Policy) (float64, error) {
 	}
 	now := time.Now()
 	for i := 0; i < benchKeys; i++ {
-		if _, err := s.CheckOne(ctx, "user:"+strconv.Itoa(i), p, 1, now); err != nil {
+		if _, err := backendtest.CheckOne(ctx, s, "user:"+strconv.Itoa(i), p, 1, now); err != nil {
 			return 0, err
 		}
 	}

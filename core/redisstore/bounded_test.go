@@ -15,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/backendtest"
 )
 
 // holdAll is a go-redis hook that holds every command named in names
@@ -68,8 +69,8 @@ func (h *holdAll) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proc
 // limit has already passed sends nothing; the goroutines that send the
 // held commands end once Redis answers again, and the Store works on.
 func TestCallsReturnWhenContextDone(t *testing.T) {
-	if !core.BoundedByContext(&Store{}) || !core.BoundedByWaitLimit(&Store{}) {
-		t.Fatal("the Store does not say it is bounded by its context and its wait limit")
+	if !core.IsBounded(&Store{}) {
+		t.Fatal("the Store does not say it is bounded")
 	}
 	before := goleak.IgnoreCurrent()
 	m := miniredis.NewMiniRedis()
@@ -89,14 +90,14 @@ func TestCallsReturnWhenContextDone(t *testing.T) {
 		call func(ctx context.Context) error
 	}{
 		{"check", func(ctx context.Context) error {
-			_, err := s.CheckOne(ctx, "k", p, 1, testNow)
+			_, err := backendtest.CheckOne(ctx, s, "k", p, 1, testNow)
 			return err
 		}},
 		{"check many", func(ctx context.Context) error {
-			return s.CheckMany(ctx, []core.Keyed{{Key: "a", Policy: p}, {Key: "b", Policy: p}}, 1, testNow, make([]core.Decision, 2))
+			return s.Do(ctx, []core.Item{{Key: "a", Policy: p, Cost: 1}, {Key: "b", Policy: p, Cost: 1}}, testNow, make([]core.Decision, 2))
 		}},
 		{"peek", func(ctx context.Context) error {
-			return s.Peek(ctx, "k", []core.Policy{p}, testNow, make([]core.Decision, 1))
+			return core.Peek(ctx, s, "k", []core.Policy{p}, testNow, make([]core.Decision, 1))
 		}},
 		{"reset", func(ctx context.Context) error {
 			return s.Reset(ctx, "k", []core.Policy{p})
@@ -160,7 +161,7 @@ func TestCallsReturnWhenContextDone(t *testing.T) {
 	// The Store works on: the slot came back.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := s.CheckOne(ctx, "after", p, 1, testNow); err != nil {
+	if _, err := backendtest.CheckOne(ctx, s, "after", p, 1, testNow); err != nil {
 		t.Fatalf("after Redis answers again: %v", err)
 	}
 	if held != 4 {
@@ -192,7 +193,7 @@ func TestSenderSkipsCallPastItsWaitLimit(t *testing.T) {
 		limit time.Duration
 		sent  bool
 	}{{"limit passed", -time.Millisecond, false}, {"limit ahead", time.Minute, true}} {
-		cl := s.newCall("k", []core.Policy{p}, 1, testNow)
+		cl := s.newItemsCall([]core.Item{{Key: "k", Policy: p, Cost: 1}}, testNow)
 		cl.done = make(chan struct{}, 1)
 		ctx := core.WithWaitLimit(context.Background(), time.Now().Add(tc.limit))
 		s.calls.decide(ctx, []*call{cl}, false, false)
@@ -255,7 +256,7 @@ func TestPanicInTheClient(t *testing.T) {
 	p := core.Policy{Limit: 100, Window: time.Minute}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := s.CheckOne(ctx, "k", p, 1, testNow); err == nil || !strings.Contains(err.Error(), "panicked") {
+	if _, err := backendtest.CheckOne(ctx, s, "k", p, 1, testNow); err == nil || !strings.Contains(err.Error(), "panicked") {
 		t.Fatalf("check with a context that can end, the client panicking: %v", err)
 	}
 	func() {
@@ -264,13 +265,13 @@ func TestPanicInTheClient(t *testing.T) {
 				t.Fatalf("check with a context that never ends, the client panicking: recovered %v", r)
 			}
 		}()
-		_, _ = s.CheckOne(context.Background(), "k", p, 1, testNow)
+		_, _ = backendtest.CheckOne(context.Background(), s, "k", p, 1, testNow)
 	}()
 	h.mu.Lock()
 	h.on = false
 	h.mu.Unlock()
 	for _, ctx := range []context.Context{ctx, context.Background()} {
-		if d, err := s.CheckOne(ctx, "k", p, 1, testNow); err != nil || d.Remaining != 99 {
+		if d, err := backendtest.CheckOne(ctx, s, "k", p, 1, testNow); err != nil || d.Remaining != 99 {
 			t.Fatalf("after the panics: %+v, %v; want the first admission", d, err)
 		}
 		if err := s.Reset(ctx, "k", []core.Policy{p}); err != nil {
@@ -300,7 +301,7 @@ func TestPanicInTheClientLeadingABatch(t *testing.T) {
 	g.hold.Store(true)
 	first := make(chan error, 1)
 	go func() {
-		_, err := s.CheckOne(ctx, "k", p, 1, testNow)
+		_, err := backendtest.CheckOne(ctx, s, "k", p, 1, testNow)
 		first <- err
 	}()
 	<-g.held // on the wire: the next checks queue
@@ -309,12 +310,12 @@ func TestPanicInTheClientLeadingABatch(t *testing.T) {
 	led := make(chan any, 1)
 	go func() {
 		defer func() { led <- recover() }()
-		_, _ = s.CheckOne(context.Background(), "k", p, 1, testNow)
+		_, _ = backendtest.CheckOne(context.Background(), s, "k", p, 1, testNow)
 	}()
 	waitQueued(t, s, 1)
 	queued := make(chan error, 1)
 	go func() {
-		_, err := s.CheckOne(ctx, "k", p, 1, testNow)
+		_, err := backendtest.CheckOne(ctx, s, "k", p, 1, testNow)
 		queued <- err
 	}()
 	waitQueued(t, s, 2)
@@ -331,7 +332,7 @@ func TestPanicInTheClientLeadingABatch(t *testing.T) {
 	}
 	panics.Store(false)
 	for _, ctx := range []context.Context{ctx, context.Background()} {
-		if d, err := s.CheckOne(ctx, "k", p, 1, testNow); err != nil || d.Remaining != 99 {
+		if d, err := backendtest.CheckOne(ctx, s, "k", p, 1, testNow); err != nil || d.Remaining != 99 {
 			t.Fatalf("after the panics: %+v, %v; want the first admission", d, err)
 		}
 		if err := s.Reset(ctx, "k", []core.Policy{p}); err != nil {
@@ -377,7 +378,7 @@ func testSendersAreBounded(t *testing.T, ctx context.Context, stop func(), want 
 	for i := range maxSenders + extra {
 		key := "k" + strconv.Itoa(i)
 		go func() {
-			_, err := s.CheckOne(ctx, key, p, 1, testNow)
+			_, err := backendtest.CheckOne(ctx, s, key, p, 1, testNow)
 			errs <- err
 		}()
 		go func() { errs <- s.Reset(ctx, key, []core.Policy{p}) }()
@@ -412,7 +413,7 @@ func testSendersAreBounded(t *testing.T, ctx context.Context, stop func(), want 
 	close(h.release)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := s.CheckOne(ctx, "after", p, 1, testNow); err != nil {
+	if _, err := backendtest.CheckOne(ctx, s, "after", p, 1, testNow); err != nil {
 		t.Fatalf("after Redis answers again: %v", err)
 	}
 }

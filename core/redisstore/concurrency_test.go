@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/backendtest"
 	"github.com/ratelimit-go/ratelimit/core/redisstore"
 	"github.com/ratelimit-go/ratelimit/internal/redistest"
 )
@@ -65,9 +66,9 @@ func testConcurrentExact(t *testing.T, newClient func(t *testing.T) redis.Univer
 						out := make([]core.Decision, len(tc.policies))
 						var err error
 						if len(tc.policies) == 1 {
-							out[0], err = s.CheckOne(context.Background(), "hot", tc.policies[0], 1, t0)
+							out[0], err = backendtest.CheckOne(context.Background(), s, "hot", tc.policies[0], 1, t0)
 						} else {
-							err = s.Check(context.Background(), "hot", tc.policies, 1, t0, out)
+							err = core.Check(context.Background(), s, "hot", tc.policies, 1, t0, out)
 						}
 						if err != nil {
 							failed.Add(1)
@@ -89,7 +90,7 @@ func testConcurrentExact(t *testing.T, newClient func(t *testing.T) redis.Univer
 					t.Fatalf("admitted %d of %d (%d errors), want exactly %d", admitted.Load(), raceGoroutines, failed.Load(), raceLimit)
 				}
 				out := make([]core.Decision, len(tc.policies))
-				if err := stores[0].Peek(context.Background(), "hot", tc.policies, t0, out); err != nil {
+				if err := core.Peek(context.Background(), stores[0], "hot", tc.policies, t0, out); err != nil {
 					t.Fatal(err)
 				}
 				last := out[len(out)-1]
@@ -120,7 +121,7 @@ func TestConcurrentManyKeysCluster(t *testing.T) {
 		go func(k int) {
 			defer wg.Done()
 			<-start
-			d, err := s.CheckOne(context.Background(), keys[k], p, 1, t0)
+			d, err := backendtest.CheckOne(context.Background(), s, keys[k], p, 1, t0)
 			if err != nil {
 				t.Error(err)
 				return

@@ -59,7 +59,7 @@
 //
 // # Failures
 //
-// Arguments the core rejects (core.ValidateCheck) are rejected before any
+// Arguments the core rejects (core.ValidateItems) are rejected before any
 // round trip with the core's typed errors. Anything Redis or the network
 // returns is wrapped in an error naming the operation ("redisstore: check:
 // ..."); a check that fails is never reported as admitted.

@@ -52,7 +52,7 @@ func Example() {
 
 // A multi-policy check is one script call: both policies admit it, or
 // neither consumes anything.
-func ExampleStore_Check() {
+func ExampleStore_Do() {
 	srv, err := miniredis.Run()
 	if err != nil {
 		panic(err)
@@ -72,7 +72,7 @@ func ExampleStore_Check() {
 	}
 	out := make([]core.Decision, len(policies))
 	for i := 0; i < 4; i++ {
-		if err := store.Check(context.Background(), "user:42", policies, 1, now, out); err != nil {
+		if err := core.Check(context.Background(), store, "user:42", policies, 1, now, out); err != nil {
 			panic(err)
 		}
 		fmt.Printf("burst: allowed=%v remaining=%d; hourly: allowed=%v remaining=%d\n",

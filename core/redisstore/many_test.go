@@ -48,18 +48,18 @@ func TestMultiKeyCluster(t *testing.T) {
 	now := time.Now()
 	p := core.MustParsePolicy("5/1m;name=p")
 	plain := newStore(t, c, redisstore.WithPrefix(redistest.Prefix(t)))
-	items := []core.Keyed{{Key: "a", Policy: p}, {Key: "b", Policy: p}, {Key: "c", Policy: p}}
+	items := []core.Item{{Key: "a", Policy: p, Cost: 1}, {Key: "b", Policy: p, Cost: 1}, {Key: "c", Policy: p, Cost: 1}}
 	out := make([]core.Decision, 3)
-	if err := plain.CheckMany(ctx, items, 1, now, out); !errors.Is(err, redisstore.ErrCrossSlot) {
+	if err := plain.Do(ctx, items, now, out); !errors.Is(err, redisstore.ErrCrossSlot) {
 		t.Fatalf("keys of three slots: %v, want ErrCrossSlot", err)
 	}
-	d, err := plain.CheckOne(ctx, "a", p, 1, now)
+	d, err := backendtest.CheckOne(ctx, plain, "a", p, 1, now)
 	if err != nil || d.Remaining != 4 {
 		t.Fatalf("after the refused multi-key check a has %+v, %v; want it untouched", d, err)
 	}
 	tagged := newStore(t, c, redisstore.WithPrefix(redistest.Prefix(t)), redisstore.WithSlotKey(bySlot))
-	items = []core.Keyed{{Key: "dom|a", Policy: p}, {Key: "dom|b", Policy: p}}
-	if err := tagged.CheckMany(ctx, items, 1, now, out); err != nil || !out[0].Allowed || !out[1].Allowed {
+	items = []core.Item{{Key: "dom|a", Policy: p, Cost: 1}, {Key: "dom|b", Policy: p, Cost: 1}}
+	if err := tagged.Do(ctx, items, now, out[:2]); err != nil || !out[0].Allowed || !out[1].Allowed {
 		t.Fatalf("keys of one slot key: %v %+v", err, out[:2])
 	}
 }

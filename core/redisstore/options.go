@@ -62,7 +62,7 @@ func WithTTLMargin(d time.Duration) Option {
 }
 
 // WithTimeout bounds every call to Redis by d, on top of the caller's
-// context: the call returns at d at the latest (see Store.BoundedByContext).
+// context: the call returns at d at the latest (see Store.Bounded).
 // The default, 0, uses the caller's context alone. A command already sent
 // may still run; go-redis stops waiting for its reply at the context's
 // deadline only when the client was created with ContextTimeoutEnabled,
@@ -142,12 +142,12 @@ func (c *config) fail(err error) {
 
 // WithSlotKey sets the part of a key that chooses its hash slot: the Redis
 // keys of key are tagged with slot(key) instead of key itself, so that keys
-// with the same slot key share a slot. On a Redis Cluster a multi-key check
-// (CheckMany) needs every key in one slot; a service that decides all the
+// with the same slot key share a slot. On a Redis Cluster a batch of
+// several keys (Store.Do) needs every key in one slot; a service that decides all the
 // descriptors of one request together gives them a common slot key (its
 // domain, say), at the price of sending that domain's traffic to one
-// master. The key itself still tells states apart, and Check, Peek and Reset
-// are unaffected. Without it a key is its own slot key. A nil slot is
+// master. The key itself still tells states apart, and checks of one key
+// and Reset are unaffected. Without it a key is its own slot key. A nil slot is
 // ignored.
 func WithSlotKey(slot func(key string) string) Option {
 	return func(c *config) { c.slotKey = slot }

@@ -31,7 +31,7 @@ func TestTTLRedis(t *testing.T) {
 	for _, p := range onePerAlgorithm(10, time.Minute+777*time.Microsecond) {
 		prefix := redistest.Prefix(t)
 		s := newStore(t, c, redisstore.WithPrefix(prefix))
-		d, err := s.CheckOne(context.Background(), "ttl", p, 4, t0)
+		d, err := backendtest.CheckOne(context.Background(), s, "ttl", p, 4, t0)
 		if err != nil || !d.Allowed {
 			t.Fatalf("%s: %+v %v", p.Algorithm, d, err)
 		}
@@ -57,7 +57,7 @@ func TestRestartRedis(t *testing.T) {
 	ctx := context.Background()
 	s := newStore(t, c)
 	p := core.Policy{Limit: 1, Window: time.Minute, Algorithm: core.GCRA}
-	if d, err := s.CheckOne(ctx, "r", p, 1, t0); err != nil || !d.Allowed {
+	if d, err := backendtest.CheckOne(ctx, s, "r", p, 1, t0); err != nil || !d.Allowed {
 		t.Fatalf("before restart: %+v %v", d, err)
 	}
 	srv.Restart()
@@ -69,7 +69,7 @@ func TestRestartRedis(t *testing.T) {
 	var d core.Decision
 	var err error
 	for i := 0; i < 20; i++ {
-		if d, err = s.CheckOne(ctx, "r", p, 1, t0); err == nil {
+		if d, err = backendtest.CheckOne(ctx, s, "r", p, 1, t0); err == nil {
 			break
 		}
 		if d.Allowed {
@@ -79,7 +79,7 @@ func TestRestartRedis(t *testing.T) {
 	if err != nil || !d.Allowed { // the restart lost the state (no persistence)
 		t.Fatalf("after restart: %+v %v", d, err)
 	}
-	if d, err := s.CheckOne(ctx, "r", p, 1, t0); err != nil || d.Allowed {
+	if d, err := backendtest.CheckOne(ctx, s, "r", p, 1, t0); err != nil || d.Allowed {
 		t.Fatalf("second check after restart: %+v %v; want a denial", d, err)
 	}
 }

@@ -21,7 +21,7 @@ import (
 type sharedOp struct {
 	key      string
 	policies []core.Policy
-	items    []core.Keyed
+	items    []core.Item
 	cost     int64
 	now      time.Time
 }
@@ -53,7 +53,7 @@ func sharedTrace(rng *rand.Rand, n int, many bool) []sharedOp {
 		if many && rng.IntN(5) == 0 {
 			for range 2 + rng.IntN(2) {
 				p := ps[rng.IntN(len(ps))]
-				it := core.Keyed{Key: keys[rng.IntN(len(keys)-1)], Policy: p}
+				it := core.Item{Key: keys[rng.IntN(len(keys)-1)], Policy: p}
 				if rng.IntN(2) == 0 {
 					// Units of its own (Envoy's per-descriptor
 					// hits_addend), the same for every item of one
@@ -80,10 +80,29 @@ func sharedTrace(rng *rand.Rand, n int, many bool) []sharedOp {
 }
 
 func (s *Store) opCall(op sharedOp) *call {
+	return s.newItemsCall(op.batch(), op.now)
+}
+
+// batch returns the items of op: a multi-key check's, each without units of
+// its own consuming op.cost, or one per policy, peeks when op.cost is 0.
+func (op sharedOp) batch() []core.Item {
 	if op.items != nil {
-		return s.newManyCall(op.items, int(op.cost), op.now)
+		items := append([]core.Item(nil), op.items...)
+		for i := range items {
+			if items[i].Cost == 0 {
+				items[i].Cost = int(op.cost)
+			}
+		}
+		return items
 	}
-	return s.newCall(op.key, op.policies, op.cost, op.now)
+	items := make([]core.Item, len(op.policies))
+	for i, p := range op.policies {
+		items[i] = core.Item{Key: op.key, Policy: p, Cost: int(op.cost)}
+		if op.cost == 0 {
+			items[i].Op = core.OpPeek
+		}
+	}
+	return items
 }
 
 // poison gives key "bad" a hash under every policy's GCRA-style string state

@@ -23,7 +23,7 @@ import (
 // pipeline; it needs no closing (close the client when done) and keeps no
 // goroutine: a call whose context can end is sent from a goroutine that
 // ends when its Redis command returns, so that the call itself returns as
-// soon as its context is done (see BoundedByContext). Create one with New;
+// soon as its context is done (see Bounded). Create one with New;
 // the zero value is not usable.
 type Store struct {
 	slotKey  func(string) string // nil: every key is its own hash tag
@@ -36,34 +36,24 @@ type Store struct {
 }
 
 var (
-	_ core.Backend         = (*Store)(nil)
-	_ core.SingleChecker   = (*Store)(nil)
-	_ core.MultiKeyChecker = (*Store)(nil)
-	_ core.ContextBounded  = (*Store)(nil)
-	_ core.WaitLimited     = (*Store)(nil)
+	_ core.Backend = (*Store)(nil)
+	_ core.Bounded = (*Store)(nil)
 )
 
-// BoundedByContext implements core.ContextBounded: true. Every call returns
-// once its context is done, with the context's error if Redis has not
-// answered yet, even when Redis hangs: a call whose context can end never
-// waits on the network on the caller's goroutine. The command it sent may
-// still run in Redis (a check may still consume); the goroutine sending it
-// ends when go-redis gives up (its ReadTimeout and WriteTimeout, or the
-// context's deadline with ContextTimeoutEnabled) or, for checks sent
+// Bounded implements core.Bounded: true. Every call returns once its
+// context is done, with the context's error if Redis has not answered yet,
+// even when Redis hangs, and once the wait limit its context carries
+// (core.WithWaitLimit) has passed, with context.DeadlineExceeded; the wait
+// takes a pooled timer and allocates nothing for it. A call whose context
+// can end never waits on the network on the caller's goroutine. The command
+// it sent may still run in Redis (a check may still consume); the goroutine
+// sending it ends when go-redis gives up (its ReadTimeout and WriteTimeout,
+// or the context's deadline with ContextTimeoutEnabled) or, for checks sent
 // together, within the Store's own timeout (WithTimeout). At most
 // WithPipelines script calls are on the wire at once, and at most 256 script
 // calls and 256 DELs from goroutines of the Store's own: past that, a call
 // waits for one to end, or for its context.
-func (*Store) BoundedByContext() bool { return true }
-
-// BoundedByWaitLimit implements core.WaitLimited: true. A call whose
-// context carries a wait limit (core.WithWaitLimit) returns
-// context.DeadlineExceeded once the limit has passed, if Redis has not
-// answered yet, as at a deadline of the context's own; the wait takes a
-// pooled timer and allocates nothing for it. Its command may still run in
-// Redis, as above; with ContextTimeoutEnabled, go-redis bounds it by its
-// ReadTimeout and WriteTimeout, since the context has no deadline.
-func (*Store) BoundedByWaitLimit() bool { return true }
+func (*Store) Bounded() bool { return true }
 
 // ErrCrossSlot reports a multi-key check on a Redis Cluster whose keys fall
 // into different hash slots, which one script call cannot touch together.
@@ -115,45 +105,50 @@ func New(client Client, opts ...Option) (*Store, error) {
 		calls: &batcher{client: client, margin: c.margin, max: c.pipelines, perCall: c.perCall, route: routingOf(client), timeout: c.timeout}}, nil
 }
 
-// Check implements core.Backend: one script call decides the check against
-// every policy and writes the new states only if all of them admit it.
-func (s *Store) Check(ctx context.Context, key string, policies []core.Policy, cost int, now time.Time, out []core.Decision) error {
-	if err := core.ValidateCheck(key, policies, cost, false); err != nil {
+// Do implements core.Backend: one script call decides every item, each
+// with its own key, and writes the new states only if all of them admit; a
+// batch of OpPeek items runs the same script with cost 0, which reads and
+// never writes. On a Redis Cluster the keys of one batch must fall into one
+// hash slot: the items of one key always do; items of several keys need
+// WithSlotKey, and fail with ErrCrossSlot otherwise, changing nothing.
+func (s *Store) Do(ctx context.Context, items []core.Item, now time.Time, out []core.Decision) error {
+	if err := core.ValidateItems(items); err != nil {
 		return err
 	}
-	return s.run(ctx, "check", key, policies, int64(cost), now, out)
-}
-
-// CheckOne implements core.SingleChecker: Check with one policy.
-func (s *Store) CheckOne(ctx context.Context, key string, p core.Policy, cost int, now time.Time) (core.Decision, error) {
-	var ps [1]core.Policy
-	var out [1]core.Decision
-	ps[0] = p
-	if err := s.Check(ctx, key, ps[:], cost, now, out[:]); err != nil {
-		return core.Decision{}, err
+	op := "check"
+	if items[0].Op == core.OpPeek {
+		op = "peek"
 	}
-	return out[0], nil
-}
-
-// Peek implements core.Backend: the same script with cost 0, which reads and
-// never writes.
-func (s *Store) Peek(ctx context.Context, key string, policies []core.Policy, now time.Time, out []core.Decision) error {
-	if err := core.ValidateCheck(key, policies, 0, true); err != nil {
-		return err
+	if len(out) < len(items) {
+		return fmt.Errorf("redisstore: %s: out has %d elements for %d items", op, len(out), len(items))
 	}
-	return s.run(ctx, "peek", key, policies, 0, now, out)
+	err := s.call(ctx, op, s.newItemsCall(items, now), items, out)
+	if err != nil && strings.Contains(err.Error(), "CROSSSLOT") {
+		return fmt.Errorf("%w: %w", ErrCrossSlot, err)
+	}
+	return err
 }
 
 // Reset implements core.Backend: it deletes the key's state under every
 // given policy, in one DEL (all the keys share a hash slot).
 func (s *Store) Reset(ctx context.Context, key string, policies []core.Policy) error {
-	if err := core.ValidateCheck(key, policies, 0, true); err != nil {
+	if err := core.ValidateKey(key); err != nil {
 		return err
+	}
+	if len(policies) == 0 {
+		return core.ErrNoPolicy
+	}
+	var buf [headBuf]byte
+	head := s.appendHead(buf[:0], key)
+	keys := make([]string, len(policies)) // those a check of key under policies reads and writes
+	for i, p := range policies {
+		if err := p.Validate(); err != nil {
+			return err
+		}
+		keys[i] = string(append(head, s.policies.get(p).id...))
 	}
 	ctx, cancel := s.budget(ctx)
 	defer cancel()
-	// The keys a check of key under policies reads and writes.
-	keys := s.newCall(key, policies, 0, time.Time{}).keys
 	if err := s.del(ctx, keys); err != nil {
 		return fmt.Errorf("redisstore: reset: %w", err)
 	}
@@ -202,44 +197,35 @@ func (s *Store) del(ctx context.Context, keys []string) error {
 	}
 }
 
-// run executes the script for a validated check (cost > 0) or peek (cost 0)
-// and decodes its reply into out.
-func (s *Store) run(ctx context.Context, op, key string, policies []core.Policy, cost int64, now time.Time, out []core.Decision) error {
-	if len(out) < len(policies) {
-		return fmt.Errorf("redisstore: %s: out has %d elements for %d policies", op, len(out), len(policies))
+// newItemsCall returns the call that decides a validated batch: one cost
+// for the batch when every item consumes the same (0 for a peek), the units
+// of each item otherwise.
+func (s *Store) newItemsCall(items []core.Item, now time.Time) *call {
+	cost := int64(items[0].Cost)
+	if items[0].Op == core.OpPeek {
+		cost = 0
 	}
-	return s.call(ctx, op, s.newCall(key, policies, cost, now), policies, out)
-}
-
-// newCall returns the call that decides a validated check of key under
-// policies.
-func (s *Store) newCall(key string, policies []core.Policy, cost int64, now time.Time) *call {
-	c := newCallOf(len(policies), now.UnixMicro(), cost)
-	var buf [headBuf]byte
-	head := s.appendHead(buf[:0], key)
-	for i, p := range policies {
-		c.pis[i] = s.policies.get(p)
-		c.keys[i] = string(append(head, c.pis[i].id...))
-	}
-	return c
-}
-
-// newManyCall returns the call that decides a validated multi-key check of
-// cost units: one cost for the check when every item consumes the same,
-// the units of each key otherwise (core.Keyed.Cost).
-func (s *Store) newManyCall(items []core.Keyed, cost int, now time.Time) *call {
-	units, same := core.UniformCost(items, cost)
-	c := newCallOf(len(items), now.UnixMicro(), int64(units))
-	if !same {
-		c.cost, c.costs = -1, make([]int64, len(items))
-		for i := range items {
-			c.costs[i] = int64(items[i].EffectiveCost(cost))
+	c := newCallOf(len(items), now.UnixMicro(), cost)
+	if cost != 0 {
+		for i := 1; i < len(items); i++ {
+			if items[i].Cost != items[0].Cost {
+				c.cost, c.costs = -1, make([]int64, len(items))
+				for j := range items {
+					c.costs[j] = int64(items[j].Cost)
+				}
+				break
+			}
 		}
 	}
 	var buf [headBuf]byte
-	for i, it := range items {
+	head := s.appendHead(buf[:0], items[0].Key)
+	for i := range items {
+		it := &items[i]
+		if i > 0 && it.Key != items[i-1].Key {
+			head = s.appendHead(buf[:0], it.Key)
+		}
 		c.pis[i] = s.policies.get(it.Policy)
-		c.keys[i] = string(append(s.appendHead(buf[:0], it.Key), c.pis[i].id...))
+		c.keys[i] = string(append(head, c.pis[i].id...))
 	}
 	return c
 }
@@ -258,45 +244,22 @@ func (s *Store) appendHead(dst []byte, key string) []byte {
 	return appendKeyHead(dst, s.prefix, key)
 }
 
-// CheckMany implements core.MultiKeyChecker: one script call decides every
-// item, each with its own key, and writes the new states only if all of them
-// admit. On a Redis Cluster every key must fall into one hash slot
-// (WithSlotKey); otherwise it fails with ErrCrossSlot and changes nothing.
-func (s *Store) CheckMany(ctx context.Context, items []core.Keyed, cost int, now time.Time, out []core.Decision) error {
-	if err := core.ValidateMany(items, cost); err != nil {
-		return err
-	}
-	if len(out) < len(items) {
-		return fmt.Errorf("redisstore: check: out has %d elements for %d items", len(out), len(items))
-	}
-	c := s.newManyCall(items, cost, now)
-	policies := make([]core.Policy, len(items))
-	for i, it := range items {
-		policies[i] = it.Policy
-	}
-	err := s.call(ctx, "check", c, policies, out)
-	if err != nil && strings.Contains(err.Error(), "CROSSSLOT") {
-		return fmt.Errorf("%w: %w", ErrCrossSlot, err)
-	}
-	return err
-}
-
 // call decides c and decodes its reply into out, one decision per policy.
-func (s *Store) call(ctx context.Context, op string, c *call, policies []core.Policy, out []core.Decision) error {
+func (s *Store) call(ctx context.Context, op string, c *call, items []core.Item, out []core.Decision) error {
 	ctx, cancel := s.budget(ctx)
 	defer cancel()
 	reply, err := s.calls.run(ctx, c)
 	if err != nil {
 		return fmt.Errorf("redisstore: %s: %w", op, err)
 	}
-	if len(reply) != replyPerKey*len(policies) {
-		return fmt.Errorf("redisstore: %s: script replied %d numbers for %d policies, want %d", op, len(reply), len(policies), replyPerKey*len(policies))
+	if len(reply) != replyPerKey*len(items) {
+		return fmt.Errorf("redisstore: %s: script replied %d numbers for %d items, want %d", op, len(reply), len(items), replyPerKey*len(items))
 	}
-	for i, p := range policies {
+	for i := range items {
 		r := reply[replyPerKey*i : replyPerKey*(i+1)]
 		out[i] = core.Decision{
 			Allowed:    r[0] == 1,
-			Limit:      p.Limit,
+			Limit:      items[i].Policy.Limit,
 			Remaining:  int(r[1]),
 			RetryAfter: time.Duration(r[2]) * time.Microsecond,
 			ResetAfter: time.Duration(r[3]) * time.Microsecond,

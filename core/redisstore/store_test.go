@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/backendtest"
 	"github.com/ratelimit-go/ratelimit/core/redisstore"
 )
 
@@ -44,7 +45,7 @@ func TestNewErrors(t *testing.T) {
 func TestDefaultPrefix(t *testing.T) {
 	m, c := newMiniredis(t)
 	s := newStore(t, c)
-	if _, err := s.CheckOne(context.Background(), "k", core.Policy{Limit: 1, Window: time.Second}, 1, t0); err != nil {
+	if _, err := backendtest.CheckOne(context.Background(), s, "k", core.Policy{Limit: 1, Window: time.Second}, 1, t0); err != nil {
 		t.Fatal(err)
 	}
 	keys := m.Keys()
@@ -80,17 +81,17 @@ func TestInvalidInputNoRoundTrip(t *testing.T) {
 	}
 	before := m.CommandCount()
 	for _, tc := range cases {
-		err := s.Check(ctx, tc.key, tc.policies, tc.cost, t0, out)
+		err := core.Check(ctx, s, tc.key, tc.policies, tc.cost, t0, out)
 		if !errors.Is(err, tc.want) {
 			t.Errorf("Check %s: got %v, want %v", tc.name, err, tc.want)
 		}
 		if len(tc.policies) == 1 {
-			if d, err := s.CheckOne(ctx, tc.key, tc.policies[0], tc.cost, t0); !errors.Is(err, tc.want) || d.Allowed {
+			if d, err := backendtest.CheckOne(ctx, s, tc.key, tc.policies[0], tc.cost, t0); !errors.Is(err, tc.want) || d.Allowed {
 				t.Errorf("CheckOne %s: got %+v, %v, want %v", tc.name, d, err, tc.want)
 			}
 		}
 		if tc.want != core.ErrInvalidCost && tc.want != core.ErrCostExceedsCapacity {
-			if err := s.Peek(ctx, tc.key, tc.policies, t0, out); !errors.Is(err, tc.want) {
+			if err := core.Peek(ctx, s, tc.key, tc.policies, t0, out); !errors.Is(err, tc.want) {
 				t.Errorf("Peek %s: got %v, want %v", tc.name, err, tc.want)
 			}
 			if err := s.Reset(ctx, tc.key, tc.policies); !errors.Is(err, tc.want) {
@@ -113,7 +114,7 @@ func TestTTLExact(t *testing.T) {
 		s := newStore(t, c, redisstore.WithPrefix("ttl:"), redisstore.WithTTLMargin(margin))
 		for _, p := range onePerAlgorithm(7, 10*time.Second+333*time.Microsecond) {
 			m.FlushAll()
-			d, err := s.CheckOne(ctx, "user", p, 3, t0)
+			d, err := backendtest.CheckOne(ctx, s, "user", p, 3, t0)
 			if err != nil || !d.Allowed {
 				t.Fatalf("%s: %+v, %v", p.Algorithm, d, err)
 			}
@@ -144,7 +145,7 @@ func TestWindowExpiryStands(t *testing.T) {
 		p := core.Policy{Limit: 10, Window: 10 * time.Second, Algorithm: a}
 		ttlOf := func(now time.Time) (core.Decision, time.Duration) {
 			t.Helper()
-			d, err := s.CheckOne(ctx, "user", p, 1, now)
+			d, err := backendtest.CheckOne(ctx, s, "user", p, 1, now)
 			if err != nil || !d.Allowed {
 				t.Fatalf("%s at %v: %+v, %v", a, now, d, err)
 			}
@@ -185,7 +186,7 @@ func TestDeniedWritesNothing(t *testing.T) {
 		out := make([]core.Decision, 2)
 		now := t0
 		for i := 0; i < 3; i++ {
-			if err := s.Check(ctx, "k", ps, 1, now, out); err != nil || !out[0].Allowed || !out[1].Allowed {
+			if err := core.Check(ctx, s, "k", ps, 1, now, out); err != nil || !out[0].Allowed || !out[1].Allowed {
 				t.Fatalf("%s: fill %d: %+v %v", p.Algorithm, i, out, err)
 			}
 		}
@@ -194,7 +195,7 @@ func TestDeniedWritesNothing(t *testing.T) {
 		for k := range before {
 			ttlBefore[k] = m.TTL(k)
 		}
-		if err := s.Check(ctx, "k", ps, 1, now, out); err != nil || out[1].Allowed || out[1].RetryAfter <= 0 {
+		if err := core.Check(ctx, s, "k", ps, 1, now, out); err != nil || out[1].Allowed || out[1].RetryAfter <= 0 {
 			t.Fatalf("%s: want a denial, got %+v %v", p.Algorithm, out, err)
 		}
 		if !out[0].Allowed || out[0].Remaining != 97 || out[0].RetryAfter != 0 {
@@ -220,7 +221,7 @@ func TestScriptErrorIsWrapped(t *testing.T) {
 	s := newStore(t, c, redisstore.WithPrefix("err:"))
 	ctx := context.Background()
 	p := core.Policy{Limit: 5, Window: time.Second, Algorithm: core.TokenBucket}
-	if _, err := s.CheckOne(ctx, "k", p, 1, t0); err != nil {
+	if _, err := backendtest.CheckOne(ctx, s, "k", p, 1, t0); err != nil {
 		t.Fatal(err)
 	}
 	k := m.Keys()[0]
@@ -228,14 +229,14 @@ func TestScriptErrorIsWrapped(t *testing.T) {
 	if err := m.Set(k, "not a hash"); err != nil {
 		t.Fatal(err)
 	}
-	d, err := s.CheckOne(ctx, "k", p, 1, t0)
+	d, err := backendtest.CheckOne(ctx, s, "k", p, 1, t0)
 	if err == nil || d.Allowed {
 		t.Fatalf("got %+v, %v; want an error and no admission", d, err)
 	}
 	if !strings.HasPrefix(err.Error(), "redisstore: check: ") || isCoreError(err) {
 		t.Errorf("error %q: want it wrapped with the operation", err)
 	}
-	if err := s.Peek(ctx, "k", []core.Policy{p}, t0, make([]core.Decision, 1)); err == nil || !strings.HasPrefix(err.Error(), "redisstore: peek: ") {
+	if err := core.Peek(ctx, s, "k", []core.Policy{p}, t0, make([]core.Decision, 1)); err == nil || !strings.HasPrefix(err.Error(), "redisstore: peek: ") {
 		t.Errorf("peek error %v: want it wrapped with the operation", err)
 	}
 }
@@ -248,7 +249,7 @@ func TestServerDown(t *testing.T) {
 	m.Close()
 	ctx := context.Background()
 	p := core.Policy{Limit: 5, Window: time.Second}
-	if d, err := s.CheckOne(ctx, "k", p, 1, t0); err == nil || d.Allowed || !strings.HasPrefix(err.Error(), "redisstore: check: ") {
+	if d, err := backendtest.CheckOne(ctx, s, "k", p, 1, t0); err == nil || d.Allowed || !strings.HasPrefix(err.Error(), "redisstore: check: ") {
 		t.Errorf("check: %+v, %v", d, err)
 	}
 	if err := s.Reset(ctx, "k", []core.Policy{p}); err == nil || !strings.HasPrefix(err.Error(), "redisstore: reset: ") {
@@ -263,7 +264,7 @@ func TestTimeout(t *testing.T) {
 	c := redis.NewClient(&redis.Options{Addr: m.Addr(), MaxRetries: -1, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { _ = c.Close() })
 	s := newStore(t, c, redisstore.WithTimeout(time.Nanosecond))
-	_, err := s.CheckOne(context.Background(), "k", core.Policy{Limit: 5, Window: time.Second}, 1, t0)
+	_, err := backendtest.CheckOne(context.Background(), s, "k", core.Policy{Limit: 5, Window: time.Second}, 1, t0)
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("got %v, want a deadline error", err)
 	}
@@ -289,7 +290,7 @@ func testScriptFlush(t *testing.T, c redis.UniversalClient, s *redisstore.Store,
 				t.Fatal(err)
 			}
 		}
-		d, err := s.CheckOne(ctx, "flush", p, 1, t0)
+		d, err := backendtest.CheckOne(ctx, s, "flush", p, 1, t0)
 		if err != nil || d.Allowed != want {
 			t.Fatalf("check %d after SCRIPT FLUSH: %+v, %v; want allowed=%v", i, d, err, want)
 		}
@@ -311,11 +312,11 @@ func TestDuplicatePolicyConsumesOnce(t *testing.T) {
 	for _, p := range onePerAlgorithm(4, time.Minute) {
 		out := make([]core.Decision, 2)
 		for i := 0; i < 2; i++ {
-			if err := s.Check(ctx, "dup", []core.Policy{p, p}, 2, t0, out); err != nil || !out[0].Allowed || out[0] != out[1] {
+			if err := core.Check(ctx, s, "dup", []core.Policy{p, p}, 2, t0, out); err != nil || !out[0].Allowed || out[0] != out[1] {
 				t.Fatalf("%s check %d: %+v %v", p.Algorithm, i, out, err)
 			}
 		}
-		if d, err := s.CheckOne(ctx, "dup", p, 1, t0); err != nil || d.Allowed {
+		if d, err := backendtest.CheckOne(ctx, s, "dup", p, 1, t0); err != nil || d.Allowed {
 			t.Fatalf("%s: after 2x2 units of 4 the quota should be spent: %+v %v", p.Algorithm, d, err)
 		}
 	}

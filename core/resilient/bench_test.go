@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/backendtest"
 	"github.com/ratelimit-go/ratelimit/core/resilient"
 )
 
@@ -22,17 +23,17 @@ func benchChecksCtx(b *testing.B, ctx context.Context, be core.Backend) {
 	for i := range keys {
 		keys[i] = "key-" + strconv.Itoa(i)
 	}
-	sc := be.(core.SingleChecker)
 	var tick atomic.Int64
 	b.ReportAllocs()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		i := 0
+		items, out := []core.Item{{Policy: benchPolicy, Cost: 1}}, make([]core.Decision, 1)
 		for pb.Next() {
 			now := t0.Add(time.Duration(tick.Add(1)) * time.Microsecond)
-			d, err := sc.CheckOne(ctx, keys[i&1023], benchPolicy, 1, now)
-			if err != nil || !d.Allowed {
-				b.Fatalf("%+v %v", d, err)
+			items[0].Key = keys[i&1023]
+			if err := be.Do(ctx, items, now, out); err != nil || !out[0].Allowed {
+				b.Fatalf("%+v %v", out[0], err)
 			}
 			i++
 		}
@@ -68,12 +69,14 @@ func BenchmarkDenyCacheHit(b *testing.B) {
 	p := core.Policy{Limit: 1, Window: time.Hour}
 	be := resilient.New(newMem(b), resilient.WithDenyCache(0))
 	ctx := context.Background()
-	_, _ = be.CheckOne(ctx, "k", p, 1, t0)
+	_, _ = backendtest.CheckOne(ctx, be, "k", p, 1, t0)
 	b.ReportAllocs()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
+		items, out := []core.Item{{Key: "k", Policy: p, Cost: 1}}, make([]core.Decision, 1)
 		for pb.Next() {
-			if d, _ := be.CheckOne(ctx, "k", p, 1, t0); d.Allowed {
+			_ = be.Do(ctx, items, t0, out)
+			if out[0].Allowed {
 				b.Fatal("admitted")
 			}
 		}
@@ -87,12 +90,14 @@ func BenchmarkOpenBreaker(b *testing.B) {
 	f.set(failing)
 	be := resilient.New(f, resilient.WithFailClosed(), resilient.WithBreaker(1, time.Hour))
 	ctx := context.Background()
-	_, _ = be.CheckOne(ctx, "k", benchPolicy, 1, t0)
+	_, _ = backendtest.CheckOne(ctx, be, "k", benchPolicy, 1, t0)
 	b.ReportAllocs()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
+		items, out := []core.Item{{Key: "k", Policy: benchPolicy, Cost: 1}}, make([]core.Decision, 1)
 		for pb.Next() {
-			if d, _ := be.CheckOne(ctx, "k", benchPolicy, 1, t0); d.Allowed {
+			_ = be.Do(ctx, items, t0, out)
+			if out[0].Allowed {
 				b.Fatal("admitted")
 			}
 		}

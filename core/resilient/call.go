@@ -18,12 +18,11 @@ const (
 	opCheck op = iota
 	opPeek
 	opReset
-	opCheckMany
 )
 
 func (o op) String() string {
 	switch o {
-	case opCheck, opCheckMany:
+	case opCheck:
 		return "check"
 	case opPeek:
 		return "peek"
@@ -49,10 +48,9 @@ type call struct {
 	b        *Backend
 	op       op
 	ctx      context.Context
-	key      string
-	policies []core.Policy
-	items    []core.Keyed // opCheckMany
-	cost     int
+	items    []core.Item   // opCheck, opPeek
+	key      string        // opReset
+	policies []core.Policy // opReset
 	now      time.Time
 	out      []core.Decision
 	err      error
@@ -81,33 +79,22 @@ func (c *call) run() {
 
 // invoke calls the primary with the call's arguments.
 func (c *call) invoke() {
-	c.err = c.b.invoke(c.ctx, c.op, c.key, c.policies, c.items, c.cost, c.now, c.out)
+	c.err = c.b.invoke(c.ctx, c.op, c.items, c.key, c.policies, c.now, c.out)
 }
 
 // invoke runs o on the primary. A panic in the primary becomes an error: on
 // a call's goroutine nobody else could recover it, and it would end the
 // process.
-func (b *Backend) invoke(ctx context.Context, o op, key string, policies []core.Policy, items []core.Keyed, cost int, now time.Time, out []core.Decision) (err error) {
+func (b *Backend) invoke(ctx context.Context, o op, items []core.Item, key string, policies []core.Policy, now time.Time, out []core.Decision) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = &PanicError{Value: r}
 		}
 	}()
-	switch o {
-	case opCheck:
-		if b.primarySingle != nil && len(policies) == 1 {
-			out[0], err = b.primarySingle.CheckOne(ctx, key, policies[0], cost, now)
-			return err
-		}
-		return b.primary.Check(ctx, key, policies, cost, now, out)
-	case opPeek:
-		return b.primary.Peek(ctx, key, policies, now, out)
-	case opReset:
+	if o == opReset {
 		return b.primary.Reset(ctx, key, policies)
-	case opCheckMany:
-		return b.primary.(core.MultiKeyChecker).CheckMany(ctx, items, cost, now, out)
 	}
-	return nil
+	return b.primary.Do(ctx, items, now, out)
 }
 
 // recycle clears the call and returns it to the pool.
@@ -141,12 +128,7 @@ const (
 // primary's own, ErrBudgetExceeded (wrapping the primary's error if it
 // returned one at the deadline), ErrOverloaded when too many abandoned calls
 // still run, or the caller's context error.
-func (b *Backend) callPrimary(ctx context.Context, o op, key string, policies []core.Policy, cost int, now time.Time, out []core.Decision) (result, error) {
-	return b.callPrimaryItems(ctx, o, key, policies, nil, cost, now, out)
-}
-
-// callPrimaryItems is callPrimary, with the items of an opCheckMany.
-func (b *Backend) callPrimaryItems(ctx context.Context, o op, key string, policies []core.Policy, items []core.Keyed, cost int, now time.Time, out []core.Decision) (result, error) {
+func (b *Backend) callPrimary(ctx context.Context, o op, items []core.Item, key string, policies []core.Policy, now time.Time, out []core.Decision) (result, error) {
 	if b.abandoned.Load() >= b.maxAbandoned {
 		return resFailed, ErrOverloaded
 	}
@@ -166,9 +148,9 @@ func (b *Backend) callPrimaryItems(ctx context.Context, o op, key string, polici
 		end, own = limit, false
 	}
 	if !own {
-		if b.waitLimited {
-			// The primary stops waiting at the limit (core.WaitLimited):
-			// no timer and no context of our own per call.
+		if b.inline {
+			// The primary stops waiting at the limit (core.Bounded): no
+			// timer and no context of our own per call.
 			cctx = core.WithWaitLimit(ctx, end)
 		} else {
 			var cancel context.CancelFunc
@@ -178,10 +160,10 @@ func (b *Backend) callPrimaryItems(ctx context.Context, o op, key string, polici
 	}
 	if b.inline {
 		// The primary returns once cctx is done or its wait limit has
-		// passed (core.ContextBounded, core.WaitLimited): no goroutine of
+		// passed (core.Bounded): no goroutine of
 		// our own is needed to stop waiting at the budget. It writes out
 		// only when it answers, and never after returning.
-		err := b.invoke(cctx, o, key, policies, items, cost, now, out)
+		err := b.invoke(cctx, o, items, key, policies, now, out)
 		if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) && !time.Now().Before(end) {
 			return resTimeout, ErrBudgetExceeded // as when a call's goroutine is left behind
 		}
@@ -189,10 +171,10 @@ func (b *Backend) callPrimaryItems(ctx context.Context, o op, key string, polici
 	}
 
 	c := callPool.Get().(*call)
-	c.b, c.op, c.ctx, c.key, c.cost, c.now = b, o, cctx, key, cost, now
+	c.b, c.op, c.ctx, c.key, c.now = b, o, cctx, key, now
 	c.policies = append(c.policies[:0], policies...)
 	c.items = append(c.items[:0], items...)
-	if n := len(policies) + len(items); o != opReset {
+	if n := len(items); o != opReset {
 		if cap(c.out) >= n {
 			c.out = c.out[:n]
 		} else {

@@ -61,12 +61,13 @@ func (c *denyCache) bucket(key string) (*denyShard, *[denyWays]denyEntry) {
 	return s, &s.buckets[(h/denyShards)%uint64(len(s.buckets))]
 }
 
-func samePolicies(a, b []core.Policy) bool {
-	if len(a) != len(b) {
+// samePolicies reports whether a holds the policies of items, in order.
+func samePolicies(a []core.Policy, items []core.Item) bool {
+	if len(a) != len(items) {
 		return false
 	}
 	for i := range a {
-		if a[i] != b[i] {
+		if a[i] != items[i].Policy {
 			return false
 		}
 	}
@@ -85,8 +86,9 @@ func micros(t time.Time) int64 { return t.UnixMicro() }
 // or a Reset (which clears the entry), changes a denied key on this
 // instance, and only denials whose every field moves with time alone are
 // kept. A clock that went back before the primary's answer misses.
-func (c *denyCache) answer(key string, policies []core.Policy, cost int, now time.Time, out []core.Decision) bool {
-	if len(key) > denyMaxKeyLen || len(policies) > denyMaxPolicies {
+func (c *denyCache) answer(items []core.Item, now time.Time, out []core.Decision) bool {
+	key, cost := items[0].Key, items[0].Cost
+	if len(key) > denyMaxKeyLen || len(items) > denyMaxPolicies {
 		return false
 	}
 	t := micros(now)
@@ -95,7 +97,7 @@ func (c *denyCache) answer(key string, policies []core.Policy, cost int, now tim
 	defer s.mu.Unlock()
 	for i := range bk {
 		e := &bk[i]
-		if e.until > t && t >= e.at && (e.cost == cost || e.windowed && e.cost < cost) && e.key == key && samePolicies(e.policies, policies) {
+		if e.until > t && t >= e.at && (e.cost == cost || e.windowed && e.cost < cost) && e.key == key && samePolicies(e.policies, items) {
 			elapsed := time.Duration(t-e.at) * time.Microsecond
 			for j, d := range e.decisions {
 				d.RetryAfter -= elapsed
@@ -119,13 +121,13 @@ func (c *denyCache) answer(key string, policies []core.Policy, cost int, now tim
 // not move until the window ends, whatever the cost. Any other denial (a
 // larger cost under a refilling algorithm, whose Remaining grows before its
 // RetryAfter and whose RetryAfter depends on the cost) is not cached.
-func exactDenial(policies []core.Policy, cost int, ds []core.Decision) (ok, windowed bool) {
+func exactDenial(items []core.Item, cost int, ds []core.Decision) (ok, windowed bool) {
 	windowed = true
 	for i := range ds {
 		if ds[i].Allowed {
 			return false, false
 		}
-		if policies[i].Algorithm != core.FixedWindow {
+		if items[i].Policy.Algorithm != core.FixedWindow {
 			windowed = false
 		}
 	}
@@ -134,12 +136,13 @@ func exactDenial(policies []core.Policy, cost int, ds []core.Decision) (ok, wind
 
 // record stores what the primary answered a check at now: a denial is
 // remembered, an admission forgets the denials it proves stale.
-func (c *denyCache) record(key string, policies []core.Policy, cost int, now time.Time, out []core.Decision) {
-	if len(key) > denyMaxKeyLen || len(policies) > denyMaxPolicies {
+func (c *denyCache) record(items []core.Item, now time.Time, out []core.Decision) {
+	key, cost := items[0].Key, items[0].Cost
+	if len(key) > denyMaxKeyLen || len(items) > denyMaxPolicies {
 		return
 	}
 	var hold time.Duration // the earliest RetryAfter of the denying policies
-	for _, d := range out[:len(policies)] {
+	for _, d := range out[:len(items)] {
 		if !d.Allowed && (hold == 0 || d.RetryAfter < hold) {
 			hold = d.RetryAfter
 		}
@@ -154,13 +157,13 @@ func (c *denyCache) record(key string, policies []core.Policy, cost int, now tim
 		// cost up to this one no longer hold.
 		for i := range bk {
 			e := &bk[i]
-			if e.until != 0 && e.cost <= cost && e.key == key && samePolicies(e.policies, policies) {
+			if e.until != 0 && e.cost <= cost && e.key == key && samePolicies(e.policies, items) {
 				e.clear()
 			}
 		}
 		return
 	}
-	exact, windowed := exactDenial(policies, cost, out[:len(policies)])
+	exact, windowed := exactDenial(items, cost, out[:len(items)])
 	if !exact {
 		return
 	}
@@ -169,7 +172,7 @@ func (c *denyCache) record(key string, policies []core.Policy, cost int, now tim
 	victim := 0
 	for i := range bk {
 		e := &bk[i]
-		if e.until != 0 && e.cost == cost && e.key == key && samePolicies(e.policies, policies) {
+		if e.until != 0 && e.cost == cost && e.key == key && samePolicies(e.policies, items) {
 			victim = i
 			break
 		}
@@ -179,8 +182,11 @@ func (c *denyCache) record(key string, policies []core.Policy, cost int, now tim
 	}
 	e := &bk[victim]
 	e.key, e.cost, e.at, e.until, e.windowed = key, cost, t, until, windowed
-	e.policies = append(e.policies[:0], policies...)
-	e.decisions = append(e.decisions[:0], out[:len(policies)]...)
+	e.policies = e.policies[:0]
+	for i := range items {
+		e.policies = append(e.policies, items[i].Policy)
+	}
+	e.decisions = append(e.decisions[:0], out[:len(items)]...)
 }
 
 // forget drops every denial of key that involves one of policies.

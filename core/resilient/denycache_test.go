@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/backendtest"
 	"github.com/ratelimit-go/ratelimit/core/resilient"
 )
 
@@ -36,16 +37,12 @@ func (r *recorder) calls() int {
 	return len(r.log)
 }
 
-func (r *recorder) Check(ctx context.Context, key string, ps []core.Policy, cost int, now time.Time, out []core.Decision) error {
-	err := r.inner.Check(ctx, key, ps, cost, now, out)
-	if err == nil {
-		r.add(now, out)
+func (r *recorder) Do(ctx context.Context, items []core.Item, now time.Time, out []core.Decision) error {
+	err := r.inner.Do(ctx, items, now, out)
+	if err == nil && items[0].Op == core.OpConsume {
+		r.add(now, out[:len(items)])
 	}
 	return err
-}
-
-func (r *recorder) Peek(ctx context.Context, key string, ps []core.Policy, now time.Time, out []core.Decision) error {
-	return r.inner.Peek(ctx, key, ps, now, out)
 }
 
 func (r *recorder) Reset(ctx context.Context, key string, ps []core.Policy) error {
@@ -115,7 +112,7 @@ func TestDenyCacheCost(t *testing.T) {
 	ctx := context.Background()
 	check := func(cost int) core.Decision {
 		t.Helper()
-		d, err := b.CheckOne(ctx, "k", p, cost, t0)
+		d, err := backendtest.CheckOne(ctx, b, "k", p, cost, t0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -157,11 +154,11 @@ func TestDenyCacheExactRetryAfter(t *testing.T) {
 	ctx := context.Background()
 	both := func(cost int, at time.Time) core.Decision {
 		t.Helper()
-		got, err := b.CheckOne(ctx, "k", p, cost, at)
+		got, err := backendtest.CheckOne(ctx, b, "k", p, cost, at)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, _ := plain.CheckOne(ctx, "k", p, cost, at)
+		want, _ := backendtest.CheckOne(ctx, plain, "k", p, cost, at)
 		got.Source = want.Source
 		if got != want {
 			t.Fatalf("cost %d at %v: cache %+v, store %+v", cost, at, got, want)
@@ -198,24 +195,24 @@ func TestDenyCacheIdentity(t *testing.T) {
 	rec := newRecorder(t)
 	b := resilient.New(rec, resilient.WithDenyCache(16))
 	ctx := context.Background()
-	_, _ = b.CheckOne(ctx, "k", p, 1, t0)
-	if d, _ := b.CheckOne(ctx, "k", p, 1, t0); d.Allowed {
+	_, _ = backendtest.CheckOne(ctx, b, "k", p, 1, t0)
+	if d, _ := backendtest.CheckOne(ctx, b, "k", p, 1, t0); d.Allowed {
 		t.Fatal("second unit of a limit of 1 admitted")
 	}
 	calls := rec.calls()
 	// Another key, another policy, and a set containing the policy all go
 	// to the primary.
-	_, _ = b.CheckOne(ctx, "k2", p, 1, t0)
+	_, _ = backendtest.CheckOne(ctx, b, "k2", p, 1, t0)
 	renamed := p
 	renamed.Name = "a2"
-	_, _ = b.CheckOne(ctx, "k", renamed, 1, t0)
+	_, _ = backendtest.CheckOne(ctx, b, "k", renamed, 1, t0)
 	out := make([]core.Decision, 2)
-	_ = b.Check(ctx, "k", []core.Policy{p, q}, 1, t0, out)
+	_ = core.Check(ctx, b, "k", []core.Policy{p, q}, 1, t0, out)
 	if rec.calls() != calls+3 {
 		t.Fatalf("%d of 3 distinct checks reached the primary", rec.calls()-calls)
 	}
 	// A clock behind the denial is not answered from the cache.
-	_, _ = b.CheckOne(ctx, "k", p, 1, t0.Add(-time.Millisecond))
+	_, _ = backendtest.CheckOne(ctx, b, "k", p, 1, t0.Add(-time.Millisecond))
 	if rec.calls() != calls+4 {
 		t.Fatal("a check from before the cached denial was answered locally")
 	}
@@ -279,10 +276,12 @@ func TestDenyCacheHitAllocs(t *testing.T) {
 	p := core.Policy{Limit: 1, Window: time.Hour}
 	b := resilient.New(newMem(t), resilient.WithDenyCache(16))
 	ctx := context.Background()
-	_, _ = b.CheckOne(ctx, "k", p, 1, t0)
-	_, _ = b.CheckOne(ctx, "k", p, 1, t0)
+	_, _ = backendtest.CheckOne(ctx, b, "k", p, 1, t0)
+	_, _ = backendtest.CheckOne(ctx, b, "k", p, 1, t0)
+	items, out := []core.Item{{Key: "k", Policy: p, Cost: 1}}, make([]core.Decision, 1)
 	allocs := testing.AllocsPerRun(1000, func() {
-		if d, _ := b.CheckOne(ctx, "k", p, 1, t0); d.Allowed {
+		_ = b.Do(ctx, items, t0, out)
+		if out[0].Allowed {
 			t.Fatal("admitted")
 		}
 	})
@@ -294,25 +293,27 @@ func TestDenyCacheHitAllocs(t *testing.T) {
 	}
 }
 
-// manyRecorder is a recorder whose primary also checks several keys at once;
-// it counts those calls apart.
+// manyRecorder is a recorder that counts batches of several keys apart,
+// and passes them to its store unrecorded.
 type manyRecorder struct {
 	*recorder
 	mu   sync.Mutex
 	many int
 }
 
-func (r *manyRecorder) CheckMany(ctx context.Context, items []core.Keyed, cost int, now time.Time, out []core.Decision) error {
+func (r *manyRecorder) Do(ctx context.Context, items []core.Item, now time.Time, out []core.Decision) error {
+	if core.OneKey(items) {
+		return r.recorder.Do(ctx, items, now, out)
+	}
 	r.mu.Lock()
 	r.many++
 	r.mu.Unlock()
-	return r.inner.(core.MultiKeyChecker).CheckMany(ctx, items, cost, now, out)
+	return r.inner.Do(ctx, items, now, out)
 }
 
-// TestDenyCacheOneItem: a multi-key check of one item (Envoy's request of
-// one descriptor) is answered by the deny cache like the same Check, with
-// the decisions of a primary alone; checks of two items always reach the
-// primary.
+// TestDenyCacheOneItem: a batch of one item (Envoy's request of one
+// descriptor) is answered by the deny cache, with the decisions of a
+// primary alone; batches of two keys always reach the primary.
 func TestDenyCacheOneItem(t *testing.T) {
 	p := core.Policy{Name: "one", Limit: 3, Window: time.Minute, Algorithm: core.GCRA}
 	rec := &manyRecorder{recorder: newRecorder(t)}
@@ -321,19 +322,19 @@ func TestDenyCacheOneItem(t *testing.T) {
 	ref := core.NewLimiter(newMem(t), core.WithClock(clk))
 	ctx := context.Background()
 	// both checks items through the cache and through a primary alone.
-	both := func(items []core.Keyed) (got, want core.Decision) {
+	both := func(items []core.Item) (got, want core.Decision) {
 		t.Helper()
-		g, err := lim.CheckMany(ctx, items, 1, nil)
+		g, err := lim.Do(ctx, items, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		w, err := ref.CheckMany(ctx, items, 1, nil)
+		w, err := ref.Do(ctx, items, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return g.Decisions[0], w.Decisions[0]
 	}
-	one := []core.Keyed{{Key: "k", Policy: p}}
+	one := []core.Item{{Key: "k", Policy: p, Cost: 1}}
 	for i := range 10 {
 		g, w := both(one)
 		if g.Allowed != w.Allowed || g.Remaining != w.Remaining || g.RetryAfter != w.RetryAfter || g.ResetAfter != w.ResetAfter {
@@ -348,16 +349,16 @@ func TestDenyCacheOneItem(t *testing.T) {
 		}
 		clk.Advance(time.Second)
 	}
-	// Three admissions and the first denial reached the primary, through
-	// Check; the cache answered the other six.
+	// Three admissions and the first denial reached the primary; the cache
+	// answered the other six.
 	if n := rec.calls(); n != 4 || rec.many != 0 {
 		t.Fatalf("the primary saw %d checks and %d multi-key checks, want 4 and 0", n, rec.many)
 	}
 	// The key denied, a second item that admits: the check of two items is
 	// denied, by the primary each time.
-	two := []core.Keyed{{Key: "k", Policy: p}, {Key: "other", Policy: p}}
+	two := []core.Item{{Key: "k", Policy: p, Cost: 1}, {Key: "other", Policy: p, Cost: 1}}
 	for range 3 {
-		res, err := lim.CheckMany(ctx, two, 1, nil)
+		res, err := lim.Do(ctx, two, nil)
 		if err != nil || res.Allowed || res.Decisions[0].Source != core.SourcePrimary {
 			t.Fatalf("two items: %+v %v", res, err)
 		}
@@ -365,13 +366,13 @@ func TestDenyCacheOneItem(t *testing.T) {
 	if rec.many != 3 {
 		t.Fatalf("%d multi-key checks reached the primary, want 3", rec.many)
 	}
-	// An item's own units (core.Keyed.Cost) are the check's, through the
-	// cache's path as through the primary's.
-	if g, w := both([]core.Keyed{{Key: "fresh", Policy: p, Cost: 2}}); g.Remaining != 1 || w.Remaining != 1 {
+	// An item's own units are the check's, through the cache's path as
+	// through the primary's.
+	if g, w := both([]core.Item{{Key: "fresh", Policy: p, Cost: 2}}); g.Remaining != 1 || w.Remaining != 1 {
 		t.Fatalf("an item of 2 units of 3: remaining %d (a primary alone: %d), want 1", g.Remaining, w.Remaining)
 	}
 	// A short out is an error, not a panic.
-	if err := resilient.New(rec, resilient.WithDenyCache(0)).CheckMany(ctx, two, 1, t0, make([]core.Decision, 1)); err == nil {
-		t.Fatal("CheckMany accepted an out shorter than its items")
+	if err := resilient.New(rec, resilient.WithDenyCache(0)).Do(ctx, two, t0, make([]core.Decision, 1)); err == nil {
+		t.Fatal("Do accepted an out shorter than its items")
 	}
 }

@@ -14,15 +14,14 @@
 // # Latency budget
 //
 // Every primary call gets a budget (DefaultBudget, 50 ms; WithBudget). A
-// primary that promises to return once its context is done
-// (core.ContextBounded: the memory store, the Redis store, and wrappers of
-// them such as the metrics module's) is called on the caller's goroutine,
-// and the budget reaches it through the call's context: no goroutine, no
-// late result. When the primary also honours a wait limit
-// (core.WaitLimited: the same stores and wrappers), the context carries the
-// budget as one (core.WithWaitLimit), which costs neither a timer nor a
-// registration with a caller's cancelable context; otherwise the budget is
-// the context's deadline. A caller whose own deadline comes within the
+// primary that promises to return once its context is done or its wait
+// limit has passed (core.Bounded: the memory store, the Redis store, and
+// wrappers of them such as the metrics module's) is called on the caller's
+// goroutine, and the budget reaches it as the call's wait limit
+// (core.WithWaitLimit), which costs neither a timer nor a registration with
+// a caller's cancelable context: no goroutine, no late result. Any other
+// primary gets the budget as its context's deadline, on a goroutine of the
+// wrapper's. A caller whose own deadline comes within the
 // budget has its context passed on as it is. A wait limit on the caller's
 // context that comes before the budget's end is that call's budget: a
 // primary silent past it has run out of time, so the failure mode answers
@@ -112,9 +111,8 @@
 // entries. A Reset, or consumption, through another instance is not seen
 // before the entry expires.
 //
-// CheckMany of one item is a check of one key under one policy, and the
-// cache answers it as it answers that Check; multi-key checks of several
-// items always go to the primary.
+// The cache answers batches of one key at one cost (one or more policies);
+// batches of several keys always go to the primary.
 //
 // The cache is a fixed table of set-associative buckets: it never grows past
 // its capacity, a lookup allocates nothing, and keys longer than 512 bytes or

@@ -16,10 +16,7 @@ type downBackend struct{}
 
 var errRefused = errors.New("dial tcp 127.0.0.1:6379: connect: connection refused")
 
-func (downBackend) Check(context.Context, string, []core.Policy, int, time.Time, []core.Decision) error {
-	return errRefused
-}
-func (downBackend) Peek(context.Context, string, []core.Policy, time.Time, []core.Decision) error {
+func (downBackend) Do(context.Context, []core.Item, time.Time, []core.Decision) error {
 	return errRefused
 }
 func (downBackend) Reset(context.Context, string, []core.Policy) error { return errRefused }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/backendtest"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/core/resilient"
 	"github.com/ratelimit-go/ratelimit/internal/redisproc"
@@ -62,7 +63,7 @@ func TestKeyFloodFallback(t *testing.T) {
 	now := t0
 	admitted, full := 0, 0
 	for i := range keys {
-		d, err := b.CheckOne(ctx, ipv6Key(i), p, 1, now)
+		d, err := backendtest.CheckOne(ctx, b, ipv6Key(i), p, 1, now)
 		switch {
 		case err == nil && d.Allowed:
 			admitted++
@@ -117,9 +118,9 @@ func TestKeyFloodRedisTTL(t *testing.T) {
 				var err error
 				if i%10 == 0 {
 					q := core.Policy{Limit: 100, Window: 24 * time.Hour, Algorithm: algs[(i/10)%len(algs)]}
-					err = b.Check(ctx, ipv6Key(i), []core.Policy{p, q}, 1, time.Now(), out)
+					err = core.Check(ctx, b, ipv6Key(i), []core.Policy{p, q}, 1, time.Now(), out)
 				} else {
-					_, err = b.CheckOne(ctx, ipv6Key(i), p, 1, time.Now())
+					_, err = backendtest.CheckOne(ctx, b, ipv6Key(i), p, 1, time.Now())
 				}
 				if err != nil {
 					errs <- fmt.Errorf("key %d: %w", i, err)

@@ -123,18 +123,11 @@ func (f *faultyBackend) before(ctx context.Context) error {
 	return nil
 }
 
-func (f *faultyBackend) Check(ctx context.Context, key string, ps []core.Policy, cost int, now time.Time, out []core.Decision) error {
+func (f *faultyBackend) Do(ctx context.Context, items []core.Item, now time.Time, out []core.Decision) error {
 	if err := f.before(ctx); err != nil {
 		return err
 	}
-	return f.inner.Check(ctx, key, ps, cost, now, out)
-}
-
-func (f *faultyBackend) Peek(ctx context.Context, key string, ps []core.Policy, now time.Time, out []core.Decision) error {
-	if err := f.before(ctx); err != nil {
-		return err
-	}
-	return f.inner.Peek(ctx, key, ps, now, out)
+	return f.inner.Do(ctx, items, now, out)
 }
 
 func (f *faultyBackend) Reset(ctx context.Context, key string, ps []core.Policy) error {

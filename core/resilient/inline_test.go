@@ -10,31 +10,30 @@ import (
 	"time"
 
 	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/backendtest"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/core/resilient"
 )
 
-// bounded is a faultyBackend that says, through core.ContextBounded and
-// core.WaitLimited, whether its calls return once their context is done and
-// once their wait limit has passed, and records the stack of each call: it
-// shows on which goroutine the wrapper ran it.
+// bounded is a faultyBackend that says, through core.Bounded, whether its
+// calls return once their context is done or their wait limit has passed,
+// and records the stack of each call: it shows on which goroutine the
+// wrapper ran it.
 type bounded struct {
 	*faultyBackend
-	says, limited bool
+	says bool
 
 	mu     sync.Mutex
 	stacks []string
 }
 
-func (b *bounded) BoundedByContext() bool { return b.says }
+func (b *bounded) Bounded() bool { return b.says }
 
-func (b *bounded) BoundedByWaitLimit() bool { return b.limited }
-
-func (b *bounded) Check(ctx context.Context, key string, ps []core.Policy, cost int, now time.Time, out []core.Decision) error {
+func (b *bounded) Do(ctx context.Context, items []core.Item, now time.Time, out []core.Decision) error {
 	b.mu.Lock()
 	b.stacks = append(b.stacks, string(debug.Stack()))
 	b.mu.Unlock()
-	return b.faultyBackend.Check(ctx, key, ps, cost, now, out)
+	return b.faultyBackend.Do(ctx, items, now, out)
 }
 
 // lastStack is the stack of the most recent call.
@@ -49,7 +48,7 @@ func (b *bounded) lastStack() string {
 //
 //go:noinline
 func callerFrame(b *resilient.Backend) error {
-	return b.Check(context.Background(), "k", []core.Policy{perSecond}, 1, t0, make([]core.Decision, 1))
+	return core.Check(context.Background(), b, "k", []core.Policy{perSecond}, 1, t0, make([]core.Decision, 1))
 }
 
 // TestBoundedPrimaryRunsOnTheCallersGoroutine: a primary that returns once
@@ -63,38 +62,28 @@ func TestBoundedPrimaryRunsOnTheCallersGoroutine(t *testing.T) {
 			t.Fatal(err)
 		}
 		if inline := strings.Contains(p.lastStack(), "resilient_test.callerFrame"); inline != says {
-			t.Fatalf("primary saying BoundedByContext %v: called on the caller's goroutine: %v\n%s", says, inline, p.lastStack())
+			t.Fatalf("primary saying Bounded %v: called on the caller's goroutine: %v\n%s", says, inline, p.lastStack())
 		}
 	}
 }
 
 // TestBoundedPrimaryBudget: a bounded primary is held to the budget through
-// its context alone: a deadline, or for a primary that is also
-// core.WaitLimited, a wait limit and no deadline. A call that runs out of
+// its context alone: a wait limit and no deadline. A call that runs out of
 // budget is a timeout, as with a goroutine left behind, but nothing is left
 // behind: no abandoned call, no late result, and so never ErrOverloaded.
 func TestBoundedPrimaryBudget(t *testing.T) {
-	for _, limited := range []bool{false, true} {
-		t.Run(map[bool]string{false: "deadline", true: "wait limit"}[limited], func(t *testing.T) {
-			testBoundedPrimaryBudget(t, limited)
-		})
-	}
-}
-
-func testBoundedPrimaryBudget(t *testing.T, limited bool) {
-	p := &bounded{faultyBackend: newFaulty(t), says: true, limited: limited}
+	p := &bounded{faultyBackend: newFaulty(t), says: true}
 	p.set(hangCtx)
 	var ev eventLog
 	b := resilient.New(p, resilient.WithBudget(5*time.Millisecond), resilient.WithMaxAbandoned(1),
 		resilient.WithBreaker(100, time.Second), resilient.WithEvents(ev.add))
 	for i := range 3 {
-		_, err := b.CheckOne(context.Background(), "k", perSecond, 1, t0)
+		_, err := backendtest.CheckOne(context.Background(), b, "k", perSecond, 1, t0)
 		if !errors.Is(err, resilient.ErrBudgetExceeded) || !errors.Is(err, resilient.ErrUnavailable) || errors.Is(err, resilient.ErrOverloaded) {
 			t.Fatalf("call %d on a primary hanging until its deadline: %v, want ErrBudgetExceeded", i, err)
 		}
-		// The primary's context has a deadline of its own only when
-		// the primary does not honour a wait limit (-1: none).
-		if d := p.lastDeadline(); (d < 0) != limited {
+		// The primary's context has no deadline of its own (-1: none).
+		if d := p.lastDeadline(); d >= 0 {
 			t.Fatalf("call %d: the primary's context has a deadline %v away", i, d)
 		}
 	}
@@ -102,28 +91,27 @@ func testBoundedPrimaryBudget(t *testing.T, limited bool) {
 		t.Fatalf("after three timeouts of a bounded primary: %+v", s)
 	}
 	p.set(healthy)
-	if d, err := b.CheckOne(context.Background(), "k", perSecond, 1, t0); err != nil || !d.Allowed {
+	if d, err := backendtest.CheckOne(context.Background(), b, "k", perSecond, 1, t0); err != nil || !d.Allowed {
 		t.Fatalf("after recovery: %+v, %v", d, err)
 	}
 }
 
 // TestBoundedPrimaryCallerContext: a caller that gives up (its deadline
 // within the budget passes, or it cancels) gets its own context error, and
-// the breaker learns nothing from it, whether the budget reaches the
-// primary as a deadline or as a wait limit.
+// the breaker learns nothing from it.
 func TestBoundedPrimaryCallerContext(t *testing.T) {
-	for _, limited := range []bool{false, true} {
-		p := &bounded{faultyBackend: newFaulty(t), says: true, limited: limited}
+	for _, limited := range []bool{true} {
+		p := &bounded{faultyBackend: newFaulty(t), says: true}
 		p.set(hangCtx)
 		b := resilient.New(p, resilient.WithBudget(time.Hour), resilient.WithBreaker(1, time.Second), resilient.WithFailOpen())
 		ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
 		defer cancel()
-		if _, err := b.CheckOne(ctx, "k", perSecond, 1, t0); !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, resilient.ErrUnavailable) {
+		if _, err := backendtest.CheckOne(ctx, b, "k", perSecond, 1, t0); !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, resilient.ErrUnavailable) {
 			t.Fatalf("wait limit %v: caller deadline shorter than the budget: %v", limited, err)
 		}
 		ctx, cancel = context.WithCancel(context.Background())
 		time.AfterFunc(time.Millisecond, cancel)
-		if _, err := b.CheckOne(ctx, "k", perSecond, 1, t0); !errors.Is(err, context.Canceled) || errors.Is(err, resilient.ErrUnavailable) {
+		if _, err := backendtest.CheckOne(ctx, b, "k", perSecond, 1, t0); !errors.Is(err, context.Canceled) || errors.Is(err, resilient.ErrUnavailable) {
 			t.Fatalf("wait limit %v: caller canceled: %v", limited, err)
 		}
 		if s := b.Stats(); s.Failures != 0 || s.Timeouts != 0 || s.State != resilient.BreakerClosed {
@@ -135,96 +123,63 @@ func TestBoundedPrimaryCallerContext(t *testing.T) {
 // TestCallerDeadlineWithinBudget: a caller whose own deadline comes no
 // later than the budget has its context passed on as it is, no timer of
 // the wrapper's added (so a check allocates nothing more than the store's);
-// a later deadline, or none, still gets the budget's: as a wait limit for a
-// primary that honours one (core.WaitLimited, the memory store here), with
-// one allocation and the caller's context otherwise unchanged; as a
-// deadline for any other.
+// a later deadline, or none, still gets the budget's, as a wait limit for a
+// bounded primary (the memory store here), with one allocation and the
+// caller's context otherwise unchanged.
 func TestCallerDeadlineWithinBudget(t *testing.T) {
-	for _, limited := range []bool{true, false} {
-		rec := &deadlineRecorder{Store: newMem(t)}
-		var primary core.Backend = rec
-		if !limited {
-			primary = deadlineOnly{rec}
+	rec := &deadlineRecorder{Store: newMem(t)}
+	lots := core.Policy{Limit: 1_000_000_000, Window: time.Hour}
+	b := resilient.New(rec, resilient.WithBudget(time.Hour))
+	within, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	if _, err := backendtest.CheckOne(within, b, "k", perSecond, 1, t0); err != nil || rec.ctx != within {
+		t.Fatalf("deadline within the budget: %v; the primary got %v, want the caller's context", err, rec.ctx)
+	}
+	items, out := []core.Item{{Key: "k", Policy: lots, Cost: 1}}, make([]core.Decision, 1)
+	allocs := testing.AllocsPerRun(1000, func() {
+		if err := b.Do(within, items, t0, out); err != nil {
+			t.Fatal(err)
 		}
-		lots := core.Policy{Limit: 1_000_000_000, Window: time.Hour}
-		b := resilient.New(primary, resilient.WithBudget(time.Hour))
-		within, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
-		defer cancel()
-		if _, err := b.CheckOne(within, "k", perSecond, 1, t0); err != nil || rec.ctx != within {
-			t.Fatalf("wait limit %v: deadline within the budget: %v; the primary got %v, want the caller's context", limited, err, rec.ctx)
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations per check with the caller's deadline within the budget, want 0", allocs)
+	}
+	later, cancel2 := context.WithTimeout(context.Background(), 2*time.Hour)
+	defer cancel2()
+	for name, ctx := range map[string]context.Context{"a later deadline": later, "no deadline": context.Background()} {
+		if _, err := backendtest.CheckOne(ctx, b, "k", perSecond, 1, t0); err != nil || rec.ctx == ctx {
+			t.Fatalf("%s: %v; the primary got the caller's context, want the budget's", name, err)
 		}
-		allocs := testing.AllocsPerRun(1000, func() {
-			if _, err := b.CheckOne(within, "k", lots, 1, t0); err != nil {
-				t.Fatal(err)
-			}
-		})
-		if allocs != 0 {
-			t.Errorf("wait limit %v: %v allocations per check with the caller's deadline within the budget, want 0", limited, allocs)
+		if own, _ := ctx.Deadline(); rec.deadline != own {
+			t.Fatalf("%s: the primary's deadline is %v, want the caller's own (%v)", name, rec.deadline, own)
 		}
-		later, cancel2 := context.WithTimeout(context.Background(), 2*time.Hour)
-		defer cancel2()
-		for name, ctx := range map[string]context.Context{"a later deadline": later, "no deadline": context.Background()} {
-			if _, err := b.CheckOne(ctx, "k", perSecond, 1, t0); err != nil || rec.ctx == ctx {
-				t.Fatalf("wait limit %v, %s: %v; the primary got the caller's context, want the budget's", limited, name, err)
-			}
-			end := rec.limit
-			if !limited {
-				end = rec.deadline
-				if !rec.limit.IsZero() {
-					t.Fatalf("%s: a wait limit for a primary that does not honour one", name)
-				}
-			} else if own, _ := ctx.Deadline(); rec.deadline != own {
-				t.Fatalf("%s: the primary's deadline is %v, want the caller's own (%v)", name, rec.deadline, own)
-			}
-			if left := time.Until(end); left <= 59*time.Minute || left > time.Hour {
-				t.Fatalf("wait limit %v, %s: the call ends %v from now, want the budget's hour", limited, name, left)
-			}
+		if left := time.Until(rec.limit); left <= 59*time.Minute || left > time.Hour {
+			t.Fatalf("%s: the call ends %v from now, want the budget's hour", name, left)
 		}
-		if limited {
-			allocs := testing.AllocsPerRun(1000, func() {
-				if _, err := b.CheckOne(context.Background(), "k", lots, 1, t0); err != nil {
-					t.Fatal(err)
-				}
-			})
-			if allocs > 1 {
-				t.Errorf("%v allocations per check with a wait limit, want at most 1", allocs)
-			}
+	}
+	allocs = testing.AllocsPerRun(1000, func() {
+		if err := b.Do(context.Background(), items, t0, out); err != nil {
+			t.Fatal(err)
 		}
+	})
+	if allocs > 1 {
+		t.Errorf("%v allocations per check with a wait limit, want at most 1", allocs)
 	}
 }
 
-// deadlineRecorder is the memory store (bounded by its context and its
-// wait limit), recording the context, the deadline and the wait limit of
-// its last CheckOne.
+// deadlineRecorder is the memory store (bounded), recording the context,
+// the deadline and the wait limit of its last call.
 type deadlineRecorder struct {
 	*memstore.Store
 	ctx             context.Context
 	deadline, limit time.Time
 }
 
-func (r *deadlineRecorder) CheckOne(ctx context.Context, key string, p core.Policy, cost int, now time.Time) (core.Decision, error) {
+func (r *deadlineRecorder) Do(ctx context.Context, items []core.Item, now time.Time, out []core.Decision) error {
 	r.ctx = ctx
 	r.deadline, _ = ctx.Deadline()
 	r.limit, _ = core.WaitLimit(ctx)
-	return r.Store.CheckOne(ctx, key, p, cost, now)
-}
-
-// deadlineOnly is a deadlineRecorder that is bounded by its context but
-// does not say it honours a wait limit.
-type deadlineOnly struct{ r *deadlineRecorder }
-
-func (d deadlineOnly) BoundedByContext() bool { return true }
-func (d deadlineOnly) Check(ctx context.Context, key string, ps []core.Policy, cost int, now time.Time, out []core.Decision) error {
-	return d.r.Check(ctx, key, ps, cost, now, out)
-}
-func (d deadlineOnly) CheckOne(ctx context.Context, key string, p core.Policy, cost int, now time.Time) (core.Decision, error) {
-	return d.r.CheckOne(ctx, key, p, cost, now)
-}
-func (d deadlineOnly) Peek(ctx context.Context, key string, ps []core.Policy, now time.Time, out []core.Decision) error {
-	return d.r.Peek(ctx, key, ps, now, out)
-}
-func (d deadlineOnly) Reset(ctx context.Context, key string, ps []core.Policy) error {
-	return d.r.Reset(ctx, key, ps)
+	return r.Store.Do(ctx, items, now, out)
 }
 
 // TestBackendBoundedByContext: the wrapper is bounded whatever its primary
@@ -240,29 +195,28 @@ func TestBackendBoundedByContext(t *testing.T) {
 		{"memory fallback", resilient.New(unbounded, resilient.WithFallback(newMem(t))), true},
 		{"unbounded fallback", resilient.New(newMem(t), resilient.WithFallback(unbounded)), false},
 	} {
-		if got := core.BoundedByContext(c.b); got != c.want {
-			t.Errorf("%s: BoundedByContext %v, want %v", c.name, got, c.want)
+		if got := core.IsBounded(c.b); got != c.want {
+			t.Errorf("%s: bounded %v, want %v", c.name, got, c.want)
 		}
 	}
-	if !core.BoundedByContext(newMem(t)) {
-		t.Error("the memory store is not bounded by its context")
+	if !core.IsBounded(newMem(t)) {
+		t.Error("the memory store is not bounded")
 	}
 }
 
 // TestCallerWaitLimit: a wait limit on the caller's context that comes
 // before the end of the budget is a tighter budget for that call: a primary
 // still silent then has run out of time, so the failure mode answers, and
-// the breaker counts a timeout, whether the primary gets the limit as a
-// wait limit or as a deadline. A caller's limit later than the budget
+// the breaker counts a timeout. A caller's limit later than the budget
 // changes nothing.
 func TestCallerWaitLimit(t *testing.T) {
-	for _, limited := range []bool{false, true} {
-		p := &bounded{faultyBackend: newFaulty(t), says: true, limited: limited}
+	for _, limited := range []bool{true} {
+		p := &bounded{faultyBackend: newFaulty(t), says: true}
 		p.set(hangCtx)
 		b := resilient.New(p, resilient.WithBudget(time.Hour), resilient.WithBreaker(100, time.Second), resilient.WithFailOpen())
 		start := time.Now()
 		ctx := core.WithWaitLimit(context.Background(), start.Add(20*time.Millisecond))
-		d, err := b.CheckOne(ctx, "k", perSecond, 1, t0)
+		d, err := backendtest.CheckOne(ctx, b, "k", perSecond, 1, t0)
 		if err != nil || !d.Allowed || d.Source != core.SourceFailOpen {
 			t.Fatalf("wait limit %v: a primary silent past the caller's wait limit: %+v, %v; want the fail-open answer", limited, d, err)
 		}
@@ -273,11 +227,11 @@ func TestCallerWaitLimit(t *testing.T) {
 			t.Fatalf("wait limit %v: %+v, want one timeout counted", limited, s)
 		}
 	}
-	p := &bounded{faultyBackend: newFaulty(t), says: true, limited: true}
+	p := &bounded{faultyBackend: newFaulty(t), says: true}
 	p.set(hangCtx)
 	b := resilient.New(p, resilient.WithBudget(20*time.Millisecond), resilient.WithFailOpen())
 	start := time.Now()
-	if d, err := b.CheckOne(core.WithWaitLimit(context.Background(), start.Add(time.Hour)), "k", perSecond, 1, t0); err != nil || d.Source != core.SourceFailOpen {
+	if d, err := backendtest.CheckOne(core.WithWaitLimit(context.Background(), start.Add(time.Hour)), b, "k", perSecond, 1, t0); err != nil || d.Source != core.SourceFailOpen {
 		t.Fatalf("a caller's wait limit past the budget: %+v, %v", d, err)
 	}
 	if took := time.Since(start); took > 10*time.Second {

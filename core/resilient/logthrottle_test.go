@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/backendtest"
 	"github.com/ratelimit-go/ratelimit/core/resilient"
 )
 
@@ -50,7 +51,7 @@ func TestLogRateLimited(t *testing.T) {
 	ctx := context.Background()
 	f.set(failing)
 	for range 1000 { // 5 s of outage, a check every 5 ms
-		if _, err := b.CheckOne(ctx, "k", perSecond, 1, clk.Now()); err != nil {
+		if _, err := backendtest.CheckOne(ctx, b, "k", perSecond, 1, clk.Now()); err != nil {
 			t.Fatal(err)
 		}
 		clk.Advance(5 * time.Millisecond)
@@ -59,14 +60,14 @@ func TestLogRateLimited(t *testing.T) {
 		t.Fatalf("5 s of outage logged %d lines: %q", len(got), got)
 	}
 	clk.Advance(5 * time.Second)
-	_, _ = b.CheckOne(ctx, "k", perSecond, 1, clk.Now()) // a probe that fails
+	_, _ = backendtest.CheckOne(ctx, b, "k", perSecond, 1, clk.Now()) // a probe that fails
 	got := buf.lines()
 	if len(got) != 2 || !strings.Contains(got[1], "suppressed=") {
 		t.Fatalf("after the interval: %q", got)
 	}
 	f.set(healthy)
 	clk.Advance(time.Second)
-	_, _ = b.CheckOne(ctx, "k", perSecond, 1, clk.Now())
+	_, _ = backendtest.CheckOne(ctx, b, "k", perSecond, 1, clk.Now())
 	got = buf.lines()
 	if len(got) != 3 || !strings.Contains(got[2], "breaker closed") {
 		t.Fatalf("recovery not logged: %q", got)

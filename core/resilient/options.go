@@ -83,7 +83,7 @@ func defaults() config {
 
 // WithBudget sets the latency budget of one primary call (default
 // DefaultBudget, 50 ms). The call's context carries it, as a wait limit
-// for a primary that honours one (core.WaitLimited) and as a deadline
+// for a primary that honours one (core.Bounded) and as a deadline
 // otherwise, and the wrapper stops waiting when it passes even if the
 // primary ignores its context; a caller whose context has a deadline within
 // the budget already (Envoy's rate-limit calls have 20 ms by default) has

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/backendtest"
 	"github.com/ratelimit-go/ratelimit/core/redisstore"
 	"github.com/ratelimit-go/ratelimit/internal/redisproc"
 )
@@ -28,7 +29,7 @@ func TestFaultReconnectAtOnce(t *testing.T) {
 	check := func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), faultBudget)
 		defer cancel()
-		_, err := store.CheckOne(ctx, "k", p, 1, time.Now())
+		_, err := backendtest.CheckOne(ctx, store, "k", p, 1, time.Now())
 		return err
 	}
 	if err := check(); err != nil {

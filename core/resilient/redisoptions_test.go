@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/backendtest"
 	"github.com/ratelimit-go/ratelimit/core/redisstore"
 	"github.com/ratelimit-go/ratelimit/core/resilient"
 	"github.com/ratelimit-go/ratelimit/internal/redisproc"
@@ -29,7 +30,7 @@ func TestRedisOptionsBoundTheClient(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), faultBudget)
 		defer cancel()
 		start := time.Now()
-		_, err = s.CheckOne(ctx, "k", p, 1, time.Now())
+		_, err = backendtest.CheckOne(ctx, s, "k", p, 1, time.Now())
 		return time.Since(start), err
 	}
 	recommended := standaloneClient(t, srv)
@@ -53,7 +54,7 @@ func TestRedisOptionsBoundTheClient(t *testing.T) {
 	defer defaults.Close()
 	s, _ := redisstore.New(defaults)
 	start := time.Now()
-	_, derr := s.CheckOne(context.Background(), "k", p, 1, time.Now())
+	_, derr := backendtest.CheckOne(context.Background(), s, "k", p, 1, time.Now())
 	refusedDefaults := time.Since(start)
 
 	t.Logf("recommended settings, %v budget: hung server %v, refused %v; go-redis defaults, refused, no deadline: %v (%v)",

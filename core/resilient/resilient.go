@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -12,29 +11,24 @@ import (
 )
 
 // Backend is a core.Backend that wraps a primary backend with a latency
-// budget, a circuit breaker, a failure mode and an optional deny cache. It
-// also implements core.SingleChecker, using the primary's (and fallback's)
-// fast path when they have one.
+// budget, a circuit breaker, a failure mode and an optional deny cache.
 //
 // A Backend is safe for concurrent use. Create one with New; the zero value
 // is not usable. It keeps no goroutine of its own. A primary that returns
-// once its context is done (core.ContextBounded, as the memory and Redis
-// stores do) is called on the caller's goroutine, with the budget as its
-// context's wait limit (core.WaitLimited) or deadline; any other primary
+// once its context is done or its wait limit has passed (core.Bounded, as
+// the memory and Redis stores do) is called on the caller's goroutine, with
+// the budget as its context's wait limit; any other primary
 // call runs on a goroutine that ends when the primary returns, so that the
 // budget holds even for a primary that ignores its context.
 type Backend struct {
-	primary        core.Backend
-	primarySingle  core.SingleChecker
-	fallback       core.Backend
-	fallbackSingle core.SingleChecker
-	mode           mode
-	budget         time.Duration
-	clock          core.Clock
-	onEvent        func(PrimaryEvent)
-	maxAbandoned   int64
-	inline         bool // the primary is core.ContextBounded: call it on the caller's goroutine
-	waitLimited    bool // the primary is also core.WaitLimited: bound its calls with a wait limit
+	primary      core.Backend
+	fallback     core.Backend
+	mode         mode
+	budget       time.Duration
+	clock        core.Clock
+	onEvent      func(PrimaryEvent)
+	maxAbandoned int64
+	inline       bool // the primary is core.Bounded: call it on the caller's goroutine, bounded by a wait limit
 
 	br        breaker
 	deny      *denyCache // nil when off
@@ -50,17 +44,16 @@ type counters struct {
 }
 
 var (
-	_ core.Backend        = (*Backend)(nil)
-	_ core.SingleChecker  = (*Backend)(nil)
-	_ core.ContextBounded = (*Backend)(nil)
+	_ core.Backend = (*Backend)(nil)
+	_ core.Bounded = (*Backend)(nil)
 )
 
-// BoundedByContext implements core.ContextBounded. A call through the
-// wrapper returns at its budget or when its context is done, whatever the
+// Bounded implements core.Bounded. A call through the wrapper returns at
+// its budget, when its context is done or at its wait limit, whatever the
 // primary does; the fallback, when there is one, is called directly, so the
 // answer is the fallback's.
-func (b *Backend) BoundedByContext() bool {
-	return b.fallback == nil || core.BoundedByContext(b.fallback)
+func (b *Backend) Bounded() bool {
+	return b.fallback == nil || core.IsBounded(b.fallback)
 }
 
 // New returns a Backend over primary, configured by opts. Without options it
@@ -93,103 +86,82 @@ func New(primary core.Backend, opts ...Option) *Backend {
 		br:           breaker{threshold: int64(cfg.threshold), cooldown: cfg.cooldown},
 		log:          logThrottle{l: cfg.logger, every: cfg.logEvery},
 	}
-	b.primarySingle, _ = primary.(core.SingleChecker)
-	b.inline = core.BoundedByContext(primary)
-	b.waitLimited = core.BoundedByWaitLimit(primary)
-	if b.fallback != nil {
-		b.fallbackSingle, _ = b.fallback.(core.SingleChecker)
-	}
+	b.inline = core.IsBounded(primary)
 	if cfg.denyCache > 0 {
 		b.deny = newDenyCache(cfg.denyCache)
 	}
 	return b
 }
 
-// Check decides a check as core.Backend requires. Invalid arguments yield
-// the core's typed errors, unchanged. A check denied by the deny cache, or
-// one the primary cannot answer, is answered as the failure mode says; only
-// without a failure mode (or when the fallback fails too) does it return an
-// error, and that error matches ErrUnavailable.
-func (b *Backend) Check(ctx context.Context, key string, policies []core.Policy, cost int, now time.Time, out []core.Decision) error {
-	if err := core.ValidateCheck(key, policies, cost, false); err != nil {
+// Do decides a batch as core.Backend requires. Invalid arguments yield the
+// core's typed errors, unchanged. A consuming batch denied by the deny cache,
+// or one the primary cannot answer, is answered as the failure mode says;
+// only without a failure mode (or when the fallback fails too) does it
+// return an error, and that error matches ErrUnavailable. A peek the
+// primary cannot answer is answered by the fallback if there is one;
+// otherwise it returns an error matching ErrUnavailable (failing open or
+// closed says nothing about a key's state). The deny cache answers batches
+// of one key only.
+func (b *Backend) Do(ctx context.Context, items []core.Item, now time.Time, out []core.Decision) error {
+	if err := core.ValidateItems(items); err != nil {
 		return err
 	}
-	if len(out) < len(policies) {
-		return fmt.Errorf("resilient: check: out has %d elements for %d policies", len(out), len(policies))
+	if len(out) < len(items) {
+		return fmt.Errorf("resilient: out has %d elements for %d items", len(out), len(items))
 	}
-	return b.check(ctx, key, policies, cost, now, out[:len(policies)])
+	out = out[:len(items)]
+	if items[0].Op == core.OpPeek {
+		return b.peek(ctx, items, now, out)
+	}
+	return b.check(ctx, items, now, out)
 }
 
-// CheckOne is Check with one policy, without building slices.
-func (b *Backend) CheckOne(ctx context.Context, key string, p core.Policy, cost int, now time.Time) (core.Decision, error) {
-	s := scratchPool.Get().(*scratch)
-	defer func() {
-		*s = scratch{}
-		scratchPool.Put(s)
-	}()
-	s.p[0] = p
-	if err := core.ValidateCheck(key, s.p[:], cost, false); err != nil {
-		return core.Decision{}, err
-	}
-	if err := b.check(ctx, key, s.p[:], cost, now, s.d[:]); err != nil {
-		return core.Decision{}, err
-	}
-	return s.d[0], nil
-}
-
-// scratch holds the slices of a single-policy check; the backends the
-// wrapper calls through interfaces may keep them, so they cannot live on the
-// stack.
-type scratch struct {
-	p [1]core.Policy
-	d [1]core.Decision
-}
-
-var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
-
-func (b *Backend) check(ctx context.Context, key string, policies []core.Policy, cost int, now time.Time, out []core.Decision) error {
-	if b.deny != nil && b.deny.answer(key, policies, cost, now, out) {
+func (b *Backend) check(ctx context.Context, items []core.Item, now time.Time, out []core.Decision) error {
+	cached := b.deny != nil && cacheable(items)
+	if cached && b.deny.answer(items, now, out) {
 		b.stats.denyHits.Add(1)
-		answered(ctx, out[:len(policies)], core.SourceDenyCache, nil)
+		answered(ctx, out, core.SourceDenyCache, nil)
 		return nil
 	}
 	probe, cause := b.admit(opCheck)
 	if cause == nil {
-		res, err := b.callPrimary(ctx, opCheck, key, policies, cost, now, out)
+		res, err := b.callPrimary(ctx, opCheck, items, "", nil, now, out)
 		if cause = b.settle(opCheck, probe, res, err); cause == nil {
 			if err != nil {
 				return err // the caller's own error
 			}
-			if b.deny != nil {
-				b.deny.record(key, policies, cost, now, out)
+			if cached {
+				b.deny.record(items, now, out)
 			}
 			return nil
 		}
 	}
-	return b.degrade(ctx, key, policies, cost, now, out, cause)
+	return b.degradeOut(ctx, out, func(i int) core.Policy { return items[i].Policy }, func() error {
+		return b.fallback.Do(ctx, items, now, out)
+	}, cause)
 }
 
-// Peek reports the state of key as core.Backend requires. When the primary
-// cannot answer, the fallback answers if there is one; otherwise Peek
-// returns an error matching ErrUnavailable (failing open or closed says
-// nothing about a key's state).
-func (b *Backend) Peek(ctx context.Context, key string, policies []core.Policy, now time.Time, out []core.Decision) error {
-	if err := core.ValidateCheck(key, policies, 0, true); err != nil {
-		return err
+// cacheable reports whether the deny cache can answer items: a check of one
+// key under one or more policies, at one cost.
+func cacheable(items []core.Item) bool {
+	for i := 1; i < len(items); i++ {
+		if items[i].Key != items[0].Key || items[i].Cost != items[0].Cost {
+			return false
+		}
 	}
-	if len(out) < len(policies) {
-		return fmt.Errorf("resilient: peek: out has %d elements for %d policies", len(out), len(policies))
-	}
-	out = out[:len(policies)]
+	return true
+}
+
+func (b *Backend) peek(ctx context.Context, items []core.Item, now time.Time, out []core.Decision) error {
 	probe, cause := b.admit(opPeek)
 	if cause == nil {
-		res, err := b.callPrimary(ctx, opPeek, key, policies, 0, now, out)
+		res, err := b.callPrimary(ctx, opPeek, items, "", nil, now, out)
 		if cause = b.settle(opPeek, probe, res, err); cause == nil {
 			return err
 		}
 	}
 	if b.mode == modeFallback {
-		err := b.fallback.Peek(ctx, key, policies, now, out)
+		err := b.fallback.Do(ctx, items, now, out)
 		if err == nil {
 			b.stats.fallback.Add(1)
 			answered(ctx, out, core.SourceFallback, cause)
@@ -230,7 +202,7 @@ func (b *Backend) Reset(ctx context.Context, key string, policies []core.Policy)
 	}
 	probe, cause := b.admit(opReset)
 	if cause == nil {
-		res, err := b.callPrimary(ctx, opReset, key, policies, 0, time.Time{}, nil)
+		res, err := b.callPrimary(ctx, opReset, nil, key, policies, time.Time{}, nil)
 		if cause = b.settle(opReset, probe, res, err); cause == nil {
 			if err == nil && ferr != nil {
 				return &UnavailableError{Op: "reset", Cause: ferr}
@@ -309,19 +281,6 @@ func (b *Backend) emit(e PrimaryEvent) {
 	if b.onEvent != nil {
 		b.onEvent(e)
 	}
-}
-
-// degrade answers a check the primary could not, as the failure mode says.
-func (b *Backend) degrade(ctx context.Context, key string, policies []core.Policy, cost int, now time.Time, out []core.Decision, cause error) error {
-	out = out[:len(policies)]
-	return b.degradeOut(ctx, out, func(i int) core.Policy { return policies[i] }, func() error {
-		if b.fallbackSingle != nil && len(policies) == 1 {
-			var err error
-			out[0], err = b.fallbackSingle.CheckOne(ctx, key, policies[0], cost, now)
-			return err
-		}
-		return b.fallback.Check(ctx, key, policies, cost, now, out)
-	}, cause)
 }
 
 // degradeOut fills out, whose i-th decision is for policyOf(i), as the

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/backendtest"
 	"github.com/ratelimit-go/ratelimit/core/resilient"
 )
 
@@ -80,22 +81,22 @@ func TestValidationErrorsPassThrough(t *testing.T) {
 	}
 	for range 3 {
 		for _, c := range cases {
-			if _, err := b.CheckOne(ctx, c.key, c.p, c.cost, t0); !errors.Is(err, c.want) || errors.Is(err, resilient.ErrUnavailable) {
+			if _, err := backendtest.CheckOne(ctx, b, c.key, c.p, c.cost, t0); !errors.Is(err, c.want) || errors.Is(err, resilient.ErrUnavailable) {
 				t.Fatalf("%s: CheckOne error %v, want %v", c.name, err, c.want)
 			}
 			out := make([]core.Decision, 1)
-			if err := b.Check(ctx, c.key, []core.Policy{c.p}, c.cost, t0, out); !errors.Is(err, c.want) {
+			if err := core.Check(ctx, b, c.key, []core.Policy{c.p}, c.cost, t0, out); !errors.Is(err, c.want) {
 				t.Fatalf("%s: Check error %v, want %v", c.name, err, c.want)
 			}
 		}
 	}
-	if err := b.Check(ctx, "k", nil, 1, t0, nil); !errors.Is(err, core.ErrNoPolicy) {
+	if err := core.Check(ctx, b, "k", nil, 1, t0, nil); !errors.Is(err, core.ErrNoPolicy) {
 		t.Fatalf("no policy: %v", err)
 	}
 	if err := b.Reset(ctx, "k", nil); !errors.Is(err, core.ErrNoPolicy) {
 		t.Fatalf("reset without policy: %v", err)
 	}
-	if err := b.Peek(ctx, "", []core.Policy{perSecond}, t0, make([]core.Decision, 1)); !errors.Is(err, core.ErrInvalidKey) {
+	if err := core.Peek(ctx, b, "", []core.Policy{perSecond}, t0, make([]core.Decision, 1)); !errors.Is(err, core.ErrInvalidKey) {
 		t.Fatalf("peek with empty key: %v", err)
 	}
 	if f.calls.Load() != 0 {
@@ -105,7 +106,7 @@ func TestValidationErrorsPassThrough(t *testing.T) {
 	// A typed validation error from the primary itself passes through too.
 	f.set(callerErr)
 	for range 5 {
-		if _, err := b.CheckOne(ctx, "k", perSecond, 1, t0); !errors.Is(err, core.ErrInvalidKey) || errors.Is(err, resilient.ErrUnavailable) {
+		if _, err := backendtest.CheckOne(ctx, b, "k", perSecond, 1, t0); !errors.Is(err, core.ErrInvalidKey) || errors.Is(err, resilient.ErrUnavailable) {
 			t.Fatalf("primary's validation error came back as %v", err)
 		}
 	}
@@ -125,7 +126,7 @@ func TestBudgetHardStop(t *testing.T) {
 	// of its own, does not miss it on a loaded machine under the race
 	// detector (at 5 ms it did, about once in a thousand runs).
 	b := resilient.New(f, resilient.WithBudget(50*time.Millisecond), resilient.WithEvents(ev.add))
-	_, err := b.CheckOne(context.Background(), "k", perSecond, 1, t0)
+	_, err := backendtest.CheckOne(context.Background(), b, "k", perSecond, 1, t0)
 	if !errors.Is(err, resilient.ErrUnavailable) || !errors.Is(err, resilient.ErrBudgetExceeded) {
 		t.Fatalf("hung primary: error %v, want ErrBudgetExceeded", err)
 	}
@@ -144,7 +145,7 @@ func TestBudgetHardStop(t *testing.T) {
 	}
 	// The late result changed nothing visible: the next check is answered
 	// by the primary normally.
-	d, err := b.CheckOne(context.Background(), "k", perSecond, 1, t0)
+	d, err := backendtest.CheckOne(context.Background(), b, "k", perSecond, 1, t0)
 	if err != nil || !d.Allowed {
 		t.Fatalf("after recovery: %+v, %v", d, err)
 	}
@@ -157,17 +158,17 @@ func TestBudgetDeadlineOnContext(t *testing.T) {
 	budget := 30 * time.Millisecond
 	b := resilient.New(f, resilient.WithBudget(budget))
 	ctx := context.Background()
-	if _, err := b.CheckOne(ctx, "k", perSecond, 1, t0); err != nil {
+	if _, err := backendtest.CheckOne(ctx, b, "k", perSecond, 1, t0); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Peek(ctx, "k", []core.Policy{perSecond}, t0, make([]core.Decision, 1)); err != nil {
+	if err := core.Peek(ctx, b, "k", []core.Policy{perSecond}, t0, make([]core.Decision, 1)); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.Reset(ctx, "k", []core.Policy{perSecond}); err != nil {
 		t.Fatal(err)
 	}
 	f.set(hangCtx)
-	if _, err := b.CheckOne(ctx, "k", perSecond, 1, t0); !errors.Is(err, resilient.ErrBudgetExceeded) {
+	if _, err := backendtest.CheckOne(ctx, b, "k", perSecond, 1, t0); !errors.Is(err, resilient.ErrBudgetExceeded) {
 		t.Fatalf("primary honouring the deadline: %v", err)
 	}
 	f.mu.Lock()
@@ -190,12 +191,12 @@ func TestCallerContextIsNotAFailure(t *testing.T) {
 	b := resilient.New(f, resilient.WithBreaker(1, time.Second), resilient.WithFailOpen())
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := b.CheckOne(ctx, "k", perSecond, 1, t0); !errors.Is(err, context.Canceled) || errors.Is(err, resilient.ErrUnavailable) {
+	if _, err := backendtest.CheckOne(ctx, b, "k", perSecond, 1, t0); !errors.Is(err, context.Canceled) || errors.Is(err, resilient.ErrUnavailable) {
 		t.Fatalf("cancelled caller: %v", err)
 	}
 	ctx, cancel = context.WithTimeout(context.Background(), time.Millisecond)
 	defer cancel()
-	if _, err := b.CheckOne(ctx, "k", perSecond, 1, t0); !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, resilient.ErrUnavailable) {
+	if _, err := backendtest.CheckOne(ctx, b, "k", perSecond, 1, t0); !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, resilient.ErrUnavailable) {
 		t.Fatalf("caller deadline shorter than the budget: %v", err)
 	}
 	if s := b.Stats(); s.Failures != 0 || s.State != resilient.BreakerClosed || s.FailedOpen != 0 {
@@ -213,7 +214,7 @@ func TestBreaker(t *testing.T) {
 	b := resilient.New(f, resilient.WithClock(clk), resilient.WithBreaker(3, time.Second), resilient.WithEvents(ev.add))
 	ctx := context.Background()
 	check := func() error {
-		_, err := b.CheckOne(ctx, "k", perSecond, 1, clk.Now())
+		_, err := backendtest.CheckOne(ctx, b, "k", perSecond, 1, clk.Now())
 		return err
 	}
 	f.set(failing)
@@ -289,7 +290,7 @@ func TestProbeOneAtATime(t *testing.T) {
 		resilient.WithBudget(time.Minute), resilient.WithFailClosed())
 	ctx := context.Background()
 	f.set(failing)
-	if d, err := b.CheckOne(ctx, "k", perSecond, 1, clk.Now()); err != nil || d.Allowed {
+	if d, err := backendtest.CheckOne(ctx, b, "k", perSecond, 1, clk.Now()); err != nil || d.Allowed {
 		t.Fatalf("fail closed: %+v, %v", d, err)
 	}
 	clk.Advance(time.Second)
@@ -298,7 +299,7 @@ func TestProbeOneAtATime(t *testing.T) {
 	f.set(hang)
 	probeDone := make(chan core.Decision)
 	go func() {
-		d, _ := b.CheckOne(ctx, "k", perSecond, 1, clk.Now())
+		d, _ := backendtest.CheckOne(ctx, b, "k", perSecond, 1, clk.Now())
 		probeDone <- d
 	}()
 	<-f.entered
@@ -309,7 +310,7 @@ func TestProbeOneAtATime(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for range 50 {
-				d, err := b.CheckOne(ctx, "k", perSecond, 1, clk.Now())
+				d, err := backendtest.CheckOne(ctx, b, "k", perSecond, 1, clk.Now())
 				if err != nil || d.Allowed || d.RetryAfter != time.Second {
 					t.Errorf("during the probe: %+v, %v", d, err)
 					return
@@ -340,7 +341,7 @@ func TestFailOpen(t *testing.T) {
 	for i := range 10 {
 		var r resilient.Report
 		ctx := resilient.WithReport(context.Background(), &r)
-		d, err := b.CheckOne(ctx, "k", perSecond, 3, t0)
+		d, err := backendtest.CheckOne(ctx, b, "k", perSecond, 3, t0)
 		if err != nil || !d.Allowed || d.Remaining != 0 || d.Limit != 3 || d.Source != core.SourceFailOpen {
 			t.Fatalf("check %d: %+v, %v", i, d, err)
 		}
@@ -349,14 +350,14 @@ func TestFailOpen(t *testing.T) {
 		}
 	}
 	out := make([]core.Decision, 2)
-	if err := b.Check(context.Background(), "k", []core.Policy{perSecond, perMinute}, 1, t0, out); err != nil || !out[0].Allowed || !out[1].Allowed {
+	if err := core.Check(context.Background(), b, "k", []core.Policy{perSecond, perMinute}, 1, t0, out); err != nil || !out[0].Allowed || !out[1].Allowed {
 		t.Fatalf("multi-policy fail open: %+v, %v", out, err)
 	}
 	if s := b.Stats(); s.FailedOpen != 11 {
 		t.Fatalf("FailedOpen = %d, want 11", s.FailedOpen)
 	}
 	// Peek has no state to report while failing open.
-	if err := b.Peek(context.Background(), "k", []core.Policy{perSecond}, t0, out[:1]); !errors.Is(err, resilient.ErrUnavailable) {
+	if err := core.Peek(context.Background(), b, "k", []core.Policy{perSecond}, t0, out[:1]); !errors.Is(err, resilient.ErrUnavailable) {
 		t.Fatalf("peek while failing open: %v", err)
 	}
 }
@@ -370,7 +371,7 @@ func TestFailClosed(t *testing.T) {
 	b := resilient.New(f, resilient.WithFailClosed(), resilient.WithClock(clk), resilient.WithBreaker(1, 2*time.Second))
 	var r resilient.Report
 	ctx := resilient.WithReport(context.Background(), &r)
-	d, err := b.CheckOne(ctx, "k", perSecond, 1, clk.Now())
+	d, err := backendtest.CheckOne(ctx, b, "k", perSecond, 1, clk.Now())
 	if err != nil || d.Allowed || d.RetryAfter != 2*time.Second || d.Remaining != 0 || d.Source != core.SourceFailClosed {
 		t.Fatalf("first failure: %+v, %v", d, err)
 	}
@@ -378,7 +379,7 @@ func TestFailClosed(t *testing.T) {
 		t.Fatalf("report %+v", r)
 	}
 	clk.Advance(1500*time.Millisecond + 3*time.Microsecond)
-	d, err = b.CheckOne(ctx, "k", perSecond, 1, clk.Now())
+	d, err = backendtest.CheckOne(ctx, b, "k", perSecond, 1, clk.Now())
 	if err != nil || d.Allowed || d.RetryAfter != 500*time.Millisecond-3*time.Microsecond {
 		t.Fatalf("while open: %+v, %v", d, err)
 	}
@@ -386,7 +387,7 @@ func TestFailClosed(t *testing.T) {
 		t.Fatalf("report while open: %+v", r)
 	}
 	out := make([]core.Decision, 2)
-	if err := b.Check(ctx, "k", []core.Policy{perSecond, perMinute}, 1, clk.Now(), out); err != nil || out[0].Allowed || out[1].Allowed {
+	if err := core.Check(ctx, b, "k", []core.Policy{perSecond, perMinute}, 1, clk.Now(), out); err != nil || out[0].Allowed || out[1].Allowed {
 		t.Fatalf("multi-policy fail closed: %+v, %v", out, err)
 	}
 }
@@ -419,7 +420,7 @@ func TestFallback(t *testing.T) {
 	}
 	// Peek goes to the fallback too.
 	out := make([]core.Decision, 1)
-	if err := b.Peek(context.Background(), "k", []core.Policy{perSecond}, clk.Now(), out); err != nil || out[0].Remaining != 0 {
+	if err := core.Peek(context.Background(), b, "k", []core.Policy{perSecond}, clk.Now(), out); err != nil || out[0].Remaining != 0 {
 		t.Fatalf("fallback peek: %+v, %v", out, err)
 	}
 	f.set(healthy)
@@ -442,7 +443,7 @@ func TestResetWhileDown(t *testing.T) {
 	b := resilient.New(f, resilient.WithFallback(fb))
 	f.set(failing)
 	for range 3 {
-		if _, err := b.CheckOne(context.Background(), "k", perSecond, 1, t0); err != nil {
+		if _, err := backendtest.CheckOne(context.Background(), b, "k", perSecond, 1, t0); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -451,7 +452,7 @@ func TestResetWhileDown(t *testing.T) {
 	if !errors.As(err, &ue) || ue.Op != "reset" || !errors.Is(err, errBroken) {
 		t.Fatalf("reset while down: %v", err)
 	}
-	if d, err := fb.CheckOne(context.Background(), "k", perSecond, 3, t0); err != nil || !d.Allowed {
+	if d, err := backendtest.CheckOne(context.Background(), fb, "k", perSecond, 3, t0); err != nil || !d.Allowed {
 		t.Fatalf("fallback not reset: %+v, %v", d, err)
 	}
 }
@@ -463,12 +464,12 @@ func TestMaxAbandoned(t *testing.T) {
 	f.set(hang)
 	b := resilient.New(f, resilient.WithBudget(time.Millisecond), resilient.WithMaxAbandoned(2), resilient.WithBreaker(100, time.Second))
 	for range 2 {
-		if _, err := b.CheckOne(context.Background(), "k", perSecond, 1, t0); !errors.Is(err, resilient.ErrBudgetExceeded) {
+		if _, err := backendtest.CheckOne(context.Background(), b, "k", perSecond, 1, t0); !errors.Is(err, resilient.ErrBudgetExceeded) {
 			t.Fatal(err)
 		}
 	}
 	for range 5 {
-		if _, err := b.CheckOne(context.Background(), "k", perSecond, 1, t0); !errors.Is(err, resilient.ErrOverloaded) || !errors.Is(err, resilient.ErrUnavailable) {
+		if _, err := backendtest.CheckOne(context.Background(), b, "k", perSecond, 1, t0); !errors.Is(err, resilient.ErrOverloaded) || !errors.Is(err, resilient.ErrUnavailable) {
 			t.Fatalf("beyond the bound: %v", err)
 		}
 	}
@@ -492,10 +493,7 @@ func TestNilPrimaryPanics(t *testing.T) {
 // panicky is a primary that panics on every call.
 type panicky struct{}
 
-func (panicky) Check(context.Context, string, []core.Policy, int, time.Time, []core.Decision) error {
-	panic("bug in the primary")
-}
-func (panicky) Peek(context.Context, string, []core.Policy, time.Time, []core.Decision) error {
+func (panicky) Do(context.Context, []core.Item, time.Time, []core.Decision) error {
 	panic("bug in the primary")
 }
 func (panicky) Reset(context.Context, string, []core.Policy) error { panic("bug in the primary") }
@@ -504,14 +502,14 @@ func (panicky) Reset(context.Context, string, []core.Policy) error { panic("bug 
 // wrapper calls it on the caller's goroutine.
 type boundedPanicky struct{ panicky }
 
-func (boundedPanicky) BoundedByContext() bool { return true }
+func (boundedPanicky) Bounded() bool { return true }
 
 // TestPrimaryPanic: a panic in the primary, on the wrapper's own goroutine
 // or on the caller's, becomes a failure instead of ending the process.
 func TestPrimaryPanic(t *testing.T) {
 	for _, p := range []core.Backend{panicky{}, boundedPanicky{}} {
 		b := resilient.New(p, resilient.WithFailClosed())
-		d, err := b.CheckOne(context.Background(), "k", perSecond, 1, t0)
+		d, err := backendtest.CheckOne(context.Background(), b, "k", perSecond, 1, t0)
 		if err != nil || d.Allowed {
 			t.Fatalf("panicking %T, failing closed: %+v, %v", p, d, err)
 		}
@@ -531,10 +529,10 @@ func TestPrimaryPanic(t *testing.T) {
 func TestShortOut(t *testing.T) {
 	b := resilient.New(newMem(t))
 	ps := []core.Policy{perSecond, perMinute}
-	if err := b.Check(context.Background(), "k", ps, 1, t0, make([]core.Decision, 1)); err == nil {
+	if err := core.Check(context.Background(), b, "k", ps, 1, t0, make([]core.Decision, 1)); err == nil {
 		t.Fatal("check with a short out succeeded")
 	}
-	if err := b.Peek(context.Background(), "k", ps, t0, nil); err == nil {
+	if err := core.Peek(context.Background(), b, "k", ps, t0, nil); err == nil {
 		t.Fatal("peek with a short out succeeded")
 	}
 }
@@ -544,25 +542,25 @@ func TestShortOut(t *testing.T) {
 func TestDecisionSource(t *testing.T) {
 	f := newFaulty(t)
 	b := resilient.New(f, resilient.WithFallback(newMem(t)), resilient.WithBreaker(100, time.Second), resilient.WithDenyCache(0))
-	d, err := b.CheckOne(context.Background(), "k", perSecond, 1, t0)
+	d, err := backendtest.CheckOne(context.Background(), b, "k", perSecond, 1, t0)
 	if err != nil || d.Source != core.SourcePrimary {
 		t.Fatalf("healthy: %+v %v", d, err)
 	}
 	f.set(failing)
 	out := make([]core.Decision, 2)
-	if err := b.Check(context.Background(), "k", []core.Policy{perSecond, perMinute}, 1, t0, out); err != nil || out[0].Source != core.SourceFallback || out[1].Source != core.SourceFallback {
+	if err := core.Check(context.Background(), b, "k", []core.Policy{perSecond, perMinute}, 1, t0, out); err != nil || out[0].Source != core.SourceFallback || out[1].Source != core.SourceFallback {
 		t.Fatalf("primary failing: %+v %v", out, err)
 	}
 	f.set(healthy)
 	for range 3 { // perSecond allows 3 in a second
-		if _, err := b.CheckOne(context.Background(), "d", perSecond, 1, t0); err != nil {
+		if _, err := backendtest.CheckOne(context.Background(), b, "d", perSecond, 1, t0); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if d, _ := b.CheckOne(context.Background(), "d", perSecond, 1, t0); d.Allowed || d.Source != core.SourcePrimary {
+	if d, _ := backendtest.CheckOne(context.Background(), b, "d", perSecond, 1, t0); d.Allowed || d.Source != core.SourcePrimary {
 		t.Fatalf("primary's denial: %+v", d)
 	}
-	if d, _ := b.CheckOne(context.Background(), "d", perSecond, 1, t0); d.Allowed || d.Source != core.SourceDenyCache {
+	if d, _ := backendtest.CheckOne(context.Background(), b, "d", perSecond, 1, t0); d.Allowed || d.Source != core.SourceDenyCache {
 		t.Fatalf("cached denial: %+v", d)
 	}
 	if core.SourceDenyCache.String() != "deny_cache" || core.SourceFailOpen.String() != "fail_open" {

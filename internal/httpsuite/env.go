@@ -250,10 +250,7 @@ type failingBackend struct{}
 
 var errInternal = errors.New("redis: dial tcp 10.9.8.7:6379: i/o timeout (INTERNAL-SECRET)")
 
-func (failingBackend) Check(context.Context, string, []core.Policy, int, time.Time, []core.Decision) error {
-	return errInternal
-}
-func (failingBackend) Peek(context.Context, string, []core.Policy, time.Time, []core.Decision) error {
+func (failingBackend) Do(context.Context, []core.Item, time.Time, []core.Decision) error {
 	return errInternal
 }
 func (failingBackend) Reset(context.Context, string, []core.Policy) error { return errInternal }
