@@ -7,6 +7,7 @@ import (
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
+	"github.com/ratelimit-go/ratelimit/internal/must"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 	"github.com/ratelimit-go/ratelimit/keyfuncs/keyfuncstest"
 )
@@ -20,7 +21,7 @@ func (nopResponse) Write(int, string, []byte) error { return nil }
 
 func benchHandle(b *testing.B, policies ...core.Policy) {
 	m, err := ratelimit.New(
-		ratelimit.WithLimiter(core.NewLimiter(memstore.New())),
+		ratelimit.WithLimiter(core.NewLimiter(must.Do(memstore.New()))),
 		ratelimit.WithKeyFunc(keyfuncs.Constant("client")),
 		ratelimit.WithPolicy(policies...),
 	)

@@ -12,6 +12,7 @@ import (
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/core/resilient"
+	"github.com/ratelimit-go/ratelimit/internal/must"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 	"github.com/ratelimit-go/ratelimit/stdhttp"
 )
@@ -39,7 +40,7 @@ func TestConstructorsStartNoGoroutine(t *testing.T) {
 			t.Fatal(err)
 		}
 		h := mw(http.NewServeMux())
-		fallback := resilient.New(memstore.New(), resilient.WithFallback(memstore.New()))
+		fallback := must.Do(resilient.New(must.Do(memstore.New()), resilient.WithFallback(must.Do(memstore.New()))))
 		if _, err := core.NewLimiter(fallback).Allow(ctx, "k", core.MustParsePolicy("1/s")); err != nil {
 			t.Fatal(err)
 		}

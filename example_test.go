@@ -26,8 +26,12 @@ func (printResponse) Write(status int, contentType string, body []byte) error {
 // and a Response, and calls the next handler only on Continue.
 func ExampleMiddleware_Handle() {
 	clock := core.NewManualClock(time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC))
+	store, err := memstore.New()
+	if err != nil {
+		panic(err)
+	}
 	mw, err := ratelimit.New(
-		ratelimit.WithLimiter(core.NewLimiter(memstore.New(), core.WithClock(clock))),
+		ratelimit.WithLimiter(core.NewLimiter(store, core.WithClock(clock))),
 		ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
 		ratelimit.WithPolicy(core.MustParsePolicy("2/1m;algorithm=fixed_window;name=api")),
 	)

@@ -105,7 +105,10 @@ func build(s settings) (*Middleware, error) {
 		return nil, ErrNoPolicy
 	}
 	if s.limiter == nil {
-		s.limiter = defaultLimiter()
+		var err error
+		if s.limiter, err = defaultLimiter(); err != nil {
+			return nil, err
+		}
 	}
 	defaultDenied := s.denied == nil
 	if defaultDenied {

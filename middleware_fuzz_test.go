@@ -10,6 +10,7 @@ import (
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
+	"github.com/ratelimit-go/ratelimit/internal/must"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 	"github.com/ratelimit-go/ratelimit/keyfuncs/keyfuncstest"
 )
@@ -26,7 +27,7 @@ func FuzzMiddleware(f *testing.F) {
 	f.Add("\x00\xff", "/login", 99, int64(60_000_000))
 	f.Fuzz(func(t *testing.T, key, route string, cost int, advanceMicros int64) {
 		clk := core.NewManualClock(time.Date(2026, 5, 5, 5, 5, 5, 0, time.UTC))
-		lim := core.NewLimiter(memstore.New(), core.WithClock(clk))
+		lim := core.NewLimiter(must.Do(memstore.New()), core.WithClock(clk))
 		m, err := ratelimit.New(ratelimit.WithLimiter(lim),
 			ratelimit.WithKeyFunc(func(keyfuncs.Request) (string, error) { return key, nil }),
 			ratelimit.WithCost(func(keyfuncs.Request) int { return cost }),

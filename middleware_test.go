@@ -13,6 +13,7 @@ import (
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
+	"github.com/ratelimit-go/ratelimit/internal/must"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 	"github.com/ratelimit-go/ratelimit/keyfuncs/keyfuncstest"
 )
@@ -37,7 +38,7 @@ var t0 = time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC)
 
 func newLimiter(t *testing.T) (*core.Limiter, *core.ManualClock) {
 	t.Helper()
-	st := memstore.New()
+	st := must.Do(memstore.New())
 	clk := core.NewManualClock(t0)
 	return core.NewLimiter(st, core.WithClock(clk)), clk
 }

@@ -24,7 +24,11 @@ import (
 
 // README, Quick start.
 func Example_quickStart() {
-	limiter := core.NewLimiter(memstore.New()) // starts no goroutine; nothing to close
+	store, err := memstore.New() // starts no goroutine; nothing to close
+	if err != nil {
+		log.Fatal(err) // only an invalid option fails
+	}
+	limiter := core.NewLimiter(store)
 	ctx := context.Background()
 
 	perMinute := core.MustParsePolicy("100/1m;name=api") // GCRA by default
@@ -56,9 +60,16 @@ func Example_redis() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	store := resilient.New(primary,
-		resilient.WithFallback(memstore.New()), // or WithFailOpen(), WithFailClosed()
-		resilient.WithDenyCache(0))             // opt-in; 0 = default size
+	fallback, err := memstore.New(memstore.WithMaxKeys(1_000_000)) // bounded: a key flood cannot exhaust memory
+	if err != nil {
+		log.Fatal(err)
+	}
+	store, err := resilient.New(primary,
+		resilient.WithFallback(fallback), // or WithFailOpen(), WithFailClosed()
+		resilient.WithDenyCache(0))       // opt-in; 0 = default size
+	if err != nil {
+		log.Fatal(err)
+	}
 	limiter := core.NewLimiter(store)
 	_ = limiter
 }

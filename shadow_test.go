@@ -13,6 +13,7 @@ import (
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/core/redisstore"
+	"github.com/ratelimit-go/ratelimit/internal/must"
 	"github.com/ratelimit-go/ratelimit/internal/redistest"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 	"github.com/ratelimit-go/ratelimit/keyfuncs/keyfuncstest"
@@ -21,7 +22,7 @@ import (
 // shadowBackends are the stores the shadow semantics are pinned on.
 func shadowBackends(t *testing.T) map[string]func(t *testing.T) core.Backend {
 	return map[string]func(t *testing.T) core.Backend{
-		"memory": func(*testing.T) core.Backend { return memstore.New() },
+		"memory": func(*testing.T) core.Backend { return must.Do(memstore.New()) },
 		"miniredis": func(t *testing.T) core.Backend {
 			mr := miniredis.RunT(t)
 			c := redis.NewClient(&redis.Options{Addr: mr.Addr()})
@@ -72,7 +73,7 @@ func TestShadowPolicies(t *testing.T) {
 			// The same check without the shadow policy, on a limiter of its
 			// own, is what the client must see.
 			plainClock := core.NewManualClock(clock.Now())
-			plain, err := ratelimit.New(ratelimit.WithLimiter(core.NewLimiter(memstore.New(), core.WithClock(plainClock))),
+			plain, err := ratelimit.New(ratelimit.WithLimiter(core.NewLimiter(must.Do(memstore.New()), core.WithClock(plainClock))),
 				ratelimit.WithKeyFunc(keyfuncs.Constant("k")), ratelimit.WithPolicy(enforced))
 			if err != nil {
 				t.Fatal(err)

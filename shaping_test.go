@@ -8,6 +8,7 @@ import (
 
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
+	"github.com/ratelimit-go/ratelimit/internal/must"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 	"github.com/ratelimit-go/ratelimit/keyfuncs/keyfuncstest"
 )
@@ -29,7 +30,7 @@ func TestShapingHasACeiling(t *testing.T) {
 			clock := core.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 			var held []time.Duration
 			m, err := New(append([]Option{
-				WithLimiter(core.NewLimiter(memstore.New(), core.WithClock(clock))),
+				WithLimiter(core.NewLimiter(must.Do(memstore.New()), core.WithClock(clock))),
 				WithKeyFunc(keyfuncs.Constant("k")),
 				WithPolicy(core.MustParsePolicy("100/1m;algorithm=leaky_bucket;name=shaped")),
 				WithShaping(func(_ context.Context, d time.Duration) error { held = append(held, d); return nil }),

@@ -24,8 +24,8 @@
 // negative size, a negative duration, too many shards) is refused when the
 // value is built, never clamped or ignored: constructors that return an
 // error return one naming the option (ratelimit.New and the adapters,
-// redisstore.New, keyfuncs.NewIPResolver), and the two that cannot fail,
-// memstore.New and resilient.New, panic with that message, so that a
+// memstore.New, redisstore.New, resilient.New, lease.New,
+// keyfuncs.NewIPResolver), and none panics on bad input, so that a
 // misconfigured program stops at start instead of running with settings
 // nobody asked for. Turning a default feature off has an option of its own
 // (redisstore.WithoutBatching, ratelimit.WithShaping(nil)).

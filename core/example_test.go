@@ -14,7 +14,10 @@ import (
 // A Limiter over the memory store, driven by a ManualClock: three requests a
 // second per key, and a fourth waits for the window to slide.
 func ExampleLimiter_Allow() {
-	store := memstore.New()
+	store, err := memstore.New()
+	if err != nil {
+		panic(err)
+	}
 	defer store.Close()
 	clock := core.NewManualClock(time.Unix(1_700_000_000, 0))
 	limiter := core.NewLimiter(store, core.WithClock(clock))
@@ -42,7 +45,10 @@ func ExampleLimiter_Allow() {
 
 // A denied decision says exactly when the same request will succeed.
 func ExampleDecision_RetryAfter() {
-	store := memstore.New()
+	store, err := memstore.New()
+	if err != nil {
+		panic(err)
+	}
 	defer store.Close()
 	clock := core.NewManualClock(time.Unix(1_700_000_000, 0))
 	limiter := core.NewLimiter(store, core.WithClock(clock))
@@ -67,7 +73,10 @@ func ExampleDecision_RetryAfter() {
 // Check enforces several policies at once, all or nothing: a request denied
 // by the per-second policy consumes nothing from the per-hour one.
 func ExampleLimiter_Check() {
-	store := memstore.New()
+	store, err := memstore.New()
+	if err != nil {
+		panic(err)
+	}
 	defer store.Close()
 	clock := core.NewManualClock(time.Unix(1_700_000_000, 0))
 	limiter := core.NewLimiter(store, core.WithClock(clock))
@@ -119,12 +128,15 @@ func ExampleParsePolicy() {
 
 // Invalid arguments are typed errors, never panics.
 func ExampleLimiter_AllowN_errors() {
-	store := memstore.New()
+	store, err := memstore.New()
+	if err != nil {
+		panic(err)
+	}
 	defer store.Close()
 	limiter := core.NewLimiter(store)
 	ctx := context.Background()
 
-	_, err := limiter.AllowN(ctx, "k", core.Policy{Limit: 5, Window: time.Second}, 6)
+	_, err = limiter.AllowN(ctx, "k", core.Policy{Limit: 5, Window: time.Second}, 6)
 	fmt.Println(errors.Is(err, core.ErrCostExceedsCapacity))
 	_, err = limiter.Allow(ctx, "k", core.Policy{Limit: 5})
 	var pe *core.PolicyError
@@ -142,7 +154,10 @@ func ExampleLimiter_AllowN_errors() {
 // context.DeadlineExceeded, at the cost of one allocation and no timer of
 // the wrapper's (core/resilient passes its budget this way).
 func ExampleWithWaitLimit() {
-	store := memstore.New()
+	store, err := memstore.New()
+	if err != nil {
+		panic(err)
+	}
 	defer store.Close()
 	ctx := context.Background()
 	if core.IsBounded(store) {

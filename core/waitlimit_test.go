@@ -9,6 +9,7 @@ import (
 
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
+	"github.com/ratelimit-go/ratelimit/internal/must"
 )
 
 type ctxKey struct{}
@@ -67,10 +68,10 @@ func (saysNo) Bounded() bool { return false }
 // TestIsBounded: a backend is bounded only when it implements core.Bounded
 // and says yes.
 func TestIsBounded(t *testing.T) {
-	if !core.IsBounded(memstore.New()) {
+	if !core.IsBounded(must.Do(memstore.New())) {
 		t.Error("the memory store is not bounded")
 	}
-	if core.IsBounded(unbounded{memstore.New()}) || core.IsBounded(saysNo{memstore.New()}) {
+	if core.IsBounded(unbounded{must.Do(memstore.New())}) || core.IsBounded(saysNo{must.Do(memstore.New())}) {
 		t.Error("a backend that does not say so is bounded")
 	}
 }

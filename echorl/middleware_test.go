@@ -14,13 +14,14 @@ import (
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/echorl"
+	"github.com/ratelimit-go/ratelimit/internal/must"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
 
 var t0 = time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC)
 
 func limiter() *core.Limiter {
-	return core.NewLimiter(memstore.New(), core.WithClock(core.NewManualClock(t0)))
+	return core.NewLimiter(must.Do(memstore.New()), core.WithClock(core.NewManualClock(t0)))
 }
 
 func do(h http.Handler, method, target string) *httptest.ResponseRecorder {

@@ -13,6 +13,7 @@ import (
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/fiberrl"
+	"github.com/ratelimit-go/ratelimit/internal/must"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
 
@@ -21,7 +22,7 @@ import (
 // the header values go straight into fasthttp's buffers.
 func TestAllowPathDoesNotAllocate(t *testing.T) {
 	mw, err := fiberrl.New(
-		ratelimit.WithLimiter(core.NewLimiter(memstore.New())),
+		ratelimit.WithLimiter(core.NewLimiter(must.Do(memstore.New()))),
 		ratelimit.WithKeyFunc(keyfuncs.Constant("client")),
 		ratelimit.WithPolicy(core.MustParsePolicy("1000000000/1h;name=api;algorithm=fixed_window")),
 	)

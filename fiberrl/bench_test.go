@@ -14,6 +14,7 @@ import (
 	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/fiberrl"
 	"github.com/ratelimit-go/ratelimit/internal/httpsuite"
+	"github.com/ratelimit-go/ratelimit/internal/must"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
 
@@ -31,7 +32,7 @@ func benchApp(mws ...fiber.Handler) fasthttp.RequestHandler {
 // and a policy far above b.N, so that every request is admitted.
 func allowAll(b *testing.B, kf keyfuncs.KeyFunc) fiber.Handler {
 	mw, err := fiberrl.New(
-		ratelimit.WithLimiter(core.NewLimiter(memstore.New())),
+		ratelimit.WithLimiter(core.NewLimiter(must.Do(memstore.New()))),
 		ratelimit.WithKeyFunc(kf),
 		ratelimit.WithPolicy(core.MustParsePolicy("1000000000/1h;name=api;algorithm=fixed_window")),
 	)
@@ -143,7 +144,7 @@ func BenchmarkAllowParallel(b *testing.B) {
 // pattern is resolved before the check.
 func routedApp(b *testing.B) fasthttp.RequestHandler {
 	mw, err := fiberrl.New(
-		ratelimit.WithLimiter(core.NewLimiter(memstore.New())),
+		ratelimit.WithLimiter(core.NewLimiter(must.Do(memstore.New()))),
 		ratelimit.WithKeyFunc(keyfuncs.Constant("client")),
 		ratelimit.WithPolicy(core.MustParsePolicy("1000000000/1h;name=api;algorithm=fixed_window")),
 		ratelimit.WithRoute("POST", "/login", core.MustParsePolicy("5/1m;name=login")),

@@ -18,13 +18,14 @@ import (
 	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/fiberrl"
 	"github.com/ratelimit-go/ratelimit/internal/fibertest"
+	"github.com/ratelimit-go/ratelimit/internal/must"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
 
 var t0 = time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC)
 
 func limiter() *core.Limiter {
-	return core.NewLimiter(memstore.New(), core.WithClock(core.NewManualClock(t0)))
+	return core.NewLimiter(must.Do(memstore.New()), core.WithClock(core.NewManualClock(t0)))
 }
 
 func newFiber(cfg ...fiber.Config) *fiber.App {

@@ -20,7 +20,11 @@ import (
 // keeps the output deterministic; it reads 03:04, so the aligned
 // five-minute window of the login policy ends in 60 s.
 func Example() {
-	limiter := core.NewLimiter(memstore.New(), core.WithClock(core.NewManualClock(t0)))
+	store, err := memstore.New()
+	if err != nil {
+		panic(err)
+	}
+	limiter := core.NewLimiter(store, core.WithClock(core.NewManualClock(t0)))
 	m, err := ratelimit.New(
 		ratelimit.WithLimiter(limiter),
 		ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
@@ -56,7 +60,11 @@ func Example() {
 // the key function and the plan function read them back (ginrl.Context
 // reaches the *gin.Context itself where that is needed).
 func Example_perUser() {
-	limiter := core.NewLimiter(memstore.New(), core.WithClock(core.NewManualClock(t0)))
+	store, err := memstore.New()
+	if err != nil {
+		panic(err)
+	}
+	limiter := core.NewLimiter(store, core.WithClock(core.NewManualClock(t0)))
 	m, err := ratelimit.New(
 		ratelimit.WithLimiter(limiter),
 		ratelimit.WithKeyFunc(keyfuncs.ContextValue("user")), // 401 without one

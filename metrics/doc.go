@@ -9,7 +9,7 @@
 //	c := metrics.New()
 //	if err := c.Register(prometheus.DefaultRegisterer); err != nil { ... }
 //	primary, _ := redisstore.New(client)
-//	store := resilient.New(c.Backend(primary), resilient.WithFallback(fallback), resilient.WithEvents(c.ResilientEvents()))
+//	store, err := resilient.New(c.Backend(primary), resilient.WithFallback(fallback), resilient.WithEvents(c.ResilientEvents()))
 //	c.WatchResilient("redis", store)
 //	m, _ := ratelimit.New(..., ratelimit.WithLimiter(core.NewLimiter(store)), ratelimit.WithObserver(c.Observer()))
 //	c.WatchMiddleware("api", m)

@@ -32,10 +32,20 @@ func Example() {
 	if err := c.Register(reg); err != nil {
 		log.Fatal(err)
 	}
-	primary, fallback := memstore.New(), memstore.New(memstore.WithMaxKeys(100_000))
-	store := resilient.New(c.Backend(primary),
+	primary, err := memstore.New()
+	if err != nil {
+		log.Fatal(err)
+	}
+	fallback, err := memstore.New(memstore.WithMaxKeys(100_000))
+	if err != nil {
+		log.Fatal(err)
+	}
+	store, err := resilient.New(c.Backend(primary),
 		resilient.WithFallback(fallback),
 		resilient.WithEvents(c.ResilientEvents()))
+	if err != nil {
+		log.Fatal(err)
+	}
 	m, err := ratelimit.New(
 		ratelimit.WithLimiter(core.NewLimiter(store)),
 		ratelimit.WithKeyFunc(keyfuncs.RemoteIP),

@@ -21,6 +21,7 @@ import (
 	"github.com/ratelimit-go/ratelimit/core/lease"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/core/resilient"
+	"github.com/ratelimit-go/ratelimit/internal/must"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 	"github.com/ratelimit-go/ratelimit/keyfuncs/keyfuncstest"
 	"github.com/ratelimit-go/ratelimit/metrics"
@@ -69,8 +70,8 @@ func newRig(t *testing.T, extra ...ratelimit.Option) *rig {
 	t.Helper()
 	c, reg := registered(t)
 	clock := core.NewManualClock(t0)
-	fallback := memstore.New(memstore.WithMaxKeys(3))
-	store := resilient.New(c.Backend(memstore.New()), resilient.WithFallback(fallback), resilient.WithEvents(c.ResilientEvents()), resilient.WithClock(clock), resilient.WithDenyCache(0))
+	fallback := must.Do(memstore.New(memstore.WithMaxKeys(3)))
+	store := must.Do(resilient.New(c.Backend(must.Do(memstore.New())), resilient.WithFallback(fallback), resilient.WithEvents(c.ResilientEvents()), resilient.WithClock(clock), resilient.WithDenyCache(0)))
 	m, err := ratelimit.New(append([]ratelimit.Option{
 		ratelimit.WithLimiter(core.NewLimiter(store, core.WithClock(clock))),
 		ratelimit.WithKeyFunc(keyfuncs.Header("X-Key", keyfuncs.Verbatim())),
@@ -205,9 +206,9 @@ func TestMetrics(t *testing.T) {
 func TestMetricsSources(t *testing.T) {
 	c, reg := registered(t)
 	clock := core.NewManualClock(t0)
-	fallback := memstore.New(memstore.WithMaxKeys(2))
-	store := resilient.New(c.Backend(broken{&netErr{}}), resilient.WithFallback(fallback), resilient.WithEvents(c.ResilientEvents()),
-		resilient.WithClock(clock), resilient.WithBreaker(2, time.Second))
+	fallback := must.Do(memstore.New(memstore.WithMaxKeys(2)))
+	store := must.Do(resilient.New(c.Backend(broken{&netErr{}}), resilient.WithFallback(fallback), resilient.WithEvents(c.ResilientEvents()),
+		resilient.WithClock(clock), resilient.WithBreaker(2, time.Second)))
 	m, err := ratelimit.New(ratelimit.WithLimiter(core.NewLimiter(store, core.WithClock(clock))),
 		ratelimit.WithKeyFunc(keyfuncs.Header("X-Key", keyfuncs.Verbatim())),
 		ratelimit.WithPolicy(core.MustParsePolicy("10/1m;name=api")),
@@ -328,7 +329,7 @@ func TestRegisterErrors(t *testing.T) {
 	if err := c.WatchMemstore("m", nil); err == nil {
 		t.Fatal("nil store accepted")
 	}
-	s := memstore.New()
+	s := must.Do(memstore.New())
 	if err := c.WatchMemstore("m", s); err != nil {
 		t.Fatal(err)
 	}
@@ -342,7 +343,7 @@ func TestRegisterErrors(t *testing.T) {
 // caller's goroutine, as it would the store; and it passes batches through.
 func TestBackendIsBoundedAsItsStore(t *testing.T) {
 	c, _ := metrics.New()
-	b := c.Backend(memstore.New())
+	b := c.Backend(must.Do(memstore.New()))
 	out := make([]core.Decision, 2)
 	items := []core.Item{{Key: "k", Policy: core.MustParsePolicy("1/s"), Cost: 1}, {Key: "j", Policy: core.MustParsePolicy("1/s"), Cost: 1}}
 	if err := b.Do(context.Background(), items, t0, out); err != nil || !out[0].Allowed || !out[1].Allowed {
@@ -361,7 +362,7 @@ func TestBackendIsBoundedAsItsStore(t *testing.T) {
 func TestWatchLease(t *testing.T) {
 	c, reg := registered(t)
 	p := core.Policy{Limit: 1_000_000, Window: time.Minute, Algorithm: core.TokenBucket}
-	b, err := lease.New(memstore.New(), []core.Policy{p}, lease.WithMaxUnits(100))
+	b, err := lease.New(must.Do(memstore.New()), []core.Policy{p}, lease.WithMaxUnits(100))
 	if err != nil {
 		t.Fatal(err)
 	}

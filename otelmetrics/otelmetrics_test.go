@@ -12,6 +12,7 @@ import (
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
+	"github.com/ratelimit-go/ratelimit/internal/must"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 	"github.com/ratelimit-go/ratelimit/keyfuncs/keyfuncstest"
 	"github.com/ratelimit-go/ratelimit/otelmetrics"
@@ -53,7 +54,7 @@ func TestObserver(t *testing.T) {
 		t.Fatal(err)
 	}
 	clock := core.NewManualClock(time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC))
-	m, err := ratelimit.New(ratelimit.WithLimiter(core.NewLimiter(memstore.New(), core.WithClock(clock))),
+	m, err := ratelimit.New(ratelimit.WithLimiter(core.NewLimiter(must.Do(memstore.New()), core.WithClock(clock))),
 		ratelimit.WithKeyFunc(keyfuncs.Header("X-Key", keyfuncs.Verbatim())),
 		ratelimit.WithPolicy(core.MustParsePolicy("2/1m;name=api"), core.MustParsePolicy("1/1m;name=api-next;shadow=true")),
 		ratelimit.WithObserver(obs.Observer()))

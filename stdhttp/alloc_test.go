@@ -14,6 +14,7 @@ import (
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/internal/httpsuite"
+	"github.com/ratelimit-go/ratelimit/internal/must"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 	"github.com/ratelimit-go/ratelimit/stdhttp"
 )
@@ -24,7 +25,7 @@ import (
 func TestAllocations(t *testing.T) {
 	limited := func(policy string) http.Handler {
 		mw, err := stdhttp.New(
-			ratelimit.WithLimiter(core.NewLimiter(memstore.New())),
+			ratelimit.WithLimiter(core.NewLimiter(must.Do(memstore.New()))),
 			ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
 			ratelimit.WithPolicy(core.MustParsePolicy(policy)),
 		)

@@ -10,6 +10,7 @@ import (
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/internal/httpsuite"
+	"github.com/ratelimit-go/ratelimit/internal/must"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 	"github.com/ratelimit-go/ratelimit/stdhttp"
 )
@@ -55,7 +56,7 @@ func benchServe(b *testing.B, h http.Handler, want ...int) {
 // request is admitted.
 func allowAll(b *testing.B, kf keyfuncs.KeyFunc) func(http.Handler) http.Handler {
 	mw, err := stdhttp.New(
-		ratelimit.WithLimiter(core.NewLimiter(memstore.New())),
+		ratelimit.WithLimiter(core.NewLimiter(must.Do(memstore.New()))),
 		ratelimit.WithKeyFunc(kf),
 		ratelimit.WithPolicy(core.MustParsePolicy("1000000000/1h;name=api;algorithm=fixed_window")),
 	)
@@ -107,7 +108,7 @@ func BenchmarkJSONAllow(b *testing.B) {
 // refilled while the benchmark runs), served into the recorder.
 func denyHarness(b *testing.B, kf keyfuncs.KeyFunc, limit string) {
 	mw, err := stdhttp.New(
-		ratelimit.WithLimiter(core.NewLimiter(memstore.New())),
+		ratelimit.WithLimiter(core.NewLimiter(must.Do(memstore.New()))),
 		ratelimit.WithKeyFunc(kf),
 		ratelimit.WithPolicy(core.MustParsePolicy(limit)),
 	)

@@ -18,7 +18,11 @@ import (
 // POST /login. The manual clock keeps the output deterministic; it reads
 // 03:04, so the aligned five-minute window of the login policy ends in 60 s.
 func Example() {
-	limiter := core.NewLimiter(memstore.New(), core.WithClock(core.NewManualClock(t0)))
+	store, err := memstore.New()
+	if err != nil {
+		panic(err)
+	}
+	limiter := core.NewLimiter(store, core.WithClock(core.NewManualClock(t0)))
 	mw, err := stdhttp.New(
 		ratelimit.WithLimiter(limiter),
 		ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
@@ -56,7 +60,11 @@ type userKey struct{}
 // the request's context, and keyfuncs.ContextValue reads it back
 // (stdhttp.Request reaches the *http.Request itself where that is needed).
 func Example_perUser() {
-	limiter := core.NewLimiter(memstore.New(), core.WithClock(core.NewManualClock(t0)))
+	store, err := memstore.New()
+	if err != nil {
+		panic(err)
+	}
+	limiter := core.NewLimiter(store, core.WithClock(core.NewManualClock(t0)))
 	m, err := ratelimit.New(
 		ratelimit.WithLimiter(limiter),
 		ratelimit.WithKeyFunc(keyfuncs.ContextValue(userKey{})), // 401 without one

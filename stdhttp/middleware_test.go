@@ -11,6 +11,7 @@ import (
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
+	"github.com/ratelimit-go/ratelimit/internal/must"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 	"github.com/ratelimit-go/ratelimit/stdhttp"
 )
@@ -18,7 +19,7 @@ import (
 var t0 = time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC)
 
 func limiter() *core.Limiter {
-	return core.NewLimiter(memstore.New(), core.WithClock(core.NewManualClock(t0)))
+	return core.NewLimiter(must.Do(memstore.New()), core.WithClock(core.NewManualClock(t0)))
 }
 
 func ok(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }

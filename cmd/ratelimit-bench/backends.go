@@ -68,6 +68,9 @@ func lookupBackend(name string) (backendFactory, error) {
 // default): nothing but the measured checks runs, and expired keys are
 // reclaimed within them, as in production.
 func openMemory(backendConfig) (core.Backend, func(), error) {
-	s := memstore.New()
+	s, err := memstore.New()
+	if err != nil {
+		return nil, nil, err
+	}
 	return s, func() { s.Close() }, nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
+	"github.com/ratelimit-go/ratelimit/internal/must"
 )
 
 // small is a workload whose allowed counts are worked out by hand: two keys,
@@ -33,7 +34,7 @@ func TestMeasureSmallWorkloadCounts(t *testing.T) {
 		core.FixedWindow: 24, core.SlidingLog: 24,
 		core.GCRA: 26, core.TokenBucket: 26, core.LeakyBucket: 26,
 	}
-	store := memstore.New()
+	store := must.Do(memstore.New())
 	defer store.Close()
 	for a, n := range want {
 		r, err := measure(context.Background(), store, small, a)
@@ -52,7 +53,7 @@ func TestMeasureSmallWorkloadCounts(t *testing.T) {
 // A second run on the same store starts from a clean state: measure resets
 // the keys first, so the counts repeat exactly.
 func TestMeasureRepeatsOnSameBackend(t *testing.T) {
-	store := memstore.New()
+	store := must.Do(memstore.New())
 	defer store.Close()
 	for _, a := range core.Algorithms() {
 		first, err := measure(context.Background(), store, small, a)
@@ -82,7 +83,7 @@ func TestMeasureSeedWorkload(t *testing.T) {
 		t.Skip("200,000 checks per algorithm")
 	}
 	seed := workload{Checks: 200_000, Keys: 1_000, Policy: core.MustParsePolicy("100/1m"), Step: 500 * time.Microsecond, Start: time.Unix(1_700_000_000, 0)}
-	store := memstore.New()
+	store := must.Do(memstore.New())
 	defer store.Close()
 	for a, n := range map[core.Algorithm]int{core.FixedWindow: 180_000, core.SlidingLog: 180_000, core.GCRA: 200_000} {
 		r, err := measure(context.Background(), store, seed, a)
@@ -96,7 +97,7 @@ func TestMeasureSeedWorkload(t *testing.T) {
 }
 
 func TestMeasureErrors(t *testing.T) {
-	store := memstore.New()
+	store := must.Do(memstore.New())
 	defer store.Close()
 	bad := small
 	bad.Policy.Limit = 0

@@ -33,7 +33,10 @@ type store struct {
 // openStore builds the backend spec describes, feeding c.
 func openStore(spec backendSpec, c *metrics.Collector) (*store, error) {
 	if spec.URL == "memory" {
-		m := memstore.New(memstore.WithMaxKeys(10_000_000))
+		m, err := memstore.New(memstore.WithMaxKeys(10_000_000))
+		if err != nil {
+			return nil, err
+		}
 		if err := c.WatchMemstore("memory", m); err != nil {
 			return nil, err
 		}
@@ -62,7 +65,11 @@ func openStore(spec backendSpec, c *metrics.Collector) (*store, error) {
 		_ = client.Close()
 		return nil, err
 	}
-	fallback := memstore.New(memstore.WithMaxKeys(1_000_000))
+	fallback, err := memstore.New(memstore.WithMaxKeys(1_000_000))
+	if err != nil {
+		_ = client.Close()
+		return nil, err
+	}
 	ropts := []resilient.Option{resilient.WithBudget(spec.Budget), resilient.WithEvents(c.ResilientEvents())}
 	switch spec.OnFailure {
 	case "open":
@@ -75,7 +82,11 @@ func openStore(spec backendSpec, c *metrics.Collector) (*store, error) {
 	if spec.DenyCache > 0 {
 		ropts = append(ropts, resilient.WithDenyCache(spec.DenyCache))
 	}
-	b := resilient.New(c.Backend(primary), ropts...)
+	b, err := resilient.New(c.Backend(primary), ropts...)
+	if err != nil {
+		_ = client.Close()
+		return nil, err
+	}
 	if err := errors.Join(c.WatchResilient("redis", b), c.WatchMemstore("fallback", fallback)); err != nil {
 		_ = client.Close()
 		return nil, err

@@ -3,7 +3,13 @@
 // and on a Redis Cluster. A backend's test calls Run with a Factory:
 //
 //	func TestConformance(t *testing.T) {
-//		backendtest.Run(t, func(t *testing.T) core.Backend { return memstore.New() })
+//		backendtest.Run(t, func(t *testing.T) core.Backend {
+//			s, err := memstore.New()
+//			if err != nil {
+//				t.Fatal(err)
+//			}
+//			return s
+//		})
 //	}
 //
 // Run checks three things. Vectors: the YAML files in testdata/conformance,

@@ -16,7 +16,11 @@ import (
 // 100,000 a second. Use the Redis store in production, where a lease saves
 // a round trip per request.
 func Example() {
-	store := memstore.New() // redisstore.New(client) in production
+	store2, err := memstore.New()
+	if err != nil {
+		log.Fatal(err)
+	}
+	store := store2 // redisstore.New(client) in production
 	api := core.MustParsePolicy("100000/1s;name=api")
 	leased, err := lease.New(store, []core.Policy{api}) // the policies that may be leased
 	if err != nil {

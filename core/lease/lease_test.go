@@ -17,6 +17,7 @@ import (
 	"github.com/ratelimit-go/ratelimit/core/lease"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/core/redisstore"
+	"github.com/ratelimit-go/ratelimit/internal/must"
 	"github.com/ratelimit-go/ratelimit/internal/redistest"
 )
 
@@ -51,11 +52,11 @@ func newLeased(t *testing.T, store core.Backend, ps []core.Policy, opts ...lease
 }
 
 func TestNewErrors(t *testing.T) {
-	_, err := lease.New(memstore.New(), []core.Policy{{Limit: 10, Window: time.Second, Algorithm: core.LeakyBucket}})
+	_, err := lease.New(must.Do(memstore.New()), []core.Policy{{Limit: 10, Window: time.Second, Algorithm: core.LeakyBucket}})
 	if !errors.Is(err, lease.ErrUnsupported) {
 		t.Errorf("leaky bucket: %v, want ErrUnsupported", err)
 	}
-	if _, err := lease.New(memstore.New(), []core.Policy{{Limit: 0, Window: time.Second}}); !errors.Is(err, core.ErrInvalidPolicy) {
+	if _, err := lease.New(must.Do(memstore.New()), []core.Policy{{Limit: 0, Window: time.Second}}); !errors.Is(err, core.ErrInvalidPolicy) {
 		t.Errorf("invalid policy: %v", err)
 	}
 	if _, err := lease.New(nil, nil); err == nil {
@@ -65,7 +66,7 @@ func TestNewErrors(t *testing.T) {
 		"hot rate": lease.WithHotRate(-1), "lifetime": lease.WithLifetime(-time.Second),
 		"max units": lease.WithMaxUnits(-1), "max keys": lease.WithMaxKeys(-1),
 	} {
-		if _, err := lease.New(memstore.New(), nil, o); err == nil {
+		if _, err := lease.New(must.Do(memstore.New()), nil, o); err == nil {
 			t.Errorf("negative %s: no error", name)
 		}
 	}
@@ -74,10 +75,10 @@ func TestNewErrors(t *testing.T) {
 // TestBounded: a lease backend is core.Bounded exactly when its store is.
 func TestBounded(t *testing.T) {
 	ps := []core.Policy{{Limit: 10, Window: time.Second}}
-	if b := newLeased(t, memstore.New(), ps); !core.IsBounded(b) {
+	if b := newLeased(t, must.Do(memstore.New()), ps); !core.IsBounded(b) {
 		t.Error("over the memory store: not bounded")
 	}
-	if b := newLeased(t, unbounded{memstore.New()}, ps); core.IsBounded(b) {
+	if b := newLeased(t, unbounded{must.Do(memstore.New())}, ps); core.IsBounded(b) {
 		t.Error("over a store that says nothing: bounded")
 	}
 }
@@ -96,7 +97,7 @@ func allowance(p core.Policy, start, t time.Time) int64 {
 // check is admitted, and leases serve all but a few without a store call.
 func TestHotKeyFromLeases(t *testing.T) {
 	p := core.Policy{Limit: 200_000, Window: time.Second, Algorithm: core.GCRA}
-	store := &counting{Backend: memstore.New()}
+	store := &counting{Backend: must.Do(memstore.New())}
 	b := newLeased(t, store, []core.Policy{p})
 	const n = 100_000
 	for i := range n {
@@ -118,7 +119,7 @@ func TestHotKeyFromLeases(t *testing.T) {
 // comes from the store, with its exact RetryAfter: a lease never denies.
 func TestHotKeyOverItsLimit(t *testing.T) {
 	p := core.Policy{Limit: 50_000, Window: time.Second, Algorithm: core.GCRA}
-	store := &counting{Backend: memstore.New()}
+	store := &counting{Backend: must.Do(memstore.New())}
 	b := newLeased(t, store, []core.Policy{p})
 	var admitted int64
 	for i := range 200_000 {
@@ -146,7 +147,7 @@ func TestHotKeyOverItsLimit(t *testing.T) {
 // lease: every check is the store's.
 func TestColdKeyGoesToStore(t *testing.T) {
 	p := core.Policy{Limit: 100, Window: time.Second}
-	store := &counting{Backend: memstore.New()}
+	store := &counting{Backend: must.Do(memstore.New())}
 	b := newLeased(t, store, []core.Policy{p})
 	for i := range 50 {
 		d, err := backendtest.CheckOne(context.Background(), b, "cold", p, 1, t0.Add(time.Duration(i)*100*time.Millisecond))
@@ -163,7 +164,7 @@ func TestColdKeyGoesToStore(t *testing.T) {
 // check after its window ends, so no window admits more than its limit.
 func TestFixedWindowLeaseEndsWithWindow(t *testing.T) {
 	p := core.Policy{Limit: 20_000, Window: time.Second, Algorithm: core.FixedWindow}
-	b := newLeased(t, memstore.New(), []core.Policy{p}, lease.WithLifetime(time.Second))
+	b := newLeased(t, must.Do(memstore.New()), []core.Policy{p}, lease.WithLifetime(time.Second))
 	perWindow := map[int64]int{}
 	for i := range 300_000 {
 		now := t0.Add(time.Duration(i) * 10 * time.Microsecond)
@@ -188,7 +189,7 @@ func TestFixedWindowLeaseEndsWithWindow(t *testing.T) {
 func TestUnlistedAndMultiPolicyChecksPassThrough(t *testing.T) {
 	p := core.Policy{Limit: 1_000_000, Window: time.Hour, Algorithm: core.FixedWindow}
 	q := core.Policy{Name: "other", Limit: 1_000_000, Window: time.Hour, Algorithm: core.FixedWindow}
-	store := &counting{Backend: memstore.New()}
+	store := &counting{Backend: must.Do(memstore.New())}
 	b := newLeased(t, store, []core.Policy{p})
 	out := make([]core.Decision, 2)
 	for i := range 1000 {
@@ -209,7 +210,7 @@ func TestUnlistedAndMultiPolicyChecksPassThrough(t *testing.T) {
 // next check sees the store's fresh state.
 func TestResetDropsLeases(t *testing.T) {
 	p := core.Policy{Limit: 50_000, Window: time.Second}
-	b := newLeased(t, memstore.New(), []core.Policy{p})
+	b := newLeased(t, must.Do(memstore.New()), []core.Policy{p})
 	ctx := context.Background()
 	for i := range 5000 {
 		if _, err := backendtest.CheckOne(ctx, b, "k", p, 1, t0.Add(time.Duration(i)*5*time.Microsecond)); err != nil {
@@ -316,7 +317,7 @@ func testInstances(t *testing.T, newClient func(t *testing.T) redis.UniversalCli
 // lease, and the store never gets them back (they were consumed).
 func TestWasteIsCountedAndBounded(t *testing.T) {
 	p := core.Policy{Limit: 1_000_000, Window: time.Minute, Algorithm: core.TokenBucket}
-	b := newLeased(t, memstore.New(), []core.Policy{p}, lease.WithMaxUnits(500))
+	b := newLeased(t, must.Do(memstore.New()), []core.Policy{p}, lease.WithMaxUnits(500))
 	ctx := context.Background()
 	for i := range 10_000 {
 		if d, err := backendtest.CheckOne(ctx, b, "k", p, 1, t0.Add(time.Duration(i)*10*time.Microsecond)); err != nil || !d.Allowed {
@@ -341,7 +342,7 @@ func TestWasteIsCountedAndBounded(t *testing.T) {
 // the store's exact answers.
 func TestTrackedKeysBounded(t *testing.T) {
 	p := core.Policy{Limit: 10, Window: time.Minute}
-	store := &counting{Backend: memstore.New()}
+	store := &counting{Backend: must.Do(memstore.New())}
 	b := newLeased(t, store, []core.Policy{p}, lease.WithMaxKeys(64))
 	for i := range 10_000 {
 		d, err := backendtest.CheckOne(context.Background(), b, "k"+strconv.Itoa(i), p, 1, t0)
@@ -368,7 +369,7 @@ func TestNeverAdmitsUnconsumedUnits(t *testing.T) {
 	} {
 		t.Run(fmt.Sprint(c.a, c.limit), func(t *testing.T) {
 			p := core.Policy{Limit: c.limit, Window: 100 * time.Millisecond, Algorithm: c.a}
-			store := &counting{Backend: memstore.New()}
+			store := &counting{Backend: must.Do(memstore.New())}
 			b := newLeased(t, store, []core.Policy{p})
 			now := t0
 			var admitted int64

@@ -13,6 +13,7 @@ import (
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/backendtest"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
+	"github.com/ratelimit-go/ratelimit/internal/must"
 )
 
 // benchPolicy is a policy under which a key checked about once a
@@ -53,7 +54,7 @@ func BenchmarkAllow(b *testing.B) {
 	for _, a := range core.Algorithms() {
 		p := benchPolicy(a)
 		b.Run(string(a)+"/serial-1k", func(b *testing.B) {
-			s := memstore.New()
+			s := must.Do(memstore.New())
 			defer s.Close()
 			clock := core.NewManualClock(benchStart)
 			lim := core.NewLimiter(s, core.WithClock(clock))
@@ -78,7 +79,7 @@ func BenchmarkAllow(b *testing.B) {
 			b.ReportMetric(float64(admitted)/float64(b.N), "admitted/op")
 		})
 		parallel := func(b *testing.B, keys []string) {
-			s := memstore.New()
+			s := must.Do(memstore.New())
 			defer s.Close()
 			clock := core.NewManualClock(benchStart)
 			lim := core.NewLimiter(s, core.WithClock(clock))
@@ -132,7 +133,7 @@ func BenchmarkMillionKeys(b *testing.B) {
 			var before, after runtime.MemStats
 			runtime.GC()
 			runtime.ReadMemStats(&before)
-			s := memstore.New()
+			s := must.Do(memstore.New())
 			defer s.Close()
 			lim := core.NewLimiter(s, core.WithClock(clock))
 			for _, k := range keys {
@@ -163,7 +164,7 @@ func BenchmarkMillionKeys(b *testing.B) {
 // batches of one GCRA item over 1,000 keys, serially.
 func BenchmarkDo(b *testing.B) {
 	keys := benchKeys(1000)
-	s := memstore.New()
+	s := must.Do(memstore.New())
 	defer s.Close()
 	p := benchPolicy(core.GCRA)
 	ctx := context.Background()
@@ -219,7 +220,7 @@ func serialChecks(b *testing.B, keys []string, clock *core.ManualClock, check fu
 // fixed window): one lock, both policies evaluated, then both committed.
 // 1,000 keys, serially.
 func BenchmarkCheckTwoPolicies(b *testing.B) {
-	s := memstore.New()
+	s := must.Do(memstore.New())
 	defer s.Close()
 	clock := core.NewManualClock(benchStart)
 	lim := core.NewLimiter(s, core.WithClock(clock))
@@ -240,7 +241,7 @@ func BenchmarkCheckTwoPolicies(b *testing.B) {
 // limiters that read the time themselves are measured. With 1,000 keys
 // checked this fast, most checks are denied.
 func BenchmarkAllowSystemClock(b *testing.B) {
-	s := memstore.New()
+	s := must.Do(memstore.New())
 	defer s.Close()
 	lim := core.NewLimiter(s)
 	p := benchPolicy(core.GCRA)
@@ -255,7 +256,7 @@ func BenchmarkAllowSystemClock(b *testing.B) {
 // seen before, b.N distinct policies in all: a new policy costs about the
 // same however many the store already has.
 func BenchmarkNewPolicy(b *testing.B) {
-	s := memstore.New()
+	s := must.Do(memstore.New())
 	ctx := context.Background()
 	now := time.Unix(1_700_000_000, 0)
 	i := 0

@@ -11,7 +11,10 @@ import (
 
 // A Limiter over the memory store, driven by a manual clock.
 func Example() {
-	store := memstore.New()
+	store, err := memstore.New()
+	if err != nil {
+		panic(err)
+	}
 	defer store.Close()
 	clock := core.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	lim := core.NewLimiter(store, core.WithClock(clock))
@@ -34,13 +37,16 @@ func Example() {
 // A store that holds at most a fixed number of states refuses new keys when
 // full, and keeps serving the keys it has.
 func ExampleWithMaxKeys() {
-	store := memstore.New(memstore.WithMaxKeys(1))
+	store, err := memstore.New(memstore.WithMaxKeys(1))
+	if err != nil {
+		panic(err)
+	}
 	defer store.Close()
 	lim := core.NewLimiter(store, core.WithClock(core.NewManualClock(time.Unix(0, 0))))
 	p := core.MustParsePolicy("10/m")
 	ctx := context.Background()
 
-	_, err := lim.Allow(ctx, "first", p)
+	_, err = lim.Allow(ctx, "first", p)
 	fmt.Println(err)
 	_, err = lim.Allow(ctx, "second", p)
 	fmt.Println(err)

@@ -15,6 +15,7 @@ import (
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/backendtest"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
+	"github.com/ratelimit-go/ratelimit/internal/must"
 )
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -23,7 +24,7 @@ var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 // of the test.
 func newStore(t *testing.T, opts ...memstore.Option) *memstore.Store {
 	t.Helper()
-	s := memstore.New(append([]memstore.Option{memstore.WithSweepInterval(0)}, opts...)...)
+	s := must.Do(memstore.New(append([]memstore.Option{memstore.WithSweepInterval(0)}, opts...)...))
 	t.Cleanup(func() { s.Close() })
 	return s
 }
@@ -369,7 +370,7 @@ func TestNoAllocationsForMultiPolicyChecksAndPeeks(t *testing.T) {
 
 func TestCloseStopsTheSweeper(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	s := memstore.New(memstore.WithSweepInterval(time.Millisecond))
+	s := must.Do(memstore.New(memstore.WithSweepInterval(time.Millisecond)))
 	for i := 0; i < 3000; i++ {
 		if _, err := backendtest.CheckOne(context.Background(), s, "k"+strconv.Itoa(i), hundred(core.GCRA), 1, t0); err != nil {
 			t.Fatal(err)
@@ -389,7 +390,7 @@ func TestCloseStopsTheSweeper(t *testing.T) {
 
 func TestBackgroundSweeperReclaims(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	s := memstore.New(memstore.WithSweepInterval(time.Millisecond))
+	s := must.Do(memstore.New(memstore.WithSweepInterval(time.Millisecond)))
 	defer s.Close()
 	p := core.Policy{Limit: 10, Window: time.Second}
 	for i := 0; i < 100; i++ {

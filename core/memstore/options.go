@@ -32,9 +32,9 @@ func (c *config) fail(format string, args ...any) {
 //
 // Options follow the project's one rule (see package core): a zero value
 // means the option's default, and a value out of the documented range is
-// refused at construction, never clamped or ignored. New cannot return an
-// error, so it panics with a message naming the option: a misconfiguration
-// stops the program at start instead of running a different store.
+// refused at construction, never clamped or ignored: New returns an error
+// naming the option, so that a misconfiguration stops the program at start
+// instead of running a different store.
 type Option func(*config)
 
 // WithShards sets the number of shards, each a lock and its own tables: n

@@ -12,6 +12,7 @@ import (
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/backendtest"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
+	"github.com/ratelimit-go/ratelimit/internal/must"
 )
 
 // TestNewStartsNoGoroutine: the default store reclaims on the request path
@@ -23,10 +24,10 @@ func TestNewStartsNoGoroutine(t *testing.T) {
 	existing := goleak.IgnoreCurrent()
 	stores := make([]*memstore.Store, 100)
 	for i := range stores {
-		stores[i] = memstore.New()
+		stores[i] = must.Do(memstore.New())
 	}
 	goleak.VerifyNone(t, existing)
-	s := memstore.New(memstore.WithSweepInterval(time.Hour))
+	s := must.Do(memstore.New(memstore.WithSweepInterval(time.Hour)))
 	if goleak.Find(existing) == nil {
 		t.Fatalf("the opt-in sweeper did not start")
 	}
@@ -43,7 +44,7 @@ func TestIncrementalReclaimBoundsMemory(t *testing.T) {
 	ctx := context.Background()
 	for _, a := range core.Algorithms() {
 		t.Run(string(a), func(t *testing.T) {
-			s := memstore.New()
+			s := must.Do(memstore.New())
 			p := core.Policy{Name: "p", Limit: 10, Window: time.Second, Algorithm: a}
 			// 200,000 keys, one check each, 1 ms apart: about 1,000 live at
 			// any moment under a 1 s window (2,000 for the sliding window,
@@ -70,7 +71,7 @@ func TestIncrementalReclaimBoundsMemory(t *testing.T) {
 // updated in place, and takes it after that.
 func TestHotKeyKeptThroughItsGrace(t *testing.T) {
 	ctx := context.Background()
-	s := memstore.New()
+	s := must.Do(memstore.New())
 	p := core.Policy{Name: "p", Limit: 10, Window: time.Second, Algorithm: core.GCRA} // one admission expires in 100 ms
 	check := func(key string, at time.Time) {
 		t.Helper()

@@ -68,10 +68,10 @@ type shard struct {
 
 // New returns a Store configured by opts. It starts no goroutine unless
 // WithSweepInterval asks for a background sweeper, which Close stops; a
-// Store without one needs no Close. A nil Option is ignored. New panics,
-// naming the option, when an option's value is out of its range (see
-// Option).
-func New(opts ...Option) *Store {
+// Store without one needs no Close. A nil Option is ignored. New returns an
+// error naming the option when an option's value is out of its range (see
+// Option); without options it never fails.
+func New(opts ...Option) (*Store, error) {
 	c := config{shards: DefaultShards}
 	for _, o := range opts {
 		if o != nil {
@@ -79,7 +79,7 @@ func New(opts ...Option) *Store {
 		}
 	}
 	if c.err != nil {
-		panic(c.err)
+		return nil, c.err
 	}
 	s := &Store{
 		shards:   make([]shard, c.shards),
@@ -95,7 +95,7 @@ func New(opts ...Option) *Store {
 	} else {
 		close(s.done)
 	}
-	return s
+	return s, nil
 }
 
 // Close stops the background sweeper of WithSweepInterval, if any, and waits

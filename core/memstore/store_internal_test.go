@@ -2,6 +2,7 @@ package memstore
 
 import (
 	"context"
+	"github.com/ratelimit-go/ratelimit/internal/must"
 	"hash/maphash"
 	"math/rand/v2"
 	"runtime"
@@ -40,7 +41,7 @@ func (s *Store) held() int {
 // back: state written on the earlier clock is not swept by the later one.
 func TestClockSetBackKeepsState(t *testing.T) {
 	ctx := context.Background()
-	s := New(WithSweepInterval(0))
+	s := must.Do(New(WithSweepInterval(0)))
 	defer s.Close()
 	p := core.Policy{Limit: 1, Window: time.Hour}
 	if _, err := backendtest.CheckOne(ctx, s, "future", p, 1, t0.AddDate(50, 0, 0)); err != nil {
@@ -60,7 +61,7 @@ func TestClockSetBackKeepsState(t *testing.T) {
 
 func TestWithShardsRoundsToPowerOfTwo(t *testing.T) {
 	for _, c := range []struct{ in, want int }{{0, DefaultShards}, {1, 1}, {3, 4}, {64, 64}, {65, 128}, {MaxShards, MaxShards}} {
-		s := New(WithShards(c.in), WithSweepInterval(0))
+		s := must.Do(New(WithShards(c.in), WithSweepInterval(0)))
 		if len(s.shards) != c.want || s.mask != uint64(c.want-1) {
 			t.Errorf("WithShards(%d): %d shards, mask %x; want %d", c.in, len(s.shards), s.mask, c.want)
 		}
@@ -68,26 +69,20 @@ func TestWithShardsRoundsToPowerOfTwo(t *testing.T) {
 	}
 }
 
-// TestInvalidOptionsPanicAtNew: an option out of its range stops New with a
-// message naming it, instead of building a store that differs from the one
-// asked for (clamped or defaulted).
-func TestInvalidOptionsPanicAtNew(t *testing.T) {
+// TestInvalidOptionsAreAnErrorAtNew: an option out of its range stops New
+// with an error naming it, instead of building a store that differs from
+// the one asked for (clamped or defaulted), and never a panic.
+func TestInvalidOptionsAreAnErrorAtNew(t *testing.T) {
 	for name, opt := range map[string]Option{
 		"WithShards(-5)":          WithShards(-5),
 		"WithShards(1048576)":     WithShards(1 << 20),
 		"WithMaxKeys(-1)":         WithMaxKeys(-1),
 		"WithSweepInterval(-1ns)": WithSweepInterval(-1),
 	} {
-		func() {
-			defer func() {
-				r := recover()
-				err, _ := r.(error)
-				if err == nil || !strings.Contains(err.Error(), name) {
-					t.Errorf("%s: New recovered %v, want a panic naming the option", name, r)
-				}
-			}()
-			New(opt)
-		}()
+		s, err := New(opt)
+		if err == nil || s != nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s: New = %v, %v; want an error naming the option", name, s, err)
+		}
 	}
 }
 
@@ -95,7 +90,7 @@ func TestInvalidOptionsPanicAtNew(t *testing.T) {
 // a GCRA state of cost 1 under 10/s lives exactly 100ms.
 func TestSweepReclaimsExactlyTheExpired(t *testing.T) {
 	ctx := context.Background()
-	s := New(WithShards(4), WithSweepInterval(0))
+	s := must.Do(New(WithShards(4), WithSweepInterval(0)))
 	defer s.Close()
 	p := core.Policy{Limit: 10, Window: time.Second, Algorithm: core.GCRA}
 	for i := 0; i < 1000; i++ {
@@ -145,7 +140,7 @@ func TestSweepReclaimsExactlyTheExpired(t *testing.T) {
 // to the states really held.
 func TestSweepInterleavesWithChecks(t *testing.T) {
 	ctx := context.Background()
-	s := New(WithShards(1), WithSweepInterval(0))
+	s := must.Do(New(WithShards(1), WithSweepInterval(0)))
 	defer s.Close()
 	p := core.Policy{Limit: 10, Window: time.Second, Algorithm: core.FixedWindow}
 	for i := 0; i < 20*sweepChunk; i++ {
@@ -206,7 +201,7 @@ func TestMemoryReturnsAfterExpiry(t *testing.T) {
 		return m.HeapAlloc
 	}
 	base := heap()
-	s := New(WithSweepInterval(0))
+	s := must.Do(New(WithSweepInterval(0)))
 	defer s.Close()
 	p := core.Policy{Limit: 100, Window: time.Minute, Algorithm: core.GCRA}
 	for _, k := range keys {
@@ -237,7 +232,7 @@ func TestMemoryReturnsAfterExpiry(t *testing.T) {
 // TestKeysAreCloned passes keys that alias a buffer the caller reuses.
 func TestKeysAreCloned(t *testing.T) {
 	ctx := context.Background()
-	s := New(WithSweepInterval(0))
+	s := must.Do(New(WithSweepInterval(0)))
 	defer s.Close()
 	p := core.Policy{Limit: 1, Window: time.Minute}
 	for _, n := range []int{1, 5, 16, 17, 40} {
@@ -261,7 +256,7 @@ func TestKeysAreCloned(t *testing.T) {
 // or in one byte at the end.
 func TestKeysStayDistinct(t *testing.T) {
 	ctx := context.Background()
-	s := New(WithSweepInterval(0))
+	s := must.Do(New(WithSweepInterval(0)))
 	defer s.Close()
 	p := core.Policy{Limit: 1, Window: time.Minute}
 	keys := []string{"a", "a\x00", "a\x00\x00", "\x00", "\x00\x00",
@@ -293,7 +288,7 @@ func TestKeysStayDistinct(t *testing.T) {
 // limit and that a sweep shrinks the buffer of an idle key.
 func TestSlidingLogMemoryIsBounded(t *testing.T) {
 	ctx := context.Background()
-	s := New(WithShards(1), WithSweepInterval(0))
+	s := must.Do(New(WithShards(1), WithSweepInterval(0)))
 	defer s.Close()
 	p := core.Policy{Limit: 100, Window: time.Second, Algorithm: core.SlidingLog}
 	now := t0
@@ -328,7 +323,7 @@ func TestSlidingLogMemoryIsBounded(t *testing.T) {
 // not be reclaimed under the check, or the count would drift.
 func TestReclaimSkipsTheCheckedKey(t *testing.T) {
 	ctx := context.Background()
-	s := New(WithShards(1), WithMaxKeys(2), WithSweepInterval(0))
+	s := must.Do(New(WithShards(1), WithMaxKeys(2), WithSweepInterval(0)))
 	defer s.Close()
 	a := core.Policy{Name: "a", Limit: 1, Window: time.Second}
 	b := core.Policy{Name: "b", Limit: 1, Window: time.Second}
@@ -447,7 +442,7 @@ func TestTableMatchesAMap(t *testing.T) {
 // reclaims other keys' expired states (which moves entries in the tables),
 // the key's slots are looked up again, so each policy consumes exactly once.
 func TestStagedCommitAfterReclaim(t *testing.T) {
-	s := New(WithShards(1), WithMaxKeys(4))
+	s := must.Do(New(WithShards(1), WithMaxKeys(4)))
 	ctx := context.Background()
 	ps := []core.Policy{
 		{Name: "g", Limit: 10, Window: time.Second, Algorithm: core.GCRA},

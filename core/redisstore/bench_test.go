@@ -17,6 +17,7 @@ import (
 	"github.com/ratelimit-go/ratelimit/core/backendtest"
 	"github.com/ratelimit-go/ratelimit/core/redisstore"
 	"github.com/ratelimit-go/ratelimit/core/resilient"
+	"github.com/ratelimit-go/ratelimit/internal/must"
 	"github.com/ratelimit-go/ratelimit/internal/redistest"
 )
 
@@ -117,7 +118,7 @@ func BenchmarkCheck(b *testing.B) {
 					// No failure mode: a check Redis does not answer fails
 					// the benchmark. A long budget: a pause of the noisy
 					// machine is not a failure here.
-					be = resilient.New(s, resilient.WithBudget(time.Second))
+					be = must.Do(resilient.New(s, resilient.WithBudget(time.Second)))
 				}
 				lim := core.NewLimiter(be)
 				p := core.Policy{Limit: 100, Window: time.Minute, Algorithm: a}

@@ -11,6 +11,7 @@ import (
 	"github.com/ratelimit-go/ratelimit/core/backendtest"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/core/redisstore"
+	"github.com/ratelimit-go/ratelimit/internal/must"
 	"github.com/ratelimit-go/ratelimit/internal/redistest"
 )
 
@@ -53,7 +54,7 @@ func TestDifferential(t *testing.T) {
 			c := b.client(t)
 			for i, steps := range traces {
 				want := backendtest.Replay(ctx, backendtest.NewReference(), core.NewManualClock(time.Time{}), steps)
-				mem := memstore.New()
+				mem := must.Do(memstore.New())
 				gotMem := backendtest.Replay(ctx, mem, core.NewManualClock(time.Time{}), steps)
 				_ = mem.Close()
 				if err := backendtest.DiffOutcomes(steps, want, gotMem); err != nil {

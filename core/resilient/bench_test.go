@@ -10,6 +10,7 @@ import (
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/backendtest"
 	"github.com/ratelimit-go/ratelimit/core/resilient"
+	"github.com/ratelimit-go/ratelimit/internal/must"
 )
 
 var benchPolicy = core.Policy{Limit: 1_000_000, Window: time.Second, Burst: 1_000_000, Algorithm: core.GCRA}
@@ -52,22 +53,22 @@ func BenchmarkHealthy(b *testing.B) {
 	// A long budget: a GC pause under a profiler must not turn into a
 	// timeout that fails the benchmark.
 	b.Run("resilient", func(b *testing.B) {
-		benchChecks(b, resilient.New(newMem(b), resilient.WithBudget(time.Second)))
+		benchChecks(b, must.Do(resilient.New(newMem(b), resilient.WithBudget(time.Second))))
 	})
 	b.Run("resilient/caller-deadline", func(b *testing.B) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		benchChecksCtx(b, ctx, resilient.New(newMem(b), resilient.WithBudget(time.Minute)))
+		benchChecksCtx(b, ctx, must.Do(resilient.New(newMem(b), resilient.WithBudget(time.Minute))))
 	})
 	b.Run("resilient+denycache", func(b *testing.B) {
-		benchChecks(b, resilient.New(newMem(b), resilient.WithBudget(time.Second), resilient.WithDenyCache(0)))
+		benchChecks(b, must.Do(resilient.New(newMem(b), resilient.WithBudget(time.Second), resilient.WithDenyCache(0))))
 	})
 }
 
 // BenchmarkDenyCacheHit measures a denial answered by the deny cache.
 func BenchmarkDenyCacheHit(b *testing.B) {
 	p := core.Policy{Limit: 1, Window: time.Hour}
-	be := resilient.New(newMem(b), resilient.WithDenyCache(0))
+	be := must.Do(resilient.New(newMem(b), resilient.WithDenyCache(0)))
 	ctx := context.Background()
 	_, _ = backendtest.CheckOne(ctx, be, "k", p, 1, t0)
 	b.ReportAllocs()
@@ -88,7 +89,7 @@ func BenchmarkDenyCacheHit(b *testing.B) {
 func BenchmarkOpenBreaker(b *testing.B) {
 	f := newFaulty(b)
 	f.set(failing)
-	be := resilient.New(f, resilient.WithFailClosed(), resilient.WithBreaker(1, time.Hour))
+	be := must.Do(resilient.New(f, resilient.WithFailClosed(), resilient.WithBreaker(1, time.Hour)))
 	ctx := context.Background()
 	_, _ = backendtest.CheckOne(ctx, be, "k", benchPolicy, 1, t0)
 	b.ReportAllocs()

@@ -11,6 +11,7 @@ import (
 	"github.com/ratelimit-go/ratelimit/core/backendtest"
 	"github.com/ratelimit-go/ratelimit/core/redisstore"
 	"github.com/ratelimit-go/ratelimit/core/resilient"
+	"github.com/ratelimit-go/ratelimit/internal/must"
 	"github.com/ratelimit-go/ratelimit/internal/redistest"
 )
 
@@ -55,7 +56,7 @@ func TestConformance(t *testing.T) {
 				// answers, and on a loaded machine under the race detector a
 				// script interpreted by miniredis outran the default 50 ms.
 				factory := func(t *testing.T) core.Backend {
-					return resilient.New(p.new(t), append(cfg.opts(t), resilient.WithBudget(10*time.Second))...)
+					return must.Do(resilient.New(p.new(t), append(cfg.opts(t), resilient.WithBudget(10*time.Second))...))
 				}
 				backendtest.Run(t, factory)
 				backendtest.RunMultiKey(t, factory)

@@ -9,6 +9,7 @@ import (
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/backendtest"
 	"github.com/ratelimit-go/ratelimit/core/resilient"
+	"github.com/ratelimit-go/ratelimit/internal/must"
 )
 
 // recorder is a primary that records every check it answers.
@@ -59,7 +60,7 @@ func TestDenyCacheHammer(t *testing.T) {
 			p := core.Policy{Name: "hammer", Limit: 10, Window: time.Second, Algorithm: alg}
 			rec := newRecorder(t)
 			clk := core.NewManualClock(t0)
-			b := resilient.New(rec, resilient.WithDenyCache(0), resilient.WithClock(clk))
+			b := must.Do(resilient.New(rec, resilient.WithDenyCache(0), resilient.WithClock(clk)))
 			lim := core.NewLimiter(b, core.WithClock(clk))
 			refClk := core.NewManualClock(t0)
 			ref := core.NewLimiter(newMem(t), core.WithClock(refClk))
@@ -108,7 +109,7 @@ func TestDenyCacheHammer(t *testing.T) {
 func TestDenyCacheCost(t *testing.T) {
 	p := core.Policy{Limit: 10, Window: time.Minute, Algorithm: core.FixedWindow}
 	rec := newRecorder(t)
-	b := resilient.New(rec, resilient.WithDenyCache(16))
+	b := must.Do(resilient.New(rec, resilient.WithDenyCache(16)))
 	ctx := context.Background()
 	check := func(cost int) core.Decision {
 		t.Helper()
@@ -149,7 +150,7 @@ func TestDenyCacheCost(t *testing.T) {
 func TestDenyCacheExactRetryAfter(t *testing.T) {
 	p := core.Policy{Limit: 2, Window: 24 * time.Hour, Algorithm: core.GCRA}
 	rec := newRecorder(t)
-	b := resilient.New(rec, resilient.WithDenyCache(16))
+	b := must.Do(resilient.New(rec, resilient.WithDenyCache(16)))
 	plain := newMem(t)
 	ctx := context.Background()
 	both := func(cost int, at time.Time) core.Decision {
@@ -193,7 +194,7 @@ func TestDenyCacheIdentity(t *testing.T) {
 	p := core.Policy{Name: "a", Limit: 1, Window: time.Minute, Algorithm: core.GCRA}
 	q := core.Policy{Name: "b", Limit: 5, Window: time.Minute, Algorithm: core.GCRA}
 	rec := newRecorder(t)
-	b := resilient.New(rec, resilient.WithDenyCache(16))
+	b := must.Do(resilient.New(rec, resilient.WithDenyCache(16)))
 	ctx := context.Background()
 	_, _ = backendtest.CheckOne(ctx, b, "k", p, 1, t0)
 	if d, _ := backendtest.CheckOne(ctx, b, "k", p, 1, t0); d.Allowed {
@@ -225,7 +226,7 @@ func TestDenyCacheMultiPolicy(t *testing.T) {
 	slow := core.Policy{Name: "slow", Limit: 2, Window: 10 * time.Second, Algorithm: core.FixedWindow}
 	rec := newRecorder(t)
 	clk := core.NewManualClock(t0)
-	b := resilient.New(rec, resilient.WithDenyCache(16))
+	b := must.Do(resilient.New(rec, resilient.WithDenyCache(16)))
 	lim := core.NewLimiter(b, core.WithClock(clk))
 	ctx := context.Background()
 	set := []core.Policy{fast, slow}
@@ -256,7 +257,7 @@ func TestDenyCacheMultiPolicy(t *testing.T) {
 func TestDenyCacheReset(t *testing.T) {
 	p := core.Policy{Limit: 1, Window: time.Hour, Algorithm: core.SlidingLog}
 	rec := newRecorder(t)
-	b := resilient.New(rec, resilient.WithDenyCache(16))
+	b := must.Do(resilient.New(rec, resilient.WithDenyCache(16)))
 	lim := core.NewLimiter(b, core.WithClock(core.NewManualClock(t0)))
 	ctx := context.Background()
 	_, _ = lim.Allow(ctx, "k", p)
@@ -274,7 +275,7 @@ func TestDenyCacheReset(t *testing.T) {
 // TestDenyCacheHitAllocs: a denial served from the cache allocates nothing.
 func TestDenyCacheHitAllocs(t *testing.T) {
 	p := core.Policy{Limit: 1, Window: time.Hour}
-	b := resilient.New(newMem(t), resilient.WithDenyCache(16))
+	b := must.Do(resilient.New(newMem(t), resilient.WithDenyCache(16)))
 	ctx := context.Background()
 	_, _ = backendtest.CheckOne(ctx, b, "k", p, 1, t0)
 	_, _ = backendtest.CheckOne(ctx, b, "k", p, 1, t0)
@@ -318,7 +319,7 @@ func TestDenyCacheOneItem(t *testing.T) {
 	p := core.Policy{Name: "one", Limit: 3, Window: time.Minute, Algorithm: core.GCRA}
 	rec := &manyRecorder{recorder: newRecorder(t)}
 	clk := core.NewManualClock(t0)
-	lim := core.NewLimiter(resilient.New(rec, resilient.WithDenyCache(0), resilient.WithClock(clk)), core.WithClock(clk))
+	lim := core.NewLimiter(must.Do(resilient.New(rec, resilient.WithDenyCache(0), resilient.WithClock(clk))), core.WithClock(clk))
 	ref := core.NewLimiter(newMem(t), core.WithClock(clk))
 	ctx := context.Background()
 	// both checks items through the cache and through a primary alone.
@@ -372,7 +373,7 @@ func TestDenyCacheOneItem(t *testing.T) {
 		t.Fatalf("an item of 2 units of 3: remaining %d (a primary alone: %d), want 1", g.Remaining, w.Remaining)
 	}
 	// A short out is an error, not a panic.
-	if err := resilient.New(rec, resilient.WithDenyCache(0)).Do(ctx, two, t0, make([]core.Decision, 1)); err == nil {
+	if err := must.Do(resilient.New(rec, resilient.WithDenyCache(0))).Do(ctx, two, t0, make([]core.Decision, 1)); err == nil {
 		t.Fatal("Do accepted an out shorter than its items")
 	}
 }

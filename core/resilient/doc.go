@@ -6,9 +6,12 @@
 //	resilient.RedisOptions(resilient.DefaultBudget).Apply(opts)
 //	primary, err := redisstore.New(redis.NewClient(opts))
 //	if err != nil { ... }
-//	store := resilient.New(primary,
-//		resilient.WithFallback(memstore.New()),
+//	fallback, err := memstore.New(memstore.WithMaxKeys(1_000_000))
+//	if err != nil { ... }
+//	store, err := resilient.New(primary,
+//		resilient.WithFallback(fallback),
 //		resilient.WithDenyCache(0))
+//	if err != nil { ... }
 //	limiter := core.NewLimiter(store)
 //
 // # Latency budget

@@ -25,12 +25,18 @@ func (downBackend) Reset(context.Context, string, []core.Policy) error { return 
 // with the same policy, and a Report says who answered.
 func Example_fallback() {
 	clock := core.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	fallback := memstore.New()
+	fallback, err := memstore.New()
+	if err != nil {
+		panic(err)
+	}
 	defer fallback.Close()
-	store := resilient.New(downBackend{},
+	store, err := resilient.New(downBackend{},
 		resilient.WithFallback(fallback),
 		resilient.WithBreaker(2, time.Second),
 		resilient.WithClock(clock))
+	if err != nil {
+		panic(err)
+	}
 	limiter := core.NewLimiter(store, core.WithClock(clock))
 	policy := core.Policy{Limit: 2, Window: time.Second, Algorithm: core.FixedWindow}
 
@@ -51,10 +57,13 @@ func Example_fallback() {
 // points at the breaker's next probe.
 func Example_failClosed() {
 	clock := core.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	store := resilient.New(downBackend{},
+	store, err := resilient.New(downBackend{},
 		resilient.WithFailClosed(),
 		resilient.WithBreaker(1, 2*time.Second),
 		resilient.WithClock(clock))
+	if err != nil {
+		panic(err)
+	}
 	limiter := core.NewLimiter(store, core.WithClock(clock))
 	policy := core.Policy{Limit: 100, Window: time.Minute}
 
@@ -70,9 +79,12 @@ func Example_failClosed() {
 
 // Without a failure mode the error says what happened and stays typed.
 func ExampleNew() {
-	store := resilient.New(downBackend{})
+	store, err := resilient.New(downBackend{})
+	if err != nil {
+		panic(err)
+	}
 	limiter := core.NewLimiter(store)
-	_, err := limiter.Allow(context.Background(), "client-1", core.Policy{Limit: 10, Window: time.Second})
+	_, err = limiter.Allow(context.Background(), "client-1", core.Policy{Limit: 10, Window: time.Second})
 	fmt.Println(errors.Is(err, resilient.ErrUnavailable), errors.Is(err, errRefused))
 	// Output:
 	// true true
@@ -82,9 +94,15 @@ func ExampleNew() {
 // until the denial's RetryAfter has passed.
 func ExampleWithDenyCache() {
 	clock := core.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	primary := memstore.New()
+	primary, err := memstore.New()
+	if err != nil {
+		panic(err)
+	}
 	defer primary.Close()
-	store := resilient.New(primary, resilient.WithDenyCache(0))
+	store, err := resilient.New(primary, resilient.WithDenyCache(0))
+	if err != nil {
+		panic(err)
+	}
 	limiter := core.NewLimiter(store, core.WithClock(clock))
 	policy := core.Policy{Limit: 1, Window: time.Second, Algorithm: core.GCRA}
 

@@ -12,6 +12,7 @@ import (
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/redisstore"
 	"github.com/ratelimit-go/ratelimit/core/resilient"
+	"github.com/ratelimit-go/ratelimit/internal/must"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -188,7 +189,7 @@ func newFaultBackend(t *testing.T, fr *faultRun, client redis.UniversalClient) {
 	case modeClosed:
 		opts = append(opts, resilient.WithFailClosed())
 	}
-	fr.b = resilient.New(store, opts...)
+	fr.b = must.Do(resilient.New(store, opts...))
 }
 
 // runFault drives a fault: load on a healthy Redis, inject, hold for

@@ -15,6 +15,7 @@ import (
 	"github.com/ratelimit-go/ratelimit/core/backendtest"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/core/resilient"
+	"github.com/ratelimit-go/ratelimit/internal/must"
 	"github.com/ratelimit-go/ratelimit/internal/redisproc"
 )
 
@@ -54,9 +55,9 @@ func TestKeyFloodFallback(t *testing.T) {
 	}
 	f := newFaulty(t)
 	f.set(failing)
-	fb := memstore.New(memstore.WithMaxKeys(maxKeys), memstore.WithSweepInterval(0))
+	fb := must.Do(memstore.New(memstore.WithMaxKeys(maxKeys), memstore.WithSweepInterval(0)))
 	defer fb.Close()
-	b := resilient.New(f, resilient.WithFallback(fb), resilient.WithDenyCache(0))
+	b := must.Do(resilient.New(f, resilient.WithFallback(fb), resilient.WithDenyCache(0)))
 	p := core.Policy{Limit: 100, Window: time.Minute, Algorithm: core.GCRA}
 	ctx := context.Background()
 	before := heapInUse()
@@ -95,7 +96,7 @@ func TestKeyFloodRedisTTL(t *testing.T) {
 	const keys, workers = 100_000, 16
 	srv := redisproc.Start(t)
 	store := newRedisStore(t, srv, "flood:")
-	b := resilient.New(store, resilient.WithBudget(time.Second))
+	b := must.Do(resilient.New(store, resilient.WithBudget(time.Second)))
 	algs := core.Algorithms()
 	ctx := context.Background()
 	var next atomic.Int64

@@ -11,6 +11,7 @@ import (
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/core/resilient"
+	"github.com/ratelimit-go/ratelimit/internal/must"
 	"go.uber.org/goleak"
 )
 
@@ -20,7 +21,7 @@ var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
 // newMem returns a memory store without a background sweeper.
 func newMem(t testing.TB) *memstore.Store {
-	s := memstore.New()
+	s := must.Do(memstore.New())
 	t.Cleanup(func() { _ = s.Close() })
 	return s
 }

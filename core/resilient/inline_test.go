@@ -13,6 +13,7 @@ import (
 	"github.com/ratelimit-go/ratelimit/core/backendtest"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/core/resilient"
+	"github.com/ratelimit-go/ratelimit/internal/must"
 )
 
 // bounded is a faultyBackend that says, through core.Bounded, whether its
@@ -57,7 +58,7 @@ func callerFrame(b *resilient.Backend) error {
 func TestBoundedPrimaryRunsOnTheCallersGoroutine(t *testing.T) {
 	for _, says := range []bool{true, false} {
 		p := &bounded{faultyBackend: newFaulty(t), says: says}
-		b := resilient.New(p)
+		b := must.Do(resilient.New(p))
 		if err := callerFrame(b); err != nil {
 			t.Fatal(err)
 		}
@@ -75,8 +76,8 @@ func TestBoundedPrimaryBudget(t *testing.T) {
 	p := &bounded{faultyBackend: newFaulty(t), says: true}
 	p.set(hangCtx)
 	var ev eventLog
-	b := resilient.New(p, resilient.WithBudget(5*time.Millisecond), resilient.WithMaxAbandoned(1),
-		resilient.WithBreaker(100, time.Second), resilient.WithEvents(ev.add))
+	b := must.Do(resilient.New(p, resilient.WithBudget(5*time.Millisecond), resilient.WithMaxAbandoned(1),
+		resilient.WithBreaker(100, time.Second), resilient.WithEvents(ev.add)))
 	for i := range 3 {
 		_, err := backendtest.CheckOne(context.Background(), b, "k", perSecond, 1, t0)
 		if !errors.Is(err, resilient.ErrBudgetExceeded) || !errors.Is(err, resilient.ErrUnavailable) || errors.Is(err, resilient.ErrOverloaded) {
@@ -103,7 +104,7 @@ func TestBoundedPrimaryCallerContext(t *testing.T) {
 	for _, limited := range []bool{true} {
 		p := &bounded{faultyBackend: newFaulty(t), says: true}
 		p.set(hangCtx)
-		b := resilient.New(p, resilient.WithBudget(time.Hour), resilient.WithBreaker(1, time.Second), resilient.WithFailOpen())
+		b := must.Do(resilient.New(p, resilient.WithBudget(time.Hour), resilient.WithBreaker(1, time.Second), resilient.WithFailOpen()))
 		ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
 		defer cancel()
 		if _, err := backendtest.CheckOne(ctx, b, "k", perSecond, 1, t0); !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, resilient.ErrUnavailable) {
@@ -129,7 +130,7 @@ func TestBoundedPrimaryCallerContext(t *testing.T) {
 func TestCallerDeadlineWithinBudget(t *testing.T) {
 	rec := &deadlineRecorder{Store: newMem(t)}
 	lots := core.Policy{Limit: 1_000_000_000, Window: time.Hour}
-	b := resilient.New(rec, resilient.WithBudget(time.Hour))
+	b := must.Do(resilient.New(rec, resilient.WithBudget(time.Hour)))
 	within, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
 	if _, err := backendtest.CheckOne(within, b, "k", perSecond, 1, t0); err != nil || rec.ctx != within {
@@ -191,9 +192,9 @@ func TestBackendBoundedByContext(t *testing.T) {
 		b    *resilient.Backend
 		want bool
 	}{
-		{"unbounded primary", resilient.New(unbounded), true},
-		{"memory fallback", resilient.New(unbounded, resilient.WithFallback(newMem(t))), true},
-		{"unbounded fallback", resilient.New(newMem(t), resilient.WithFallback(unbounded)), false},
+		{"unbounded primary", must.Do(resilient.New(unbounded)), true},
+		{"memory fallback", must.Do(resilient.New(unbounded, resilient.WithFallback(newMem(t)))), true},
+		{"unbounded fallback", must.Do(resilient.New(newMem(t), resilient.WithFallback(unbounded))), false},
 	} {
 		if got := core.IsBounded(c.b); got != c.want {
 			t.Errorf("%s: bounded %v, want %v", c.name, got, c.want)
@@ -213,7 +214,7 @@ func TestCallerWaitLimit(t *testing.T) {
 	for _, limited := range []bool{true} {
 		p := &bounded{faultyBackend: newFaulty(t), says: true}
 		p.set(hangCtx)
-		b := resilient.New(p, resilient.WithBudget(time.Hour), resilient.WithBreaker(100, time.Second), resilient.WithFailOpen())
+		b := must.Do(resilient.New(p, resilient.WithBudget(time.Hour), resilient.WithBreaker(100, time.Second), resilient.WithFailOpen()))
 		start := time.Now()
 		ctx := core.WithWaitLimit(context.Background(), start.Add(20*time.Millisecond))
 		d, err := backendtest.CheckOne(ctx, b, "k", perSecond, 1, t0)
@@ -229,7 +230,7 @@ func TestCallerWaitLimit(t *testing.T) {
 	}
 	p := &bounded{faultyBackend: newFaulty(t), says: true}
 	p.set(hangCtx)
-	b := resilient.New(p, resilient.WithBudget(20*time.Millisecond), resilient.WithFailOpen())
+	b := must.Do(resilient.New(p, resilient.WithBudget(20*time.Millisecond), resilient.WithFailOpen()))
 	start := time.Now()
 	if d, err := backendtest.CheckOne(core.WithWaitLimit(context.Background(), start.Add(time.Hour)), b, "k", perSecond, 1, t0); err != nil || d.Source != core.SourceFailOpen {
 		t.Fatalf("a caller's wait limit past the budget: %+v, %v", d, err)

@@ -12,6 +12,7 @@ import (
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/backendtest"
 	"github.com/ratelimit-go/ratelimit/core/resilient"
+	"github.com/ratelimit-go/ratelimit/internal/must"
 )
 
 // syncBuffer is a bytes.Buffer safe for the logger's concurrent writes.
@@ -46,8 +47,8 @@ func TestLogRateLimited(t *testing.T) {
 	}))
 	f := newFaulty(t)
 	clk := core.NewManualClock(t0)
-	b := resilient.New(f, resilient.WithClock(clk), resilient.WithFailOpen(),
-		resilient.WithBreaker(2, time.Second), resilient.WithLogger(logger, 10*time.Second))
+	b := must.Do(resilient.New(f, resilient.WithClock(clk), resilient.WithFailOpen(),
+		resilient.WithBreaker(2, time.Second), resilient.WithLogger(logger, 10*time.Second)))
 	ctx := context.Background()
 	f.set(failing)
 	for range 1000 { // 5 s of outage, a check every 5 ms

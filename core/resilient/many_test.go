@@ -8,11 +8,12 @@ import (
 	"github.com/ratelimit-go/ratelimit/core/backendtest"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/core/resilient"
+	"github.com/ratelimit-go/ratelimit/internal/must"
 )
 
 func TestMultiKey(t *testing.T) {
 	backendtest.RunMultiKey(t, func(t *testing.T) core.Backend {
-		return resilient.New(newMem(t), resilient.WithFallback(newMem(t)))
+		return must.Do(resilient.New(newMem(t), resilient.WithFallback(newMem(t))))
 	})
 }
 
@@ -27,11 +28,11 @@ func TestMultiKeyFailureModes(t *testing.T) {
 		mode resilient.Option
 		want core.Source
 	}{
-		{resilient.WithFallback(memstore.New()), core.SourceFallback},
+		{resilient.WithFallback(must.Do(memstore.New())), core.SourceFallback},
 		{resilient.WithFailOpen(), core.SourceFailOpen},
 		{resilient.WithFailClosed(), core.SourceFailClosed},
 	} {
-		b := resilient.New(f, tc.mode)
+		b := must.Do(resilient.New(f, tc.mode))
 		if err := b.Do(context.Background(), items, t0, out); err != nil || out[0].Source != tc.want || out[1].Source != tc.want {
 			t.Fatalf("%v: %v %+v", tc.want, err, out)
 		}

@@ -44,8 +44,7 @@ const (
 // Options follow the project's one rule (see package core): a zero value
 // (0, 0s, nil) means the option's default, and a value out of the
 // documented range is refused at construction, never clamped or ignored.
-// New cannot return an error, so it panics with a message naming the
-// option, as it does for a nil primary: a misconfiguration stops the
+// New returns an error naming the option: a misconfiguration stops the
 // program at start.
 type Option func(*config)
 

@@ -2,6 +2,7 @@ package resilient
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync/atomic"
@@ -60,11 +61,11 @@ func (b *Backend) Bounded() bool {
 // gives the primary a 50 ms budget per call, opens its breaker after 5
 // consecutive failures, probes once a second, and returns an error matching
 // ErrUnavailable for checks the primary cannot answer. Nil options are
-// ignored. It panics if primary is nil or an option's value is out of its
-// range (see Option), naming it: misconfiguration, refused at start.
-func New(primary core.Backend, opts ...Option) *Backend {
+// ignored. It returns an error for a nil primary or an option's value out of
+// its range (see Option), naming it: misconfiguration, refused at start.
+func New(primary core.Backend, opts ...Option) (*Backend, error) {
 	if primary == nil {
-		panic("resilient: New called with a nil primary Backend")
+		return nil, errors.New("resilient: New called with a nil primary Backend")
 	}
 	cfg := defaults()
 	for _, o := range opts {
@@ -73,7 +74,7 @@ func New(primary core.Backend, opts ...Option) *Backend {
 		}
 	}
 	if cfg.err != nil {
-		panic(cfg.err)
+		return nil, cfg.err
 	}
 	b := &Backend{
 		primary:      primary,
@@ -90,7 +91,7 @@ func New(primary core.Backend, opts ...Option) *Backend {
 	if cfg.denyCache > 0 {
 		b.deny = newDenyCache(cfg.denyCache)
 	}
-	return b
+	return b, nil
 }
 
 // Do decides a batch as core.Backend requires. Invalid arguments yield the

@@ -11,6 +11,7 @@ import (
 	"github.com/ratelimit-go/ratelimit/core/backendtest"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/core/redisstore"
+	"github.com/ratelimit-go/ratelimit/internal/must"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -39,7 +40,7 @@ func FuzzDifferential(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		mem := memstore.New()
+		mem := must.Do(memstore.New())
 		defer mem.Close()
 
 		want := backendtest.Replay(ctx, backendtest.NewReference(), core.NewManualClock(time.Time{}), steps)

@@ -9,6 +9,7 @@ import (
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
+	"github.com/ratelimit-go/ratelimit/internal/must"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
 
@@ -67,7 +68,7 @@ const DenyPolicy = "100/1h;name=api"
 // benchmark builds: the memory store, keyed by the peer address, DenyPolicy.
 func DenyOptions() []ratelimit.Option {
 	return []ratelimit.Option{
-		ratelimit.WithLimiter(core.NewLimiter(memstore.New())),
+		ratelimit.WithLimiter(core.NewLimiter(must.Do(memstore.New()))),
 		ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
 		ratelimit.WithPolicy(core.MustParsePolicy(DenyPolicy)),
 	}

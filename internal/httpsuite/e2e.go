@@ -14,6 +14,7 @@ import (
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
+	"github.com/ratelimit-go/ratelimit/internal/must"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
 
@@ -35,7 +36,7 @@ func RunE2E(t *testing.T, a Adapter) {
 // a manual clock, which the client's backoff advances by the wait it chose
 // instead of sleeping; the test fails rather than hang after 10 s.
 func E2E(t *testing.T, build func(m *ratelimit.Middleware) http.Handler) {
-	st := memstore.New()
+	st := must.Do(memstore.New())
 	defer st.Close()
 	clock := core.NewManualClock(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
 	var mu sync.Mutex

@@ -16,6 +16,7 @@ import (
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
+	"github.com/ratelimit-go/ratelimit/internal/must"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
 
@@ -35,7 +36,7 @@ type env struct {
 }
 
 func newEnv(t *testing.T, a Adapter) *env {
-	st := memstore.New()
+	st := must.Do(memstore.New())
 	t.Cleanup(func() { _ = st.Close() })
 	clk := core.NewManualClock(start)
 	return &env{t: t, a: a, clock: clk, limiter: core.NewLimiter(st, core.WithClock(clk))}

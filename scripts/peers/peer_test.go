@@ -17,6 +17,7 @@ import (
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
+	"github.com/ratelimit-go/ratelimit/internal/must"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 	"github.com/ratelimit-go/ratelimit/stdhttp"
 )
@@ -38,7 +39,7 @@ func requests() []*http.Request {
 // address, with the default headers.
 func ours(b testing.TB, limit int, window time.Duration) http.Handler {
 	mw, err := stdhttp.New(
-		ratelimit.WithLimiter(core.NewLimiter(memstore.New())),
+		ratelimit.WithLimiter(core.NewLimiter(must.Do(memstore.New()))),
 		ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
 		ratelimit.WithPolicy(core.Policy{Limit: limit, Window: window}),
 	)

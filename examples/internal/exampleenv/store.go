@@ -36,7 +36,10 @@ import (
 // the memory store's keys (WatchMemstore).
 func OpenLimiter(ctx context.Context, f Flags, c *metrics.Collector) (l *core.Limiter, close func() error, err error) {
 	if f.RedisURL == "" {
-		st := memstore.New()
+		st, err := memstore.New()
+		if err != nil {
+			return nil, nil, err
+		}
 		if c != nil {
 			if err := c.WatchMemstore("memory", st); err != nil {
 				return nil, nil, err
@@ -62,7 +65,11 @@ func OpenLimiter(ctx context.Context, f Flags, c *metrics.Collector) (l *core.Li
 		return nil, nil, err
 	}
 	var onFailure resilient.Option
-	fallback := memstore.New(memstore.WithMaxKeys(1_000_000)) // bounded: a key flood during an outage cannot exhaust memory
+	fallback, err := memstore.New(memstore.WithMaxKeys(1_000_000)) // bounded: a key flood during an outage cannot exhaust memory
+	if err != nil {
+		_ = client.Close()
+		return nil, nil, err
+	}
 	switch f.OnFailure {
 	case "open":
 		onFailure = resilient.WithFailOpen()
@@ -77,7 +84,11 @@ func OpenLimiter(ctx context.Context, f Flags, c *metrics.Collector) (l *core.Li
 		backend = c.Backend(primary)
 		ropts = append(ropts, resilient.WithEvents(c.ResilientEvents()))
 	}
-	store := resilient.New(backend, ropts...)
+	store, err := resilient.New(backend, ropts...)
+	if err != nil {
+		_ = client.Close()
+		return nil, nil, err
+	}
 	if c != nil {
 		if err := errors.Join(c.WatchResilient("redis", store), c.WatchMemstore("fallback", fallback)); err != nil {
 			_ = client.Close()

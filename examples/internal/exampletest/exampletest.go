@@ -18,6 +18,7 @@ import (
 
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
+	"github.com/ratelimit-go/ratelimit/internal/must"
 	"github.com/ratelimit-go/ratelimit/internal/redisproc"
 )
 
@@ -28,7 +29,7 @@ var Start = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 // Limiter returns a limiter over a fresh memory store on a manual clock
 // reading Start.
 func Limiter(t testing.TB) (*core.Limiter, *core.ManualClock) {
-	st := memstore.New()
+	st := must.Do(memstore.New())
 	t.Cleanup(func() { _ = st.Close() })
 	clock := core.NewManualClock(Start)
 	return core.NewLimiter(st, core.WithClock(clock)), clock
