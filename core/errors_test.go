@@ -9,6 +9,7 @@ import (
 )
 
 func TestErrorMessagesAndMatching(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		err     error
 		msg     string

@@ -10,6 +10,7 @@ import (
 )
 
 func TestParsePolicyGood(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string
 		want core.Policy
@@ -58,6 +59,7 @@ func TestParsePolicyGood(t *testing.T) {
 }
 
 func TestParsePolicyBad(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in       string
 		offset   int
@@ -135,6 +137,7 @@ func TestParsePolicyBad(t *testing.T) {
 // Well-formed strings that describe policies no backend can enforce fail
 // with the *PolicyError of Validate.
 func TestParsePolicyUnenforceable(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in, field string
 	}{
@@ -158,6 +161,7 @@ func TestParsePolicyUnenforceable(t *testing.T) {
 }
 
 func TestMustParsePolicyPanics(t *testing.T) {
+	t.Parallel()
 	defer func() {
 		r := recover()
 		err, ok := r.(error)

@@ -11,6 +11,7 @@ import (
 )
 
 func TestPolicyValidateRejects(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("n", core.MaxNameLen+1)
 	tests := []struct {
 		name     string
@@ -78,6 +79,7 @@ func TestPolicyValidateRejects(t *testing.T) {
 }
 
 func TestPolicyErrorNamesPolicy(t *testing.T) {
+	t.Parallel()
 	err := core.Policy{Name: "per-minute", Limit: 0, Window: time.Minute}.Validate()
 	if err == nil || !strings.Contains(err.Error(), `"per-minute"`) {
 		t.Fatalf("error %v does not name the policy", err)
@@ -85,6 +87,7 @@ func TestPolicyErrorNamesPolicy(t *testing.T) {
 }
 
 func TestPolicyParams(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		p    core.Policy
 		want core.Params
@@ -126,6 +129,7 @@ func TestPolicyParams(t *testing.T) {
 }
 
 func TestPolicyCheckCost(t *testing.T) {
+	t.Parallel()
 	win := core.Policy{Name: "w", Limit: 5, Window: time.Second, Burst: 50, Algorithm: core.FixedWindow}
 	tb := core.Policy{Name: "tb", Limit: 5, Window: time.Second, Burst: 50, Algorithm: core.TokenBucket}
 	tests := []struct {
@@ -167,6 +171,7 @@ func TestPolicyCheckCost(t *testing.T) {
 }
 
 func TestPolicyStringRoundTrip(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		p    core.Policy
 		want string
@@ -196,6 +201,7 @@ func TestPolicyStringRoundTrip(t *testing.T) {
 }
 
 func TestAlgorithmMethods(t *testing.T) {
+	t.Parallel()
 	all := core.Algorithms()
 	if len(all) != 6 {
 		t.Fatalf("Algorithms() has %d entries, want 6", len(all))
@@ -222,6 +228,7 @@ func TestAlgorithmMethods(t *testing.T) {
 }
 
 func TestParseAlgorithm(t *testing.T) {
+	t.Parallel()
 	good := map[string]core.Algorithm{
 		"fixed_window": core.FixedWindow, "Sliding-Log": core.SlidingLog, " SLIDING_WINDOW ": core.SlidingWindow,
 		"token-bucket": core.TokenBucket, "gcra": core.GCRA, "leaky_bucket": core.LeakyBucket,
@@ -249,6 +256,7 @@ func TestParseAlgorithm(t *testing.T) {
 }
 
 func TestMaxDelay(t *testing.T) {
+	t.Parallel()
 	p, err := core.ParsePolicy("10/1s;algorithm=leaky_bucket;max_delay=250ms")
 	if err != nil || p.MaxDelay != 250*time.Millisecond {
 		t.Fatalf("parse: %+v %v", p, err)
@@ -271,6 +279,7 @@ func TestMaxDelay(t *testing.T) {
 }
 
 func TestShadowPolicy(t *testing.T) {
+	t.Parallel()
 	p, err := core.ParsePolicy("100/1m;name=api-next;shadow=true")
 	if err != nil || !p.Shadow {
 		t.Fatalf("parse: %+v %v", p, err)

@@ -59,6 +59,7 @@ func runIPCases(t *testing.T, res *keyfuncs.IPResolver, cases []ipCase) {
 }
 
 func TestRemoteAddrForms(t *testing.T) {
+	t.Parallel()
 	runIPCases(t, &keyfuncs.IPResolver{}, []ipCase{
 		{name: "ipv4 with port", remote: "192.0.2.7:1234", want: "192.0.2.7"},
 		{name: "ipv4 bare", remote: "192.0.2.7", want: "192.0.2.7"},
@@ -95,6 +96,7 @@ func TestRemoteAddrForms(t *testing.T) {
 }
 
 func TestForwardingHeadersFromUntrustedPeerIgnored(t *testing.T) {
+	t.Parallel()
 	res := trustedResolver(t, keyfuncs.WithProxyHeaders(keyfuncs.XForwardedFor, keyfuncs.XRealIP, keyfuncs.Forwarded))
 	runIPCases(t, res, []ipCase{
 		{name: "spoofed XFF", remote: "203.0.113.9:1", headers: []string{"X-Forwarded-For", "198.51.100.1"}, want: "203.0.113.9"},
@@ -110,6 +112,7 @@ func TestForwardingHeadersFromUntrustedPeerIgnored(t *testing.T) {
 }
 
 func TestXForwardedFor(t *testing.T) {
+	t.Parallel()
 	const xff = "X-Forwarded-For"
 	runIPCases(t, trustedResolver(t), []ipCase{
 		{name: "one hop", remote: "10.0.0.1:1", headers: []string{xff, "198.51.100.1"}, want: "198.51.100.1"},
@@ -143,6 +146,7 @@ func TestXForwardedFor(t *testing.T) {
 }
 
 func TestProxyHeaderSelection(t *testing.T) {
+	t.Parallel()
 	realFirst := trustedResolver(t, keyfuncs.WithProxyHeaders(keyfuncs.XRealIP, keyfuncs.XForwardedFor))
 	runIPCases(t, realFirst, []ipCase{
 		{name: "order is precedence", remote: "10.0.0.1:1", headers: []string{"X-Forwarded-For", "198.51.100.1", "X-Real-IP", "198.51.100.2"}, want: "198.51.100.2"},
@@ -154,6 +158,7 @@ func TestProxyHeaderSelection(t *testing.T) {
 }
 
 func TestForwarded(t *testing.T) {
+	t.Parallel()
 	const fwd = "Forwarded"
 	res := trustedResolver(t, keyfuncs.WithProxyHeaders(keyfuncs.Forwarded))
 	runIPCases(t, res, []ipCase{
@@ -181,6 +186,7 @@ func TestForwarded(t *testing.T) {
 }
 
 func TestPrefixOptions(t *testing.T) {
+	t.Parallel()
 	res, err := keyfuncs.NewIPResolver(keyfuncs.WithIPv4Prefix(24), keyfuncs.WithIPv6Prefix(48))
 	if err != nil {
 		t.Fatal(err)
@@ -201,6 +207,7 @@ func TestPrefixOptions(t *testing.T) {
 }
 
 func TestInvalidOptions(t *testing.T) {
+	t.Parallel()
 	for name, opt := range map[string]keyfuncs.IPOption{
 		"ipv4 prefix 0":      keyfuncs.WithIPv4Prefix(0),
 		"ipv4 prefix 33":     keyfuncs.WithIPv4Prefix(33),
@@ -224,6 +231,7 @@ func TestInvalidOptions(t *testing.T) {
 }
 
 func TestClientIPIsUnmasked(t *testing.T) {
+	t.Parallel()
 	res := trustedResolver(t)
 	for _, tc := range []struct {
 		remote, xff string
@@ -251,6 +259,7 @@ type firstLineOnly struct{ *keyfuncstest.Request }
 func (r firstLineOnly) HeaderValues() {} // a different signature: not the optional interface
 
 func TestRequestWithoutHeaderValues(t *testing.T) {
+	t.Parallel()
 	var r keyfuncs.Request = firstLineOnly{keyfuncstest.New("10.0.0.1:1", "X-Forwarded-For", "198.51.100.1", "X-Forwarded-For", "198.51.100.2")}
 	if _, ok := r.(keyfuncs.HeaderValuesRequest); ok {
 		t.Fatal("test request must not implement HeaderValuesRequest")
@@ -262,6 +271,7 @@ func TestRequestWithoutHeaderValues(t *testing.T) {
 }
 
 func TestRemoteIP(t *testing.T) {
+	t.Parallel()
 	r := keyfuncstest.New("[2001:db8:1:2::9]:1", "X-Forwarded-For", "198.51.100.1")
 	got, err := keyfuncs.RemoteIP(r)
 	if err != nil || got != "2001:db8:1:2::/64" {
@@ -274,6 +284,7 @@ func TestRemoteIP(t *testing.T) {
 }
 
 func TestProxyHeaderString(t *testing.T) {
+	t.Parallel()
 	for h, want := range map[keyfuncs.ProxyHeader]string{
 		keyfuncs.XForwardedFor: "X-Forwarded-For", keyfuncs.XRealIP: "X-Real-IP",
 		keyfuncs.Forwarded: "Forwarded", keyfuncs.ProxyHeader(7): "ProxyHeader(7)",

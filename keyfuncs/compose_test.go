@@ -52,6 +52,7 @@ func composeConstants(parts ...string) keyfuncs.KeyFunc {
 }
 
 func TestComposeEscaping(t *testing.T) {
+	t.Parallel()
 	r := keyfuncstest.New("192.0.2.1:1")
 	for _, tc := range []struct {
 		parts []string
@@ -82,6 +83,7 @@ func TestComposeEscaping(t *testing.T) {
 }
 
 func TestComposeErrors(t *testing.T) {
+	t.Parallel()
 	called := false
 	later := func(keyfuncs.Request) (string, error) { called = true; return "x", nil }
 	skip := func(keyfuncs.Request) (string, error) { return "", keyfuncs.ErrSkip }
@@ -97,6 +99,7 @@ func TestComposeErrors(t *testing.T) {
 }
 
 func TestComposeNilAndEmpty(t *testing.T) {
+	t.Parallel()
 	r := keyfuncstest.New("192.0.2.1:1")
 	if got, err := keyfuncs.Compose(nil, keyfuncs.Constant("a"), nil)(r); err != nil || got != "a" {
 		t.Fatalf("nil parts: %q, %v", got, err)
@@ -107,6 +110,7 @@ func TestComposeNilAndEmpty(t *testing.T) {
 }
 
 func TestComposeRealKeys(t *testing.T) {
+	t.Parallel()
 	r := &keyfuncstest.Request{Verb: "POST", URLPath: "/users/7", Pattern: "/users/{id}", Remote: "[2001:db8:1:2::3]:9"}
 	got, err := keyfuncs.Compose(keyfuncs.Constant("api"), keyfuncs.Method, keyfuncs.Route, keyfuncs.RemoteIP)(r)
 	if want := "api|POST|/users/{id}|2001:db8:1:2::/64"; err != nil || got != want {

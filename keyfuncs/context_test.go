@@ -17,6 +17,7 @@ type stringer struct{}
 func (stringer) String() string { return "tenant-7" }
 
 func TestContextValue(t *testing.T) {
+	t.Parallel()
 	with := func(v any) *keyfuncstest.Request {
 		r := keyfuncstest.New("192.0.2.1:1")
 		r.Ctx = context.WithValue(context.Background(), ctxKey("user"), v)

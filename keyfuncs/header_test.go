@@ -21,6 +21,7 @@ func hashed(v string) string {
 // becomes a key verbatim unless Verbatim says so, so that it reaches neither
 // the store's key names nor observers.
 func TestHeaderHashesByDefault(t *testing.T) {
+	t.Parallel()
 	kf := keyfuncs.Header("X-API-Key")
 	for _, v := range []string{"sk_live_4eC39HqLyjWDarjtT1zdp7dc", "a", "team-42"} {
 		got, err := kf(keyfuncstest.New("192.0.2.1:1", "X-API-Key", v))
@@ -31,6 +32,7 @@ func TestHeaderHashesByDefault(t *testing.T) {
 }
 
 func TestHeaderValues(t *testing.T) {
+	t.Parallel()
 	kf := keyfuncs.Header("X-API-Key", keyfuncs.Verbatim())
 	long := strings.Repeat("k", keyfuncs.DefaultMaxVerbatim)
 	for _, tc := range []struct {
@@ -71,6 +73,7 @@ func TestHeaderValues(t *testing.T) {
 }
 
 func TestHeaderMaxVerbatim(t *testing.T) {
+	t.Parallel()
 	kf := keyfuncs.Header("X-API-Key", keyfuncs.Verbatim(), keyfuncs.MaxVerbatim(4))
 	for value, want := range map[string]string{"abcd": "abcd", "abcde": hashed("abcde")} {
 		got, err := kf(keyfuncstest.New("192.0.2.1:1", "X-API-Key", value))
@@ -85,6 +88,7 @@ func TestHeaderMaxVerbatim(t *testing.T) {
 }
 
 func TestHeaderTooLongRefused(t *testing.T) {
+	t.Parallel()
 	huge := strings.Repeat("a", keyfuncs.MaxHeaderValue+1)
 	for name, kf := range map[string]keyfuncs.KeyFunc{
 		"refuse":   keyfuncs.Header("X-API-Key", keyfuncs.RefuseIfMissing(401)),
@@ -104,6 +108,7 @@ func TestHeaderTooLongRefused(t *testing.T) {
 }
 
 func TestHeaderMissing(t *testing.T) {
+	t.Parallel()
 	fbErr := &keyfuncs.MissingKeyError{Source: "client address", Status: 400}
 	for _, tc := range []struct {
 		name       string
@@ -147,6 +152,7 @@ func TestHeaderMissing(t *testing.T) {
 }
 
 func TestMissingKeyErrorText(t *testing.T) {
+	t.Parallel()
 	_, err := keyfuncs.Header("X-API-Key")(keyfuncstest.New(""))
 	if got, want := err.Error(), "keyfuncs: missing rate-limit key: header X-API-Key"; got != want {
 		t.Fatalf("Error() = %q, want %q", got, want)

@@ -8,6 +8,7 @@ import (
 )
 
 func TestRoute(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ pattern, path, want string }{
 		{"/users/{id}", "/users/42", "/users/{id}"},
 		{"/users/{id}", "/users/43", "/users/{id}"},
@@ -25,6 +26,7 @@ func TestRoute(t *testing.T) {
 }
 
 func TestMethod(t *testing.T) {
+	t.Parallel()
 	for method, want := range map[string]string{
 		"GET": "GET", "HEAD": "HEAD", "POST": "POST", "PUT": "PUT", "PATCH": "PATCH",
 		"DELETE": "DELETE", "CONNECT": "CONNECT", "OPTIONS": "OPTIONS", "TRACE": "TRACE",

@@ -13,6 +13,7 @@ import (
 const sec = int64(time.Second / time.Microsecond)
 
 func TestWindowStart(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ now, window, want int64 }{
 		{0, 10, 0}, {9, 10, 0}, {10, 10, 10}, {-1, 10, -10}, {-10, 10, -10}, {-11, 10, -20},
 		{year2100 + 7, 60 * sec, year2100 - year2100%(60*sec)},
@@ -25,6 +26,7 @@ func TestWindowStart(t *testing.T) {
 }
 
 func TestFixedWindow(t *testing.T) {
+	t.Parallel()
 	p := mustParams(t, core.Policy{Limit: 3, Window: time.Minute, Algorithm: core.FixedWindow})
 	w := p.Window
 	base := WindowStart(unix2023, w)
@@ -59,6 +61,7 @@ func TestFixedWindow(t *testing.T) {
 }
 
 func TestFixedWindowNegativeTime(t *testing.T) {
+	t.Parallel()
 	p := mustParams(t, core.Policy{Limit: 1, Window: time.Second, Algorithm: core.FixedWindow})
 	m := newMachine(t, p)
 	if o := m.commit(1, -1); !o.Allowed || o.ResetAfter != 1 {
@@ -73,6 +76,7 @@ func TestFixedWindowNegativeTime(t *testing.T) {
 }
 
 func TestSlidingWindow(t *testing.T) {
+	t.Parallel()
 	p := mustParams(t, core.Policy{Limit: 10, Window: 10 * time.Second, Algorithm: core.SlidingWindow})
 	w := p.Window
 	base := WindowStart(unix2023, w)
@@ -97,6 +101,7 @@ func TestSlidingWindow(t *testing.T) {
 
 // When the current window is full, RetryAfter is found in the next window.
 func TestSlidingWindowRetryInNextWindow(t *testing.T) {
+	t.Parallel()
 	p := mustParams(t, core.Policy{Limit: 4, Window: 4 * time.Second, Algorithm: core.SlidingWindow})
 	w := p.Window
 	base := WindowStart(unix2023, w)
@@ -115,6 +120,7 @@ func TestSlidingWindowRetryInNextWindow(t *testing.T) {
 }
 
 func TestTokenBucket(t *testing.T) {
+	t.Parallel()
 	// 10 per second, burst 5: one unit every 100ms.
 	p := mustParams(t, core.Policy{Limit: 10, Window: time.Second, Burst: 5, Algorithm: core.TokenBucket})
 	iv := p.Interval
@@ -141,6 +147,7 @@ func TestTokenBucket(t *testing.T) {
 }
 
 func TestGCRA(t *testing.T) {
+	t.Parallel()
 	// 2 per second, burst 3: interval 500ms, tolerance 1.5s.
 	p := mustParams(t, core.Policy{Limit: 2, Window: time.Second, Burst: 3, Algorithm: core.GCRA})
 	iv := p.Interval
@@ -170,6 +177,7 @@ func TestGCRA(t *testing.T) {
 // GCRA is the token bucket's meter form: both decide the same over any
 // schedule.
 func TestGCRAMatchesTokenBucket(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(5, 5))
 	for round := range rounds {
 		pol := randomPolicy(r, core.GCRA)
@@ -187,6 +195,7 @@ func TestGCRAMatchesTokenBucket(t *testing.T) {
 }
 
 func TestLeakyBucketShapes(t *testing.T) {
+	t.Parallel()
 	// 4 per second, queue of 3: drains one unit every 250ms.
 	p := mustParams(t, core.Policy{Limit: 4, Window: time.Second, Burst: 3, Algorithm: core.LeakyBucket})
 	iv := p.Interval
@@ -214,6 +223,7 @@ func TestLeakyBucketShapes(t *testing.T) {
 }
 
 func TestSlidingLog(t *testing.T) {
+	t.Parallel()
 	p := mustParams(t, core.Policy{Limit: 3, Window: 10 * time.Second, Algorithm: core.SlidingLog})
 	w := p.Window
 	now := int64(unix2023)
@@ -247,6 +257,7 @@ func TestSlidingLog(t *testing.T) {
 // The log never holds more than Limit entries, however the checks come, and
 // Compact gives memory back once entries leave the window.
 func TestLogGrowthBoundedAndCompact(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(6, 6))
 	for _, limit := range []int{1, 3, 4, 9, 100, 1000} {
 		p := mustParams(t, core.Policy{Limit: limit, Window: time.Second, Algorithm: core.SlidingLog})
@@ -296,6 +307,7 @@ func TestLogGrowthBoundedAndCompact(t *testing.T) {
 
 // Compact keeps the entries still in the window, in order, when it shrinks.
 func TestCompactKeepsLiveEntries(t *testing.T) {
+	t.Parallel()
 	p := mustParams(t, core.Policy{Limit: 64, Window: 64 * time.Microsecond, Algorithm: core.SlidingLog})
 	l := new(Log)
 	for i := range int64(64) {
@@ -314,6 +326,7 @@ func TestCompactKeepsLiveEntries(t *testing.T) {
 }
 
 func TestAnswerDecision(t *testing.T) {
+	t.Parallel()
 	pol := core.Policy{Name: "x", Limit: 7, Window: time.Second}
 	admitted := Answer{Allowed: true, Remaining: 3, Wait: 4, ResetAfter: 2_500_000}
 	if admitted.RetryAfter() != 0 || admitted.Delay() != 4 {
@@ -338,6 +351,7 @@ func TestAnswerDecision(t *testing.T) {
 // Fill overwrites every field, so a reused Decision keeps nothing of the
 // previous one.
 func TestAnswerFillOverwrites(t *testing.T) {
+	t.Parallel()
 	a := core.Policy{Name: "a", Limit: 7, Window: time.Second}
 	b := core.Policy{Name: "b", Limit: 9, Window: time.Minute, Algorithm: core.LeakyBucket}
 	d := Answer{Allowed: true, Remaining: 3, Wait: 4, ResetAfter: 5}.Decision(b)
@@ -356,6 +370,7 @@ func TestAnswerFillOverwrites(t *testing.T) {
 // TestAnswerInRegisters pins the size that lets the compiler keep an
 // Answer in registers (at most four fields and 32 bytes).
 func TestAnswerInRegisters(t *testing.T) {
+	t.Parallel()
 	if n, size := reflect.TypeFor[Answer]().NumField(), unsafe.Sizeof(Answer{}); n > 4 || size > 32 {
 		t.Fatalf("Answer has %d fields and %d bytes; more than 4 fields or 32 bytes puts it in memory on every check", n, size)
 	}
@@ -364,6 +379,7 @@ func TestAnswerInRegisters(t *testing.T) {
 // Year-2100 instants and the largest tolerances stay exact: a full bucket
 // of the longest allowed tolerance still admits and reports exact times.
 func TestLargeValues(t *testing.T) {
+	t.Parallel()
 	p := mustParams(t, core.Policy{Limit: 1, Window: core.MaxWindow, Burst: 31, Algorithm: core.GCRA})
 	o, tat := GCRA(p, GCRAState{}, 31, year2100)
 	if !o.Allowed || o.ResetAfter != p.Tolerance || tat.TAT != year2100+p.Tolerance {
@@ -380,6 +396,7 @@ func TestLargeValues(t *testing.T) {
 // lowered limit, and every kind of range (empty, one offset, the whole
 // window).
 func TestSwFirstFitMatchesSearch(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(7, 11))
 	for range 300_000 {
 		w := 1 + r.Int64N([]int64{10, 1_000_000, 1 << 40, 1 << 53}[r.IntN(4)])

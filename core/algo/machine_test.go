@@ -145,6 +145,7 @@ const (
 )
 
 func TestMachinesAgreeWithPolicy(t *testing.T) {
+	t.Parallel()
 	// A smoke test of the harness itself: a fresh key admits exactly its
 	// capacity at one instant under every algorithm.
 	for _, a := range core.Algorithms() {

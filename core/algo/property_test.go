@@ -60,6 +60,7 @@ func checkOutcome(t *testing.T, what string, p *core.Params, cost int64, o Answe
 // the same state is admitted, and one microsecond earlier it is not. This
 // also holds for callers whose clock is behind the stored state.
 func TestRetryAfterIsExact(t *testing.T) {
+	t.Parallel()
 	for _, a := range core.Algorithms() {
 		t.Run(string(a), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(1, uint64(len(a))))
@@ -100,6 +101,7 @@ func TestRetryAfterIsExact(t *testing.T) {
 // its ExpiresAt, and from then on an absent state decides exactly as the
 // stored one (the TTL rule every store relies on).
 func TestExpiresAtRule(t *testing.T) {
+	t.Parallel()
 	for _, a := range core.Algorithms() {
 		t.Run(string(a), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(2, uint64(len(a))))
@@ -145,6 +147,7 @@ func TestExpiresAtRule(t *testing.T) {
 // schedule shifted by a whole number of windows, to before 1970 or to the
 // year 2100, decides identically. An empty state is empty at any instant.
 func TestTranslationInvariance(t *testing.T) {
+	t.Parallel()
 	for _, a := range core.Algorithms() {
 		t.Run(string(a), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(3, uint64(len(a))))
@@ -180,6 +183,7 @@ func TestTranslationInvariance(t *testing.T) {
 // refund: it decides no more permissively than a caller at that instant, and
 // an admitted check leaves exactly the state a check at that instant leaves.
 func TestLaggingClockGetsNoRefund(t *testing.T) {
+	t.Parallel()
 	for _, a := range core.Algorithms() {
 		t.Run(string(a), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(4, uint64(len(a))))
