@@ -36,7 +36,9 @@ import (
 
 func main() {
 	store, _ := redisstore.New(redis.NewClient(&redis.Options{}))
-	limiter := core.NewLimiter(resilient.New(store, resilient.WithFallback(memstore.New())))
+	fallback, _ := memstore.New()
+	wrapped, _ := resilient.New(store, resilient.WithFallback(fallback))
+	limiter := core.NewLimiter(wrapped)
 	m, _ := ratelimit.New(ratelimit.WithLimiter(limiter), ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
 		ratelimit.WithPolicy(core.MustParsePolicy("1/s")))
 	_ = stdhttp.Middleware(m)(http.NewServeMux())

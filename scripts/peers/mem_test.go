@@ -10,7 +10,6 @@ import (
 
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
-	"github.com/ratelimit-go/ratelimit/internal/must"
 )
 
 // memKeys are 1,000 distinct keys.
@@ -25,7 +24,11 @@ func memKeys() []string {
 // BenchmarkMemOursGCRA: the memory store's GCRA through a Limiter, serially,
 // on the system clock, 1,000 keys round robin, 1,000 per second per key.
 func BenchmarkMemOursGCRA(b *testing.B) {
-	lim := core.NewLimiter(must.Do(memstore.New()))
+	store, err := memstore.New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	lim := core.NewLimiter(store)
 	p := core.Policy{Limit: 1000, Window: time.Second, Algorithm: core.GCRA}
 	keys := memKeys()
 	ctx := context.Background()

@@ -17,7 +17,6 @@ import (
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
-	"github.com/ratelimit-go/ratelimit/internal/must"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 	"github.com/ratelimit-go/ratelimit/stdhttp"
 )
@@ -38,8 +37,12 @@ func requests() []*http.Request {
 // ours is the stdhttp middleware over the memory store, keyed by the peer
 // address, with the default headers.
 func ours(b testing.TB, limit int, window time.Duration) http.Handler {
+	store, err := memstore.New()
+	if err != nil {
+		b.Fatal(err)
+	}
 	mw, err := stdhttp.New(
-		ratelimit.WithLimiter(core.NewLimiter(must.Do(memstore.New()))),
+		ratelimit.WithLimiter(core.NewLimiter(store)),
 		ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
 		ratelimit.WithPolicy(core.Policy{Limit: limit, Window: window}),
 	)
