@@ -13,17 +13,19 @@
 //		ratelimit.WithAlgorithm(core.SlidingWindow), // for policies that name none
 //	)
 //
-// or from a Config, whose zero fields mean the same defaults; usually
-// through an adapter, such as stdhttp.New for net/http. A configuration that
-// could limit nothing (no policy at all, a route that can never match, a
-// route table the adapter cannot resolve) is refused with a typed error
-// (ErrNoPolicy, *RouteError) rather than built.
+// or, usually, through an adapter, such as stdhttp.New for net/http. A
+// configuration that could limit nothing (no policy at all, a route that
+// can never match, a route table the adapter cannot resolve, plans without
+// global policies) is refused with a typed error (ErrNoPolicy,
+// *RouteError, ErrInvalidConfig) rather than built.
 //
 // An adapter calls Middleware.Handle for every request, handing it a
-// keyfuncs.Request (a read-only view of the request) and a Response (a way
-// to set headers and write a body). Handle returns Continue, and the
-// adapter calls the next handler, or Handled, when it has already written
-// a complete response (a 429, or an error) and the chain must stop.
+// keyfuncs.Request (a read-only view of the request) and an
+// adapter.Response (a way to set headers and write a body); package adapter
+// holds what adapter writers implement. Handle returns adapter.Continue,
+// and the adapter calls the next handler, or adapter.Handled, when it has
+// already written a complete response (a 429, or an error) and the chain
+// must stop.
 //
 // # What a request goes through
 //
@@ -31,12 +33,13 @@
 //     untouched, with no headers.
 //  2. The key function (WithKeyFunc). keyfuncs.ErrSkip lets the request
 //     through; a *keyfuncs.MissingKeyError refuses it with its status and a
-//     problem document; any other error is handled like a limiter failure
-//     (step 6).
+//     problem document; any other error is a bug of the key function,
+//     answered 500.
 //  3. The policies: those of the route table entry for the request's method
 //     and route pattern (WithRoute; a HEAD request falls back to the GET
 //     entry, as routers serve HEAD with the GET handler), else those of the
-//     caller's plan (WithPlans), else the global ones (WithPolicy).
+//     caller's plan (WithPlans), else the global ones (WithPolicy), which
+//     also apply to an empty or unknown plan.
 //     Several policies are checked together in one atomic call: either all
 //     admit the request, or it is denied and nothing is consumed.
 //  4. The headers of the chosen HeaderMode, on every checked response,

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ratelimit-go/ratelimit/adapter"
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/internal/sharedhdr"
 )
@@ -151,7 +152,7 @@ func (*preparedFields) Write(int, string, []byte) error { return nil }
 // writeDenial sets the header fields of the denial result, Retry-After
 // included, on res: the prepared ones when the set has them for it, else
 // rendered in buf, whose grown form it returns for reuse.
-func (s *policySet) writeDenial(res Response, result core.Result, buf []byte) []byte {
+func (s *policySet) writeDenial(res adapter.Response, result core.Result, buf []byte) []byte {
 	if s.writePreparedDenial(res, result.Decisions) {
 		return buf
 	}
@@ -164,7 +165,7 @@ func (s *policySet) writeDenial(res Response, result core.Result, buf []byte) []
 // writePreparedDenial writes the prepared fields of a denial by the set's
 // single enforced policy with nothing remaining, the denial of a client
 // over its limit, and reports whether it did.
-func (s *policySet) writePreparedDenial(res Response, ds []core.Decision) bool {
+func (s *policySet) writePreparedDenial(res adapter.Response, ds []core.Decision) bool {
 	if s.denials == nil || len(ds) != 1 || ds[0].Allowed || remaining(&ds[0]) != 0 {
 		return false
 	}
@@ -179,7 +180,7 @@ func (s *policySet) writePreparedDenial(res Response, ds []core.Decision) bool {
 		pd = &preparedDenial{n: n, limit: ds[0].Limit, fields: f}
 		slot.Store(pd)
 	}
-	if sh, ok := res.(SharedHeaderSetter); ok {
+	if sh, ok := res.(adapter.SharedHeaderSetter); ok {
 		for i := range pd.fields {
 			sh.SetSharedHeader(pd.fields[i].name, pd.fields[i].v.Slice())
 		}
@@ -353,7 +354,7 @@ func remaining(d *core.Decision) int64 {
 // writeHeaders sets the header fields of s.mode for the decisions ds (one
 // per policy of s, binding at index binding) on res. buf is scratch space;
 // the grown buffer is returned for reuse.
-func (s *policySet) writeHeaders(res Response, ds []core.Decision, binding int, buf []byte) []byte {
+func (s *policySet) writeHeaders(res adapter.Response, ds []core.Decision, binding int, buf []byte) []byte {
 	if len(ds) == 0 {
 		return buf
 	}
@@ -430,7 +431,7 @@ func NewHeaderWriter(mode HeaderMode, policies []core.Policy) (*HeaderWriter, er
 
 // Write sets the header fields for result, whose decisions are those of the
 // writer's policies in order, and Retry-After when it is a denial.
-func (w *HeaderWriter) Write(res Response, result core.Result) {
+func (w *HeaderWriter) Write(res adapter.Response, result core.Result) {
 	if len(result.Decisions) != len(w.set.policies) {
 		return
 	}

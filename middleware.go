@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ratelimit-go/ratelimit/adapter"
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
@@ -195,14 +196,15 @@ func (m *Middleware) routeSet(method, pattern string) *policySet {
 
 // Handle runs the middleware for one request: skip rules, key, policy
 // selection, the check, headers, and the 429 or error response. It
-// returns Continue when the adapter should call the next handler (headers
-// are already set on res) and Handled when a complete response has been
-// written. ctx is the request's context; it bounds the limiter call.
-func (m *Middleware) Handle(ctx context.Context, req keyfuncs.Request, res Response) Verdict {
+// returns adapter.Continue when the adapter should call the next handler
+// (headers are already set on res) and adapter.Handled when a complete
+// response has been written. ctx is the request's context; it bounds the
+// limiter call.
+func (m *Middleware) Handle(ctx context.Context, req keyfuncs.Request, res adapter.Response) adapter.Verdict {
 	for _, skip := range m.s.skips {
 		if skip(req) {
 			m.observe(ctx, Event{Outcome: OutcomeSkipped, Request: req})
-			return Continue
+			return adapter.Continue
 		}
 	}
 	key, err := m.s.keyFunc(req)
@@ -228,14 +230,14 @@ func (m *Middleware) Handle(ctx context.Context, req keyfuncs.Request, res Respo
 	}
 	if set == nil {
 		m.observe(ctx, Event{Outcome: OutcomeSkipped, Request: req, Key: key})
-		return Continue
+		return adapter.Continue
 	}
 	cost := 1
 	if m.s.cost != nil {
 		cost = m.s.cost(req)
 		if cost == 0 {
 			m.observe(ctx, Event{Outcome: OutcomeSkipped, Request: req, Key: key})
-			return Continue
+			return adapter.Continue
 		}
 		if cost < 0 {
 			return m.refuse(ctx, req, res, Event{Outcome: OutcomeRefused, Key: key, Plan: plan, Policies: set.policies, Cost: cost, Err: ErrNegativeCost}, http.StatusInternalServerError)
@@ -290,11 +292,11 @@ func (m *Middleware) Handle(ctx context.Context, req keyfuncs.Request, res Respo
 			}
 			if delay > 0 {
 				if err := m.s.shaper(ctx, delay); err != nil {
-					return Handled
+					return adapter.Handled
 				}
 			}
 		}
-		return Continue
+		return adapter.Continue
 	}
 	// A denial has a decision: only a set of shadow policies alone has
 	// none, and it admits.
@@ -314,7 +316,7 @@ func (m *Middleware) Handle(ctx context.Context, req keyfuncs.Request, res Respo
 	if m.s.observers != nil { // an Event is large: built only when someone sees it
 		m.observe(ctx, Event{Outcome: OutcomeDenied, Request: req, Key: key, Plan: plan, Policies: set.policies, Cost: cost, Result: result, Err: werr, Source: result.Decisions[result.Binding].Source})
 	}
-	return Handled
+	return adapter.Handled
 }
 
 // check asks the limiter for a check of cost units for key under policies,
@@ -345,12 +347,12 @@ func (m *Middleware) check(ctx context.Context, sc *scratch, key string, policie
 // keyfuncs.ErrSkip lets the request through, a *keyfuncs.MissingKeyError
 // refuses it with its status, anything else is a bug of the caller's
 // function, answered 500: the failure mode is for a store that is down.
-func (m *Middleware) callerError(ctx context.Context, req keyfuncs.Request, res Response, ev Event, err error) Verdict {
+func (m *Middleware) callerError(ctx context.Context, req keyfuncs.Request, res adapter.Response, ev Event, err error) adapter.Verdict {
 	ev.Err = err
 	if errors.Is(err, keyfuncs.ErrSkip) {
 		ev.Outcome, ev.Request, ev.Err = OutcomeSkipped, req, nil
 		m.observe(ctx, ev)
-		return Continue
+		return adapter.Continue
 	}
 	var mk *keyfuncs.MissingKeyError
 	if errors.As(err, &mk) {
@@ -366,7 +368,7 @@ func (m *Middleware) callerError(ctx context.Context, req keyfuncs.Request, res 
 }
 
 // refuse answers a request with an unusable key or cost.
-func (m *Middleware) refuse(ctx context.Context, req keyfuncs.Request, res Response, ev Event, status int) Verdict {
+func (m *Middleware) refuse(ctx context.Context, req keyfuncs.Request, res adapter.Response, ev Event, status int) adapter.Verdict {
 	ev.Request = req
 	tr := &trackedResponse{Response: res}
 	werr := m.s.onError(req, tr, status, ev.Err)
@@ -377,16 +379,16 @@ func (m *Middleware) refuse(ctx context.Context, req keyfuncs.Request, res Respo
 		ev.Err = errors.Join(ev.Err, werr)
 	}
 	m.observe(ctx, ev)
-	return Handled
+	return adapter.Handled
 }
 
 // failed applies the failure mode to a limiter or key function failure.
-func (m *Middleware) failed(ctx context.Context, req keyfuncs.Request, res Response, ev Event) Verdict {
+func (m *Middleware) failed(ctx context.Context, req keyfuncs.Request, res adapter.Response, ev Event) adapter.Verdict {
 	if m.s.failure == FailOpen {
 		ev.Outcome, ev.Source = OutcomeFailedOpen, core.SourceFailOpen
 		ev.Request = req
 		m.observe(ctx, ev)
-		return Continue
+		return adapter.Continue
 	}
 	ev.Outcome, ev.Source = OutcomeFailedClosed, core.SourceFailClosed
 	return m.refuse(ctx, req, res, ev, http.StatusServiceUnavailable)

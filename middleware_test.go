@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/adapter"
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/internal/must"
@@ -18,7 +19,7 @@ import (
 	"github.com/ratelimit-go/ratelimit/keyfuncs/keyfuncstest"
 )
 
-// recorder is a ratelimit.Response that remembers what was written.
+// recorder is a adapter.Response that remembers what was written.
 type recorder struct {
 	h      http.Header
 	status int
@@ -109,7 +110,7 @@ func TestAllowThenDenyThenRecover(t *testing.T) {
 
 	for i, wantR := range []string{`"api";r=1;t=7`, `"api";r=0;t=7`} {
 		rec := newRecorder()
-		if v := m.Handle(context.Background(), req("GET", "/", "k"), rec); v != ratelimit.Continue {
+		if v := m.Handle(context.Background(), req("GET", "/", "k"), rec); v != adapter.Continue {
 			t.Fatalf("request %d: %v", i, v)
 		}
 		if got := rec.h.Get("Ratelimit"); got != wantR {
@@ -124,7 +125,7 @@ func TestAllowThenDenyThenRecover(t *testing.T) {
 	}
 	clk.Advance(500 * time.Millisecond) // 6.5 s left: rounds up to 7
 	rec := newRecorder()
-	if v := m.Handle(context.Background(), req("GET", "/", "k"), rec); v != ratelimit.Handled {
+	if v := m.Handle(context.Background(), req("GET", "/", "k"), rec); v != adapter.Handled {
 		t.Fatal("third request not denied")
 	}
 	if rec.status != 429 || rec.ct != ratelimit.ContentTypeProblem {
@@ -144,11 +145,11 @@ func TestAllowThenDenyThenRecover(t *testing.T) {
 		t.Errorf("violated-policies %v", doc["violated-policies"])
 	}
 	// Another key is independent.
-	if v := m.Handle(context.Background(), req("GET", "/", "other"), newRecorder()); v != ratelimit.Continue {
+	if v := m.Handle(context.Background(), req("GET", "/", "other"), newRecorder()); v != adapter.Continue {
 		t.Error("other key denied")
 	}
 	clk.Advance(6500 * time.Millisecond)
-	if v := m.Handle(context.Background(), req("GET", "/", "k"), newRecorder()); v != ratelimit.Continue {
+	if v := m.Handle(context.Background(), req("GET", "/", "k"), newRecorder()); v != adapter.Continue {
 		t.Error("not admitted after Retry-After")
 	}
 }
@@ -160,12 +161,12 @@ func TestMultiPolicyIsAtomic(t *testing.T) {
 	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(perSec, perMin))
 	ctx := context.Background()
 	for i := 0; i < 2; i++ {
-		if m.Handle(ctx, req("GET", "/", "k"), newRecorder()) != ratelimit.Continue {
+		if m.Handle(ctx, req("GET", "/", "k"), newRecorder()) != adapter.Continue {
 			t.Fatalf("request %d denied", i)
 		}
 	}
 	rec := newRecorder()
-	if m.Handle(ctx, req("GET", "/", "k"), rec) != ratelimit.Handled {
+	if m.Handle(ctx, req("GET", "/", "k"), rec) != adapter.Handled {
 		t.Fatal("third request in one second admitted")
 	}
 	// The per-second denial consumed nothing from the per-minute quota.
@@ -177,7 +178,7 @@ func TestMultiPolicyIsAtomic(t *testing.T) {
 	}
 	clk.Advance(time.Second)
 	rec = newRecorder()
-	if m.Handle(ctx, req("GET", "/", "k"), rec) != ratelimit.Continue {
+	if m.Handle(ctx, req("GET", "/", "k"), rec) != adapter.Continue {
 		t.Fatal("denied after the second passed")
 	}
 	if got := rec.h.Get("Ratelimit"); got != `"second";r=1;t=1, "minute";r=0;t=59` {
@@ -231,14 +232,14 @@ func TestRouteTable(t *testing.T) {
 		}
 	}
 	ctx := context.Background()
-	if m.Handle(ctx, req("POST", "/login", "k"), newRecorder()) != ratelimit.Continue {
+	if m.Handle(ctx, req("POST", "/login", "k"), newRecorder()) != adapter.Continue {
 		t.Fatal("first login denied")
 	}
-	if m.Handle(ctx, req("POST", "/login", "k"), newRecorder()) != ratelimit.Handled {
+	if m.Handle(ctx, req("POST", "/login", "k"), newRecorder()) != adapter.Handled {
 		t.Fatal("second login admitted")
 	}
 	rec := newRecorder()
-	if m.Handle(ctx, req("GET", "/home", "k"), rec) != ratelimit.Continue {
+	if m.Handle(ctx, req("GET", "/home", "k"), rec) != adapter.Continue {
 		t.Fatal("home denied")
 	}
 	// The admitted login counted against the shared global quota, the denied one did not.
@@ -255,7 +256,7 @@ func TestRouteOnlyLimitsListedRoutes(t *testing.T) {
 		ratelimit.WithObserver(func(_ context.Context, e ratelimit.Event) { seen = append(seen, e.Outcome) }))
 	rec := newRecorder()
 	for i := 0; i < 3; i++ {
-		if m.Handle(context.Background(), req("GET", "/", "k"), rec) != ratelimit.Continue {
+		if m.Handle(context.Background(), req("GET", "/", "k"), rec) != adapter.Continue {
 			t.Fatal("unlisted route limited")
 		}
 	}
@@ -279,8 +280,8 @@ func TestDerivedRouteMiddleware(t *testing.T) {
 	if rm.HasRoutes() || rm.Limiter() != m.Limiter() {
 		t.Error("route middleware keeps the route table or loses the limiter")
 	}
-	if rm.Handle(context.Background(), req("GET", "/x", "k"), newRecorder()) != ratelimit.Continue ||
-		rm.Handle(context.Background(), req("GET", "/x", "k"), newRecorder()) != ratelimit.Handled {
+	if rm.Handle(context.Background(), req("GET", "/x", "k"), newRecorder()) != adapter.Continue ||
+		rm.Handle(context.Background(), req("GET", "/x", "k"), newRecorder()) != adapter.Handled {
 		t.Error("route middleware does not apply its own policy")
 	}
 	if _, err := m.Route(core.Policy{}); !errors.Is(err, core.ErrInvalidPolicy) {
@@ -308,7 +309,7 @@ func TestSkipRules(t *testing.T) {
 	for _, r := range []*keyfuncstest.Request{req("GET", "/healthz", "k"), req("GET", "/", "internal"), req("OPTIONS", "/", "k")} {
 		for i := 0; i < 3; i++ {
 			rec := newRecorder()
-			if m.Handle(context.Background(), r, rec) != ratelimit.Continue || len(rec.h) != 0 {
+			if m.Handle(context.Background(), r, rec) != adapter.Continue || len(rec.h) != 0 {
 				t.Fatalf("%s %s %s: limited or headers %v", r.Verb, r.URLPath, r.Header("X-Key"), rec.h)
 			}
 		}
@@ -321,7 +322,7 @@ func TestMissingKeyRefused(t *testing.T) {
 	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(core.MustParsePolicy("1/1m")),
 		ratelimit.WithObserver(func(_ context.Context, e ratelimit.Event) { got = e }))
 	rec := newRecorder()
-	if m.Handle(context.Background(), req("GET", "/", ""), rec) != ratelimit.Handled {
+	if m.Handle(context.Background(), req("GET", "/", ""), rec) != adapter.Handled {
 		t.Fatal("missing key admitted")
 	}
 	if rec.status != 401 || !strings.Contains(string(rec.body), "header X-Key") {
@@ -338,11 +339,11 @@ func TestUnusableKeyAndCost(t *testing.T) {
 	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(core.MustParsePolicy("5/1m")),
 		ratelimit.WithCost(func(r keyfuncs.Request) int { return len(r.Path()) }))
 	rec := newRecorder()
-	if m.Handle(context.Background(), req("GET", "/", long), rec) != ratelimit.Handled || rec.status != 400 {
+	if m.Handle(context.Background(), req("GET", "/", long), rec) != adapter.Handled || rec.status != 400 {
 		t.Errorf("over-long key: status %d", rec.status)
 	}
 	rec = newRecorder()
-	if m.Handle(context.Background(), req("GET", "/123456", "k"), rec) != ratelimit.Handled || rec.status != 413 {
+	if m.Handle(context.Background(), req("GET", "/123456", "k"), rec) != adapter.Handled || rec.status != 413 {
 		t.Errorf("cost above capacity: status %d", rec.status)
 	}
 }
@@ -351,12 +352,12 @@ func TestFailureModes(t *testing.T) {
 	lim := core.NewLimiter(failing{})
 	for _, c := range []struct {
 		mode    ratelimit.FailureMode
-		verdict ratelimit.Verdict
+		verdict adapter.Verdict
 		status  int
 		outcome ratelimit.Outcome
 	}{
-		{ratelimit.FailOpen, ratelimit.Continue, 0, ratelimit.OutcomeFailedOpen},
-		{ratelimit.FailClosed, ratelimit.Handled, 503, ratelimit.OutcomeFailedClosed},
+		{ratelimit.FailOpen, adapter.Continue, 0, ratelimit.OutcomeFailedOpen},
+		{ratelimit.FailClosed, adapter.Handled, 503, ratelimit.OutcomeFailedClosed},
 	} {
 		t.Run(c.mode.String(), func(t *testing.T) {
 			var ev ratelimit.Event
@@ -395,7 +396,7 @@ func TestCallerFunctionErrorIs500(t *testing.T) {
 			m := mustNew(t, append(opts, ratelimit.WithLimiter(lim), ratelimit.WithPolicy(core.MustParsePolicy("1/1m")), ratelimit.WithFailureMode(mode),
 				ratelimit.WithObserver(func(_ context.Context, e ratelimit.Event) { ev = e }))...)
 			rec := newRecorder()
-			if m.Handle(context.Background(), req("GET", "/", "k"), rec) != ratelimit.Handled || rec.status != 500 || strings.Contains(string(rec.body), "secret") {
+			if m.Handle(context.Background(), req("GET", "/", "k"), rec) != adapter.Handled || rec.status != 500 || strings.Contains(string(rec.body), "secret") {
 				t.Errorf("%s, fail %v: status %d body %s", name, mode, rec.status, rec.body)
 			}
 			if ev.Outcome != ratelimit.OutcomeRefused || ev.Err == nil {
@@ -409,7 +410,7 @@ func TestCustomHandlers(t *testing.T) {
 	lim, _ := newLimiter(t)
 	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(core.MustParsePolicy("1/1m;name=p")),
 		ratelimit.WithHeaders(ratelimit.HeadersXRateLimit),
-		ratelimit.WithDeniedHandler(func(_ keyfuncs.Request, res ratelimit.Response, r core.Result) error {
+		ratelimit.WithDeniedHandler(func(_ keyfuncs.Request, res adapter.Response, r core.Result) error {
 			return res.Write(http.StatusServiceUnavailable, "text/plain", []byte("slow down: "+r.Policies[r.Binding].Name))
 		}))
 	m.Handle(context.Background(), req("GET", "/", "k"), newRecorder())
@@ -427,7 +428,7 @@ func TestShapingHoldsLeakyBucketRequests(t *testing.T) {
 		ratelimit.WithPolicy(core.MustParsePolicy("10/1s;burst=5;algorithm=leaky_bucket")),
 		ratelimit.WithShaping(func(_ context.Context, d time.Duration) error { waited = append(waited, d); return nil }))
 	for i := 0; i < 3; i++ {
-		if m.Handle(context.Background(), req("GET", "/", "k"), newRecorder()) != ratelimit.Continue {
+		if m.Handle(context.Background(), req("GET", "/", "k"), newRecorder()) != adapter.Continue {
 			t.Fatal("denied")
 		}
 	}
@@ -435,15 +436,15 @@ func TestShapingHoldsLeakyBucketRequests(t *testing.T) {
 		t.Errorf("no shaping delay: %v", waited)
 	}
 	m2, _ := m.With(ratelimit.WithShaping(func(ctx context.Context, d time.Duration) error { return context.Canceled }))
-	if m2.Handle(context.Background(), req("GET", "/", "k"), newRecorder()) != ratelimit.Handled {
+	if m2.Handle(context.Background(), req("GET", "/", "k"), newRecorder()) != adapter.Handled {
 		t.Error("a cancelled wait must end the request")
 	}
 }
 
 func TestDefaultLimiterWorks(t *testing.T) {
 	m := mustNew(t, ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(core.MustParsePolicy("1/1h")))
-	if m.Handle(context.Background(), req("GET", "/", "k"), newRecorder()) != ratelimit.Continue ||
-		m.Handle(context.Background(), req("GET", "/", "k"), newRecorder()) != ratelimit.Handled {
+	if m.Handle(context.Background(), req("GET", "/", "k"), newRecorder()) != adapter.Continue ||
+		m.Handle(context.Background(), req("GET", "/", "k"), newRecorder()) != adapter.Handled {
 		t.Error("default memory limiter does not limit")
 	}
 }
@@ -459,7 +460,7 @@ func TestConcurrentHandleCountsExactly(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < 20; i++ {
-				if m.Handle(context.Background(), req("GET", "/", "k"), newRecorder()) == ratelimit.Continue {
+				if m.Handle(context.Background(), req("GET", "/", "k"), newRecorder()) == adapter.Continue {
 					mu.Lock()
 					allowed++
 					mu.Unlock()
@@ -476,15 +477,15 @@ func TestConcurrentHandleCountsExactly(t *testing.T) {
 func TestHandlersThatWriteNothingStillRefuse(t *testing.T) {
 	lim, _ := newLimiter(t)
 	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(core.MustParsePolicy("1/1m")),
-		ratelimit.WithDeniedHandler(func(keyfuncs.Request, ratelimit.Response, core.Result) error { return nil }),
-		ratelimit.WithErrorHandler(func(keyfuncs.Request, ratelimit.Response, int, error) error { return nil }))
+		ratelimit.WithDeniedHandler(func(keyfuncs.Request, adapter.Response, core.Result) error { return nil }),
+		ratelimit.WithErrorHandler(func(keyfuncs.Request, adapter.Response, int, error) error { return nil }))
 	m.Handle(context.Background(), req("GET", "/", "k"), newRecorder())
 	rec := newRecorder()
-	if m.Handle(context.Background(), req("GET", "/", "k"), rec) != ratelimit.Handled || rec.status != 429 {
+	if m.Handle(context.Background(), req("GET", "/", "k"), rec) != adapter.Handled || rec.status != 429 {
 		t.Errorf("denied: status %d", rec.status)
 	}
 	rec = newRecorder()
-	if m.Handle(context.Background(), req("GET", "/", ""), rec) != ratelimit.Handled || rec.status != 401 {
+	if m.Handle(context.Background(), req("GET", "/", ""), rec) != adapter.Handled || rec.status != 401 {
 		t.Errorf("missing key: status %d", rec.status)
 	}
 }

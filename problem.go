@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/ratelimit-go/ratelimit/adapter"
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
@@ -23,7 +24,7 @@ const ContentTypeProblem = "application/problem+json"
 // if it returns without writing, DefaultDeniedHandler completes the
 // response. result.Decisions is reused after it returns. The error of
 // res.Write is returned.
-type DeniedHandler func(req keyfuncs.Request, res Response, result core.Result) error
+type DeniedHandler func(req keyfuncs.Request, res adapter.Response, result core.Result) error
 
 // ErrorHandler writes the response to a request the middleware refuses
 // without a denial: status is 400 (or the status of a
@@ -33,7 +34,7 @@ type DeniedHandler func(req keyfuncs.Request, res Response, result core.Result) 
 // not be written into the response. It must call res.Write exactly once;
 // if it returns without writing, DefaultErrorHandler completes the
 // response.
-type ErrorHandler func(req keyfuncs.Request, res Response, status int, err error) error
+type ErrorHandler func(req keyfuncs.Request, res adapter.Response, status int, err error) error
 
 // problem is an RFC 9457 problem document.
 type problem struct {
@@ -48,7 +49,7 @@ type problem struct {
 // application/problem+json document of type ProblemTypeQuotaExceeded whose
 // "violated-policies" names the policies that denied the request (their
 // PolicyName).
-func DefaultDeniedHandler(_ keyfuncs.Request, res Response, result core.Result) error {
+func DefaultDeniedHandler(_ keyfuncs.Request, res adapter.Response, result core.Result) error {
 	return res.Write(http.StatusTooManyRequests, ContentTypeProblem, deniedProblem(result))
 }
 
@@ -76,7 +77,7 @@ func deniedProblem(result core.Result) []byte {
 // document of type "about:blank" whose title is the status text. Only a
 // *keyfuncs.MissingKeyError contributes a detail (its Source, which key
 // functions promise is safe to show); no other error text is written.
-func DefaultErrorHandler(_ keyfuncs.Request, res Response, status int, err error) error {
+func DefaultErrorHandler(_ keyfuncs.Request, res adapter.Response, status int, err error) error {
 	p := problem{Type: "about:blank", Title: http.StatusText(status), Status: status}
 	var mk *keyfuncs.MissingKeyError
 	switch {
@@ -94,7 +95,7 @@ func DefaultErrorHandler(_ keyfuncs.Request, res Response, status int, err error
 	return writeProblem(res, &p)
 }
 
-func writeProblem(res Response, p *problem) error {
+func writeProblem(res adapter.Response, p *problem) error {
 	body, err := json.Marshal(p)
 	if err != nil { // cannot happen for strings and ints; keep the status anyway
 		body = nil

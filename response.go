@@ -1,83 +1,21 @@
 package ratelimit
 
-// Response is the part of an HTTP response the middleware writes to. Each
-// adapter implements it over its framework's response.
-//
-// The middleware calls SetHeader any number of times, then Write at most
-// once; after Write it touches the response no more.
-type Response interface {
-	// SetHeader sets the response header name to the single value value,
-	// replacing any previous value. name is always in canonical form
-	// ("Ratelimit-Policy", "Retry-After"), so implementations need not
-	// canonicalise it; value never contains CR, LF or NUL.
-	SetHeader(name, value string)
-	// Write sends the status line, a Content-Type of contentType and body,
-	// completing the response. body may be shared between responses (the
-	// middleware prepares its 429 bodies once): it must not be modified, nor
-	// kept after Write returns. An error means the body could not be
-	// written (the client went away); the middleware reports it to
-	// observers and otherwise ignores it.
-	Write(status int, contentType string, body []byte) error
-}
-
-// HeaderBytesSetter is an optional interface a Response may implement:
-// SetHeaderBytes sets header name to the single value held in value, which
-// is valid only during the call. An adapter that can keep the bytes without
-// a separate allocation (copying them into storage it allocates per request
-// anyway, or into its framework's own buffers) implements it; otherwise the
-// middleware converts value to a string and calls SetHeader.
-type HeaderBytesSetter interface {
-	SetHeaderBytes(name string, value []byte)
-}
-
-// SharedHeaderSetter is an optional interface a Response may implement:
-// SetSharedHeader sets header name to the single value values[0]. values
-// is a slice the middleware prepared once and shares between every
-// response carrying the same value, its length equal to its capacity: an
-// adapter over an http.Header puts it in the map as it is, so that the
-// field costs no allocation, and never writes into it. The middleware
-// checks before each use that the slice still holds its value and replaces
-// one found written into, so code that writes into a response's header
-// values in place (h[name][0] = v) changes that response alone. A Response
-// without it gets SetHeader(name, values[0]).
-type SharedHeaderSetter interface {
-	SetSharedHeader(name string, values []string)
-}
+import "github.com/ratelimit-go/ratelimit/adapter"
 
 // setHeaderBytes sets name to value on res, through SetHeaderBytes when res
 // implements it.
-func setHeaderBytes(res Response, name string, value []byte) {
-	if s, ok := res.(HeaderBytesSetter); ok {
+func setHeaderBytes(res adapter.Response, name string, value []byte) {
+	if s, ok := res.(adapter.HeaderBytesSetter); ok {
 		s.SetHeaderBytes(name, value)
 		return
 	}
 	res.SetHeader(name, string(value))
 }
 
-// Verdict tells an adapter what to do after Middleware.Handle.
-type Verdict uint8
-
-const (
-	// Continue: call the next handler. Rate-limit headers, if any, are
-	// already set on the response.
-	Continue Verdict = iota
-	// Handled: a complete response has been written (429, 400, 503...); do
-	// not call the next handler.
-	Handled
-)
-
-// String returns "continue" or "handled".
-func (v Verdict) String() string {
-	if v == Handled {
-		return "handled"
-	}
-	return "continue"
-}
-
 // trackedResponse records whether a handler completed the response, so
 // that the middleware can complete it when a custom handler did not.
 type trackedResponse struct {
-	Response
+	adapter.Response
 	wrote bool
 }
 

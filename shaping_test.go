@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ratelimit-go/ratelimit/adapter"
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/internal/must"
@@ -42,7 +43,7 @@ func TestShapingHasACeiling(t *testing.T) {
 			admitted := 0
 			for range 100 {
 				res := newRecorder()
-				if m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), res) == Handled {
+				if m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), res) == adapter.Handled {
 					denied = res
 					break
 				}
@@ -70,7 +71,7 @@ func TestShapingHasACeiling(t *testing.T) {
 				t.Fatalf("peek before: %+v %v", d, err)
 			}
 			clock.Advance(d.RetryAfter)
-			if m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), newRecorder()) != Continue {
+			if m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), newRecorder()) != adapter.Continue {
 				t.Fatal("denied at its exact RetryAfter")
 			}
 			if last := held[len(held)-1]; last > tc.limit {

@@ -6,6 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/adapter"
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 	"github.com/ratelimit-go/ratelimit/stdhttp"
@@ -53,7 +54,7 @@ func Middleware(m *ratelimit.Middleware) echo.MiddlewareFunc {
 	}
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			if stdhttp.CheckNative(m, c.Response(), c.Request(), c.Path(), c, lookup) == ratelimit.Handled {
+			if stdhttp.CheckNative(m, c.Response(), c.Request(), c.Path(), c, lookup) == adapter.Handled {
 				return nil
 			}
 			return next(c)

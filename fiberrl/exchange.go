@@ -9,13 +9,13 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/adapter"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
 
 // exchange is one request and its response as the middleware core sees
 // them: it implements keyfuncs.Request, keyfuncs.HeaderValuesRequest,
-// ratelimit.Response and ratelimit.HeaderBytesSetter over a *fiber.Ctx. Exchanges are pooled: neither the
+// adapter.Response and adapter.HeaderBytesSetter over a *fiber.Ctx. Exchanges are pooled: neither the
 // middleware core nor key functions keep a Request after the call; the
 // strings they return may outlive it (a key built from a header value, an
 // observer's Event.Key), so those are copied out of Fiber's buffers.
@@ -31,8 +31,8 @@ var exchanges = sync.Pool{New: func() any { return new(exchange) }}
 
 var (
 	_ keyfuncs.HeaderValuesRequest = (*exchange)(nil)
-	_ ratelimit.Response           = (*exchange)(nil)
-	_ ratelimit.HeaderBytesSetter  = (*exchange)(nil)
+	_ adapter.Response             = (*exchange)(nil)
+	_ adapter.HeaderBytesSetter    = (*exchange)(nil)
 )
 
 // Method returns the request method. Fiber builds it as a fresh string for
@@ -124,7 +124,7 @@ func Ctx(r keyfuncs.Request) *fiber.Ctx {
 func (e *exchange) SetHeader(name, value string) { e.c.Response().Header.Set(name, value) }
 
 // SetHeaderBytes sets a response header from bytes valid only during the
-// call (ratelimit.HeaderBytesSetter). fasthttp copies them into its own
+// call (adapter.HeaderBytesSetter). fasthttp copies them into its own
 // buffers, so the value costs no allocation.
 func (e *exchange) SetHeaderBytes(name string, value []byte) {
 	e.c.Response().Header.SetBytesV(name, value)

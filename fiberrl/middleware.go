@@ -6,6 +6,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/adapter"
 	"github.com/ratelimit-go/ratelimit/core"
 )
 
@@ -69,7 +70,7 @@ func handler(m *ratelimit.Middleware, perRoute bool, routes *resolver) fiber.Han
 		v := m.Handle(c.UserContext(), e, e)
 		*e = exchange{}
 		exchanges.Put(e)
-		if v == ratelimit.Handled {
+		if v == adapter.Handled {
 			return nil
 		}
 		return c.Next()

@@ -6,6 +6,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/adapter"
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 	"github.com/ratelimit-go/ratelimit/stdhttp"
@@ -52,7 +53,7 @@ func Middleware(m *ratelimit.Middleware) gin.HandlerFunc {
 		panic(err)
 	}
 	return func(c *gin.Context) {
-		if stdhttp.CheckNative(m, c.Writer, c.Request, c.FullPath(), c, lookup) == ratelimit.Handled {
+		if stdhttp.CheckNative(m, c.Writer, c.Request, c.FullPath(), c, lookup) == adapter.Handled {
 			c.Abort()
 		}
 	}

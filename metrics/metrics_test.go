@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/adapter"
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/backendtest"
 	"github.com/ratelimit-go/ratelimit/core/lease"
@@ -29,7 +30,7 @@ import (
 
 var t0 = time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 
-// nopResponse is a ratelimit.Response that discards what is written.
+// nopResponse is a adapter.Response that discards what is written.
 type nopResponse struct{}
 
 func (nopResponse) SetHeader(string, string)        {}
@@ -89,7 +90,7 @@ func newRig(t *testing.T, extra ...ratelimit.Option) *rig {
 	return &rig{c: c, reg: reg, m: m, clock: clock, fallback: fallback}
 }
 
-func (r *rig) request(key string) ratelimit.Verdict {
+func (r *rig) request(key string) adapter.Verdict {
 	req := keyfuncstest.New("192.0.2.1:1")
 	if key != "" {
 		req.Headers.Set("X-Key", key)
@@ -162,7 +163,7 @@ func TestMetrics(t *testing.T) {
 	r.request("a")  // denied by api
 	r.request("")   // refused: no key (400)
 	r.request("ok") // allowed
-	if v := r.request("\x00bad"); v != ratelimit.Continue {
+	if v := r.request("\x00bad"); v != adapter.Continue {
 		t.Logf("verdict for a hashed key: %v", v)
 	}
 

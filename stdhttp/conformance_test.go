@@ -10,13 +10,13 @@ import (
 	"github.com/ratelimit-go/ratelimit/stdhttp"
 )
 
-// adapter builds net/http apps for the conformance suite: a ServeMux with
+// stdAdapter builds net/http apps for the conformance suite: a ServeMux with
 // the suite's routes, the global middleware wrapped around the mux.
-type adapter struct{}
+type stdAdapter struct{}
 
-func (adapter) Name() string { return "stdhttp" }
+func (stdAdapter) Name() string { return "stdhttp" }
 
-func (adapter) Handler(t testing.TB, s httpsuite.Setup) http.Handler {
+func (stdAdapter) Handler(t testing.TB, s httpsuite.Setup) http.Handler {
 	mux := http.NewServeMux()
 	for _, r := range httpsuite.Routes {
 		var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -43,11 +43,11 @@ func (adapter) Handler(t testing.TB, s httpsuite.Setup) http.Handler {
 	return h
 }
 
-func TestConformance(t *testing.T) { httpsuite.Run(t, adapter{}) }
+func TestConformance(t *testing.T) { httpsuite.Run(t, stdAdapter{}) }
 
 func TestEndToEndRetryAfter(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits about one second on the system clock")
 	}
-	httpsuite.RunE2E(t, adapter{})
+	httpsuite.RunE2E(t, stdAdapter{})
 }

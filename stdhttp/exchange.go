@@ -15,7 +15,7 @@ import (
 
 // exchange is one request and its response as the middleware core sees
 // them: it implements keyfuncs.Request, keyfuncs.HeaderValuesRequest and
-// ratelimit.Response. Exchanges are pooled: neither the middleware core
+// adapter.Response. Exchanges are pooled: neither the middleware core
 // nor key functions keep a Request after the call. The header values it
 // sets share one headerBlock allocated per response (the header map keeps
 // referring to it after the exchange is recycled), so the allow path
@@ -131,7 +131,7 @@ type headerBlock struct {
 }
 
 // Shared values of the fields Write sets on a problem document (see
-// ratelimit.SharedHeaderSetter).
+// adapter.SharedHeaderSetter).
 var (
 	problemType = sharedhdr.New(ratelimit.ContentTypeProblem)
 	nosniff     = sharedhdr.New("nosniff")

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/adapter"
 	"github.com/ratelimit-go/ratelimit/core"
 )
 
@@ -170,7 +171,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.mux != nil && r.Pattern == "" {
 		_, pattern = h.mux.Handler(r)
 	}
-	if Check(h.m, w, r, pattern) == ratelimit.Handled {
+	if Check(h.m, w, r, pattern) == adapter.Handled {
 		return
 	}
 	h.next.ServeHTTP(w, r)

@@ -102,7 +102,7 @@ func (w *exchange) WriteHeader(code int) {
 	w.ResponseWriter.WriteHeader(code)
 }
 
-// headerBlock is a ratelimit.Response over the header of an exchange, for
+// headerBlock is a adapter.Response over the header of an exchange, for
 // the header fields alone: their values live in the block, so that they
 // cost no allocation of their own. net/http reads them until the response
 // is written, after the handler returns, so a block is never reused.
