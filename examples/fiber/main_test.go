@@ -1,38 +1,24 @@
 package main
 
 import (
+	"net/http"
 	"testing"
 
 	"go.uber.org/goleak"
 
+	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/examples/internal/exampletest"
 	"github.com/ratelimit-go/ratelimit/internal/fibertest"
-	"github.com/ratelimit-go/ratelimit/internal/redisproc"
 )
 
-func TestApp(t *testing.T) {
-	limiter, clock := exampletest.Limiter(t)
-	app, err := newApp(limiter)
-	if err != nil {
-		t.Fatal(err)
-	}
-	exampletest.Check(t, fibertest.Handler(app), clock)
-}
-
-func TestRun(t *testing.T) { exampletest.Serve(t, run) }
-
-func TestRunWithRedis(t *testing.T) {
-	exampletest.Serve(t, run, "-redis", exampletest.MiniRedisURL(t))
-}
-
-// TestRunWithRedisHung: wired as the README advises, the example answers
-// every request within its 50 ms budget plus a few milliseconds while its
-// Redis is hung (SIGSTOP) or stopped.
-func TestRunWithRedisHung(t *testing.T) {
-	_, scrape := exampletest.HungRedis(t, run, redisproc.Start(t))
-	if testing.Verbose() {
-		t.Logf("scrape after the outage:\n%s", scrape)
-	}
+func TestExample(t *testing.T) {
+	exampletest.Suite(t, func(l *core.Limiter) (http.Handler, error) {
+		app, err := newApp(l)
+		if err != nil {
+			return nil, err
+		}
+		return fibertest.Handler(app), nil
+	}, run)
 }
 
 // TestMain checks that run leaves no goroutine behind once its context

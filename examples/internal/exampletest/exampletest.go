@@ -1,8 +1,9 @@
 // Package exampletest checks that an example server limits requests as the
 // examples promise, whatever its framework: the same requests, the same
-// status codes, the same header fields. Each example's test builds its app
-// on Limiter's manual clock and hands it to Check, and runs its main logic
-// on a real socket with Serve.
+// status codes, the same header fields. Each example's test hands its app
+// constructor and its main logic to Suite, which builds the app on
+// Limiter's manual clock for Check and runs the main logic on a real socket
+// with Serve and against a hung Redis with HungRedis.
 package exampletest
 
 import (
@@ -136,7 +137,7 @@ type running struct {
 // an address for every prefix of want (its log lines "listening on ...",
 // "metrics on ..."), and returns them; stop cancels its context and checks
 // that it returns nil within 10 s.
-func start(t *testing.T, run func(ctx context.Context, args []string, logw io.Writer) error, args []string, want ...string) running {
+func start(t *testing.T, run RunFunc, args []string, want ...string) running {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
@@ -178,7 +179,7 @@ func start(t *testing.T, run func(ctx context.Context, args []string, logw io.Wr
 // extra arguments, waits for it to report its address, checks that GET /
 // is answered over the socket with rate-limit fields, then cancels its
 // context and checks that it returns nil.
-func Serve(t *testing.T, run func(ctx context.Context, args []string, logw io.Writer) error, args ...string) {
+func Serve(t *testing.T, run RunFunc, args ...string) {
 	r := start(t, run, append([]string{"-addr", "127.0.0.1:0"}, args...), "listening on ")
 	base := r.urls["listening on "]
 	client := &http.Client{Transport: &http.Transport{}}
@@ -204,7 +205,7 @@ func Serve(t *testing.T, run func(ctx context.Context, args []string, logw io.Wr
 // /metrics and checks that the denials, the fallback's decisions, the
 // failures and the breaker's opening were counted. It returns the slowest
 // response and the scrape.
-func HungRedis(t *testing.T, run func(ctx context.Context, args []string, logw io.Writer) error, srv *redisproc.Server) (time.Duration, string) {
+func HungRedis(t *testing.T, run RunFunc, srv *redisproc.Server) (time.Duration, string) {
 	const budget = 50 * time.Millisecond
 	r := start(t, run, []string{"-addr", "127.0.0.1:0", "-metrics-addr", "127.0.0.1:0", "-redis", "redis://" + srv.Addr + "/0", "-redis-budget", budget.String()},
 		"listening on ", "metrics on ")
@@ -278,4 +279,32 @@ func HungRedis(t *testing.T, run func(ctx context.Context, args []string, logw i
 	}
 	r.stop(t)
 	return worst, scrape
+}
+
+// RunFunc is an example's main logic with its inputs and outputs as
+// parameters.
+type RunFunc func(ctx context.Context, args []string, logw io.Writer) error
+
+// Suite runs every check an example's test makes: its app, built by newApp
+// on Limiter's manual clock, through Check; its main logic on a real socket
+// with Serve, on memory and on miniredis; and, wired as the README advises,
+// every request answered within its 50 ms budget plus a few milliseconds
+// while its Redis is hung (SIGSTOP) or stopped (HungRedis).
+func Suite(t *testing.T, newApp func(*core.Limiter) (http.Handler, error), run RunFunc) {
+	t.Run("App", func(t *testing.T) {
+		limiter, clock := Limiter(t)
+		h, err := newApp(limiter)
+		if err != nil {
+			t.Fatal(err)
+		}
+		Check(t, h, clock)
+	})
+	t.Run("Run", func(t *testing.T) { Serve(t, run) })
+	t.Run("RunWithRedis", func(t *testing.T) { Serve(t, run, "-redis", MiniRedisURL(t)) })
+	t.Run("RunWithRedisHung", func(t *testing.T) {
+		_, scrape := HungRedis(t, run, redisproc.Start(t))
+		if testing.Verbose() {
+			t.Logf("scrape after the outage:\n%s", scrape)
+		}
+	})
 }
