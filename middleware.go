@@ -11,6 +11,7 @@ import (
 
 	"github.com/ratelimit-go/ratelimit/adapter"
 	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/internal/fields"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
 
@@ -20,10 +21,10 @@ import (
 type Middleware struct {
 	s       settings // as built, for With
 	limiter *core.Limiter
-	global  *policySet // nil: no global policy
-	routes  map[routeKey]*policySet
-	plans   map[string]*policySet // nil: no WithPlans
-	panics  atomic.Uint64         // observer calls that panicked
+	global  *fields.Set // nil: no global policy
+	routes  map[routeKey]*fields.Set
+	plans   map[string]*fields.Set // nil: no WithPlans
+	panics  atomic.Uint64          // observer calls that panicked
 	// defaultDenied: the 429 is DefaultDeniedHandler's, whose bodies each
 	// policy set prepares once.
 	defaultDenied bool
@@ -121,12 +122,12 @@ func build(s settings) (*Middleware, error) {
 	m := &Middleware{s: s, limiter: s.limiter, defaultDenied: defaultDenied}
 	var err error
 	if len(s.policies) > 0 {
-		if m.global, err = newPolicySet(s.mode, withDefaults(s.policies, s.algorithm, s.maxDelay)); err != nil {
+		if m.global, err = newSet(s.mode, withDefaults(s.policies, s.algorithm, s.maxDelay)); err != nil {
 			return nil, err
 		}
 	}
 	if len(s.routes) > 0 {
-		m.routes = make(map[routeKey]*policySet, len(s.routes))
+		m.routes = make(map[routeKey]*fields.Set, len(s.routes))
 		for _, r := range s.routes {
 			k := routeKey{r.method, r.pattern}
 			if err := validateRoute(r.method, r.pattern); err != nil {
@@ -135,7 +136,7 @@ func build(s settings) (*Middleware, error) {
 			if _, dup := m.routes[k]; dup {
 				return nil, fmt.Errorf("%w: WithRoute(%q, %q) given twice", ErrInvalidConfig, r.method, r.pattern)
 			}
-			ps, err := newPolicySet(s.mode, withDefaults(r.policies, s.algorithm, s.maxDelay))
+			ps, err := newSet(s.mode, withDefaults(r.policies, s.algorithm, s.maxDelay))
 			if err != nil {
 				return nil, fmt.Errorf("route %q %q: %w", r.method, r.pattern, err)
 			}
@@ -143,7 +144,7 @@ func build(s settings) (*Middleware, error) {
 		}
 	}
 	if len(s.plans) > 0 {
-		m.plans = make(map[string]*policySet, len(s.plans))
+		m.plans = make(map[string]*fields.Set, len(s.plans))
 		for name, ps := range s.plans {
 			if name == "" {
 				return nil, fmt.Errorf("%w: WithPlans: a plan with an empty name (\"\" means no plan: the global policies)", ErrInvalidConfig)
@@ -151,7 +152,7 @@ func build(s settings) (*Middleware, error) {
 			if len(ps) == 0 {
 				return nil, fmt.Errorf("%w: WithPlans: plan %q has no policy (to let a plan through unchecked, return keyfuncs.ErrSkip from the PlanFunc)", ErrInvalidConfig, name)
 			}
-			set, err := newPolicySet(s.mode, withDefaults(ps, s.algorithm, s.maxDelay))
+			set, err := newSet(s.mode, withDefaults(ps, s.algorithm, s.maxDelay))
 			if err != nil {
 				return nil, fmt.Errorf("plan %q: %w", name, err)
 			}
@@ -179,7 +180,7 @@ func (m *Middleware) HasRoutes() bool { return len(m.routes) > 0 }
 // exact method, else, for HEAD, the GET one (routers serve HEAD with the GET
 // handler, so HEAD must not escape the GET route's policies), else the one
 // for every method; nil when the table has none.
-func (m *Middleware) routeSet(method, pattern string) *policySet {
+func (m *Middleware) routeSet(method, pattern string) *fields.Set {
 	if m.routes == nil || pattern == "" {
 		return nil
 	}
@@ -240,20 +241,20 @@ func (m *Middleware) Handle(ctx context.Context, req keyfuncs.Request, res adapt
 			return adapter.Continue
 		}
 		if cost < 0 {
-			return m.refuse(ctx, req, res, Event{Outcome: OutcomeRefused, Key: key, Plan: plan, Policies: set.policies, Cost: cost, Err: ErrNegativeCost}, http.StatusInternalServerError)
+			return m.refuse(ctx, req, res, Event{Outcome: OutcomeRefused, Key: key, Plan: plan, Policies: set.Policies, Cost: cost, Err: ErrNegativeCost}, http.StatusInternalServerError)
 		}
 	}
 
 	sc := m.scratch.Get().(*scratch)
 	defer m.scratch.Put(sc)
 	var result core.Result
-	if len(set.policies) == 0 { // shadow policies only: nothing is enforced
-		result = core.Result{Allowed: true, Decisions: sc.d[:0], Policies: set.policies[:0]}
+	if len(set.Policies) == 0 { // shadow policies only: nothing is enforced
+		result = core.Result{Allowed: true, Decisions: sc.d[:0], Policies: set.Policies[:0]}
 	} else {
-		result, err = m.check(ctx, sc, key, set.policies, cost, &sc.d)
+		result, err = m.check(ctx, sc, key, set.Policies, cost, &sc.d)
 	}
 	if err != nil {
-		ev := Event{Key: key, Plan: plan, Policies: set.policies, Cost: cost, Err: err}
+		ev := Event{Key: key, Plan: plan, Policies: set.Policies, Cost: cost, Err: err}
 		switch {
 		case errors.Is(err, core.ErrInvalidKey):
 			ev.Outcome = OutcomeRefused
@@ -267,7 +268,7 @@ func (m *Middleware) Handle(ctx context.Context, req keyfuncs.Request, res adapt
 
 	if result.Allowed {
 		if len(result.Decisions) > 0 {
-			sc.buf = set.writeHeaders(res, result.Decisions, result.Binding, sc.buf)
+			sc.buf = set.WriteHeaders(res, result.Decisions, result.Binding, sc.buf)
 		}
 		// The rollout's dry run: only once the enforced policies admitted
 		// the request (were the shadow ones enforced, a denial would have
@@ -275,11 +276,11 @@ func (m *Middleware) Handle(ctx context.Context, req keyfuncs.Request, res adapt
 		// denial changes nothing the client sees or the others consume.
 		var shadow core.Result
 		var shadowErr error
-		if set.shadow != nil {
-			shadow, shadowErr = m.check(ctx, sc, key, set.shadow, cost, &sc.sd)
+		if set.Shadow != nil {
+			shadow, shadowErr = m.check(ctx, sc, key, set.Shadow, cost, &sc.sd)
 		}
 		if m.s.observers != nil {
-			ev := Event{Outcome: OutcomeAllowed, Request: req, Key: key, Plan: plan, Policies: set.policies, Cost: cost, Result: result, Shadow: shadow, ShadowErr: shadowErr}
+			ev := Event{Outcome: OutcomeAllowed, Request: req, Key: key, Plan: plan, Policies: set.Policies, Cost: cost, Result: result, Shadow: shadow, ShadowErr: shadowErr}
 			if len(result.Decisions) > 0 {
 				ev.Source = result.Decisions[result.Binding].Source
 			}
@@ -300,12 +301,12 @@ func (m *Middleware) Handle(ctx context.Context, req keyfuncs.Request, res adapt
 	}
 	// A denial has a decision: only a set of shadow policies alone has
 	// none, and it admits.
-	sc.buf = set.writeDenial(res, result, sc.buf)
+	sc.buf = set.WriteDenial(res, result, sc.buf)
 	var werr error
 	if m.defaultDenied {
 		// The prepared body of this set and these violated policies: a flood
 		// of denied requests marshals nothing.
-		werr = res.Write(http.StatusTooManyRequests, ContentTypeProblem, set.deniedBody(result))
+		werr = res.Write(http.StatusTooManyRequests, ContentTypeProblem, set.DeniedBody(result))
 	} else {
 		tr := &trackedResponse{Response: res}
 		werr = m.s.denied(req, tr, result)
@@ -314,7 +315,7 @@ func (m *Middleware) Handle(ctx context.Context, req keyfuncs.Request, res adapt
 		}
 	}
 	if m.s.observers != nil { // an Event is large: built only when someone sees it
-		m.observe(ctx, Event{Outcome: OutcomeDenied, Request: req, Key: key, Plan: plan, Policies: set.policies, Cost: cost, Result: result, Err: werr, Source: result.Decisions[result.Binding].Source})
+		m.observe(ctx, Event{Outcome: OutcomeDenied, Request: req, Key: key, Plan: plan, Policies: set.Policies, Cost: cost, Result: result, Err: werr, Source: result.Decisions[result.Binding].Source})
 	}
 	return adapter.Handled
 }
@@ -434,4 +435,15 @@ func withDefaults(policies []core.Policy, a core.Algorithm, maxDelay time.Durati
 		}
 	}
 	return out
+}
+
+// newSet renders the header fields of mode for policies (fields.NewSet),
+// its errors matching ErrInvalidConfig, or core.ErrInvalidPolicy for an
+// invalid policy.
+func newSet(mode HeaderMode, policies []core.Policy) (*fields.Set, error) {
+	s, err := fields.NewSet(fields.Mode(mode), policies)
+	if err != nil && !errors.Is(err, core.ErrInvalidPolicy) {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+	}
+	return s, err
 }

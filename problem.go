@@ -1,22 +1,22 @@
 package ratelimit
 
 import (
-	"encoding/json"
 	"errors"
 	"net/http"
 
 	"github.com/ratelimit-go/ratelimit/adapter"
 	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/internal/fields"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
 
 // ProblemTypeQuotaExceeded is the problem type the RateLimit header draft
 // defines for a request that exceeds one or more quota policies. Its
 // extension member "violated-policies" lists the names of those policies.
-const ProblemTypeQuotaExceeded = "https://iana.org/assignments/http-problem-types#quota-exceeded"
+const ProblemTypeQuotaExceeded = fields.ProblemTypeQuotaExceeded
 
 // ContentTypeProblem is the media type of RFC 9457 problem documents.
-const ContentTypeProblem = "application/problem+json"
+const ContentTypeProblem = fields.ContentTypeProblem
 
 // DeniedHandler writes the response to a request a policy denied. When it
 // is called, the rate-limit header fields and Retry-After are already set
@@ -36,41 +36,12 @@ type DeniedHandler func(req keyfuncs.Request, res adapter.Response, result core.
 // response.
 type ErrorHandler func(req keyfuncs.Request, res adapter.Response, status int, err error) error
 
-// problem is an RFC 9457 problem document.
-type problem struct {
-	Type             string   `json:"type"`
-	Title            string   `json:"title"`
-	Status           int      `json:"status"`
-	Detail           string   `json:"detail,omitempty"`
-	ViolatedPolicies []string `json:"violated-policies,omitempty"`
-}
-
 // DefaultDeniedHandler answers 429 Too Many Requests with an
 // application/problem+json document of type ProblemTypeQuotaExceeded whose
 // "violated-policies" names the policies that denied the request (their
 // PolicyName).
 func DefaultDeniedHandler(_ keyfuncs.Request, res adapter.Response, result core.Result) error {
-	return res.Write(http.StatusTooManyRequests, ContentTypeProblem, deniedProblem(result))
-}
-
-// deniedProblem is the body DefaultDeniedHandler writes for result.
-func deniedProblem(result core.Result) []byte {
-	p := problem{
-		Type:   ProblemTypeQuotaExceeded,
-		Title:  "Request cannot be satisfied as the assigned quota has been exceeded",
-		Status: http.StatusTooManyRequests,
-		Detail: "Too many requests; retry after the number of seconds in Retry-After.",
-	}
-	for i := range result.Decisions {
-		if !result.Decisions[i].Allowed && i < len(result.Policies) {
-			p.ViolatedPolicies = append(p.ViolatedPolicies, PolicyName(result.Policies[i]))
-		}
-	}
-	body, err := json.Marshal(&p)
-	if err != nil { // cannot happen for strings and ints
-		return nil
-	}
-	return body
+	return res.Write(http.StatusTooManyRequests, ContentTypeProblem, fields.DeniedProblem(result))
 }
 
 // DefaultErrorHandler answers status with an application/problem+json
@@ -78,7 +49,7 @@ func deniedProblem(result core.Result) []byte {
 // *keyfuncs.MissingKeyError contributes a detail (its Source, which key
 // functions promise is safe to show); no other error text is written.
 func DefaultErrorHandler(_ keyfuncs.Request, res adapter.Response, status int, err error) error {
-	p := problem{Type: "about:blank", Title: http.StatusText(status), Status: status}
+	p := fields.Problem{Type: "about:blank", Title: http.StatusText(status), Status: status}
 	var mk *keyfuncs.MissingKeyError
 	switch {
 	case errors.As(err, &mk):
@@ -92,13 +63,5 @@ func DefaultErrorHandler(_ keyfuncs.Request, res adapter.Response, status int, e
 	case status == http.StatusServiceUnavailable:
 		p.Detail = "Rate limiting is unavailable; try again later."
 	}
-	return writeProblem(res, &p)
-}
-
-func writeProblem(res adapter.Response, p *problem) error {
-	body, err := json.Marshal(p)
-	if err != nil { // cannot happen for strings and ints; keep the status anyway
-		body = nil
-	}
-	return res.Write(p.Status, ContentTypeProblem, body)
+	return fields.WriteProblem(res, &p)
 }

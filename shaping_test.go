@@ -1,4 +1,4 @@
-package ratelimit
+package ratelimit_test
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/adapter"
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
@@ -21,20 +22,20 @@ import (
 func TestShapingHasACeiling(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		opts  []Option
+		opts  []ratelimit.Option
 		limit time.Duration
 	}{
-		{"default", nil, DefaultMaxDelay},
-		{"WithMaxDelay", []Option{WithMaxDelay(3 * time.Second)}, 3 * time.Second},
+		{"default", nil, ratelimit.DefaultMaxDelay},
+		{"WithMaxDelay", []ratelimit.Option{ratelimit.WithMaxDelay(3 * time.Second)}, 3 * time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clock := core.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 			var held []time.Duration
-			m, err := New(append([]Option{
-				WithLimiter(core.NewLimiter(must.Do(memstore.New()), core.WithClock(clock))),
-				WithKeyFunc(keyfuncs.Constant("k")),
-				WithPolicy(core.MustParsePolicy("100/1m;algorithm=leaky_bucket;name=shaped")),
-				WithShaping(func(_ context.Context, d time.Duration) error { held = append(held, d); return nil }),
+			m, err := ratelimit.New(append([]ratelimit.Option{
+				ratelimit.WithLimiter(core.NewLimiter(must.Do(memstore.New()), core.WithClock(clock))),
+				ratelimit.WithKeyFunc(keyfuncs.Constant("k")),
+				ratelimit.WithPolicy(core.MustParsePolicy("100/1m;algorithm=leaky_bucket;name=shaped")),
+				ratelimit.WithShaping(func(_ context.Context, d time.Duration) error { held = append(held, d); return nil }),
 			}, tc.opts...)...)
 			if err != nil {
 				t.Fatal(err)
@@ -66,7 +67,7 @@ func TestShapingHasACeiling(t *testing.T) {
 				t.Fatalf("Retry-After %q", ra)
 			}
 			// At RetryAfter the same request is admitted, within the ceiling.
-			d, err := m.Limiter().Peek(context.Background(), "k", m.global.policies[0])
+			d, err := m.Limiter().Peek(context.Background(), "k", shaped(tc.limit))
 			if err != nil || d.Allowed {
 				t.Fatalf("peek before: %+v %v", d, err)
 			}
@@ -79,7 +80,15 @@ func TestShapingHasACeiling(t *testing.T) {
 			}
 		})
 	}
-	if _, err := New(WithKeyFunc(keyfuncs.RemoteIP), WithPolicy(core.MustParsePolicy("1/s")), WithMaxDelay(-time.Second)); !errors.Is(err, ErrInvalidConfig) {
+	if _, err := ratelimit.New(ratelimit.WithKeyFunc(keyfuncs.RemoteIP), ratelimit.WithPolicy(core.MustParsePolicy("1/s")), ratelimit.WithMaxDelay(-time.Second)); !errors.Is(err, ratelimit.ErrInvalidConfig) {
 		t.Fatalf("WithMaxDelay(-1s): %v", err)
 	}
+}
+
+// shaped is the policy of TestShapingHasACeiling as the middleware checks
+// it: with the ceiling limit as its MaxDelay.
+func shaped(limit time.Duration) core.Policy {
+	p := core.MustParsePolicy("100/1m;algorithm=leaky_bucket;name=shaped")
+	p.MaxDelay = limit
+	return p
 }

@@ -15,9 +15,9 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/resilient"
+	"github.com/ratelimit-go/ratelimit/internal/fields"
 )
 
 // located is a YAML scalar and the line it was on, so that an invalid value
@@ -91,7 +91,7 @@ type runtime struct {
 	files      []string // the domain files loaded
 	globs      []string // envoy.files, each joined to the configuration's directory when relative
 
-	writers cache // policies' String()s joined by "\x00" -> *ratelimit.HeaderWriter
+	writers cache // policies' String()s joined by "\x00" -> *fields.Writer
 	sets    cache // policy names a request gave, joined by "\x00" -> *resolvedSet
 	inline  *inlineSet
 }
@@ -154,7 +154,7 @@ func (c *cache) store(key string, v any) {
 }
 
 // headerWriter returns the cached header writer of policies.
-func (rt *runtime) headerWriter(policies []core.Policy) *ratelimit.HeaderWriter {
+func (rt *runtime) headerWriter(policies []core.Policy) *fields.Writer {
 	var b strings.Builder
 	for i, p := range policies {
 		if i > 0 {
@@ -164,9 +164,9 @@ func (rt *runtime) headerWriter(policies []core.Policy) *ratelimit.HeaderWriter 
 	}
 	k := b.String()
 	if w, ok := rt.writers.load(k); ok {
-		return w.(*ratelimit.HeaderWriter)
+		return w.(*fields.Writer)
 	}
-	w, err := ratelimit.NewHeaderWriter(ratelimit.HeadersDraft11, policies)
+	w, err := fields.NewWriter(fields.Draft11, policies)
 	if err != nil {
 		return nil
 	}

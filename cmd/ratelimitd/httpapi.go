@@ -24,6 +24,7 @@ import (
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/client"
 	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/internal/fields"
 )
 
 // maxBody bounds a request body.
@@ -384,7 +385,7 @@ func (rt *runtime) resolve(names []string, field string) ([]core.Policy, error) 
 // writer (nil if they have none).
 type resolvedSet struct {
 	policies []core.Policy
-	headers  *ratelimit.HeaderWriter
+	headers  *fields.Writer
 }
 
 // policySet resolves names as resolve does, once per configuration for

@@ -1,4 +1,4 @@
-package ratelimit
+package fields
 
 import (
 	"strings"
@@ -21,12 +21,12 @@ func FuzzHeaders(f *testing.F) {
 	f.Add("\x00\xff", 7, int64(3_000_000), 7, true, int64(0), int64(0), uint8(3))
 	f.Fuzz(func(t *testing.T, name string, limit int, windowMicros int64, rem int, allowed bool, retryMicros, resetMicros int64, mode uint8) {
 		p := core.Policy{Name: name, Limit: limit, Window: time.Duration(windowMicros) * time.Microsecond}
-		m := HeaderMode(mode % uint8(len(headerModeNames)))
+		m := Mode(mode % uint8(None+1))
 		other := "other"
 		if name == other {
 			other = "another"
 		}
-		s, err := newPolicySet(m, []core.Policy{p, {Name: other, Limit: 1, Window: time.Second}})
+		s, err := NewSet(m, []core.Policy{p, {Name: other, Limit: 1, Window: time.Second}})
 		if err != nil {
 			if p.Validate() == nil {
 				t.Fatalf("valid policy %+v rejected: %v", p, err)
@@ -41,7 +41,7 @@ func FuzzHeaders(f *testing.F) {
 		}
 		ds := []core.Decision{d, {Allowed: true, Limit: 1, Remaining: 1}}
 		rec := newRecorder()
-		s.writeHeaders(rec, ds, 0, nil)
+		s.WriteHeaders(rec, ds, 0, nil)
 		for k, vs := range rec.h {
 			for _, v := range vs {
 				if strings.ContainsAny(v, "\r\n\x00") {
@@ -50,7 +50,7 @@ func FuzzHeaders(f *testing.F) {
 			}
 		}
 		switch m {
-		case HeadersDraft11:
+		case Draft11:
 			pol, err := httpsfv.UnmarshalList(rec.h.Values(hdrRateLimitPolicy))
 			if err != nil {
 				t.Fatalf("RateLimit-Policy %q: %v", rec.h.Get(hdrRateLimitPolicy), err)
@@ -68,14 +68,14 @@ func FuzzHeaders(f *testing.F) {
 			if r.(int64) < 0 || (!allowed && tt.(int64) < 1) {
 				t.Fatalf("r=%v t=%v for %+v", r, tt, d)
 			}
-		case HeadersDraft07:
+		case Draft07:
 			if _, err := httpsfv.UnmarshalDictionary(rec.h.Values(hdrRateLimit)); err != nil {
 				t.Fatalf("RateLimit %q: %v", rec.h.Get(hdrRateLimit), err)
 			}
 			if _, err := httpsfv.UnmarshalList(rec.h.Values(hdrRateLimitPolicy)); err != nil {
 				t.Fatalf("RateLimit-Policy %q: %v", rec.h.Get(hdrRateLimitPolicy), err)
 			}
-		case HeadersDraft06, HeadersXRateLimit:
+		case Draft06, XRateLimit:
 			for k, vs := range rec.h {
 				if k == hdrRateLimitPolicy {
 					if _, err := httpsfv.UnmarshalList(vs); err != nil {
@@ -91,9 +91,9 @@ func FuzzHeaders(f *testing.F) {
 					t.Fatalf("%s = %v, want a non-negative integer", k, it.Value)
 				}
 			}
-		case HeadersNone:
+		case None:
 			if len(rec.h) != 0 {
-				t.Fatalf("HeadersNone wrote %v", rec.h)
+				t.Fatalf("None wrote %v", rec.h)
 			}
 		}
 	})

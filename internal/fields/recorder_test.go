@@ -1,4 +1,4 @@
-package ratelimit
+package fields
 
 import (
 	"net/http"
