@@ -13,10 +13,10 @@ import (
 // ProblemTypeQuotaExceeded is the problem type the RateLimit header draft
 // defines for a request that exceeds one or more quota policies. Its
 // extension member "violated-policies" lists the names of those policies.
-const ProblemTypeQuotaExceeded = fields.ProblemTypeQuotaExceeded
+const ProblemTypeQuotaExceeded = "https://iana.org/assignments/http-problem-types#quota-exceeded"
 
 // ContentTypeProblem is the media type of RFC 9457 problem documents.
-const ContentTypeProblem = fields.ContentTypeProblem
+const ContentTypeProblem = "application/problem+json"
 
 // DeniedHandler writes the response to a request a policy denied. When it
 // is called, the rate-limit header fields and Retry-After are already set
