@@ -186,8 +186,8 @@ func Peek(ctx context.Context, b Backend, key string, policies []Policy, now tim
 	return doKeyed(ctx, b, key, policies, 0, OpPeek, now, out)
 }
 
-// itemBuf is pooled space for the items of Check and Peek: a Backend is an
-// interface, so the slice it is given cannot live on the caller's stack.
+// itemBuf is pooled space for the items of Check and Peek: a Backend is
+// an interface, so the slice it is given cannot live on the caller's stack.
 type itemBuf struct{ items [8]Item }
 
 var itemPool = sync.Pool{New: func() any { return new(itemBuf) }}

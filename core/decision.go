@@ -77,7 +77,7 @@ type Result struct {
 	Decisions []Decision
 	// Policies are the policies the decisions are for, Policies[i] for
 	// Decisions[i]: the policies given to Limiter.Check (not copied: they
-	// must not be modified). nil for Limiter.CheckMany, whose items say it.
+	// must not be modified). nil for Limiter.Do, whose items say it.
 	Policies []Policy
 	// Binding is the index in Decisions of the policy that decided the
 	// outcome: when denied, the denying policy with the longest RetryAfter;

@@ -85,10 +85,10 @@ type StepResult struct {
 }
 
 // perform runs one step through a Limiter as users do: a single-policy check
-// through AllowN (which takes a backend's LeanChecker or SingleChecker fast
-// path), or, when viaCheck is set, through the multi-policy Limiter.Check; a
-// multi-policy check through Limiter.Check; a peek through Limiter.Peek or
-// Backend.Peek; a reset through Limiter.Reset.
+// through AllowN (a batch of one item, the stores' fast path), or, when
+// viaCheck is set, through the multi-policy Limiter.Check; a multi-policy
+// check through Limiter.Check; a peek through Limiter.Peek or core.Peek; a
+// reset through Limiter.Reset.
 func perform(ctx context.Context, lim *core.Limiter, clock *core.ManualClock, s Step, viaCheck bool) StepResult {
 	if !s.Set.IsZero() {
 		clock.Set(s.Set)
@@ -144,8 +144,7 @@ func perform(ctx context.Context, lim *core.Limiter, clock *core.ManualClock, s 
 // Replay runs steps against b in order, driving clock, and returns one
 // StepResult per step. It uses a core.Limiter over b with that clock, as users
 // do; single-policy checks alternate between Limiter.AllowN and
-// Limiter.Check so that a backend's fast path (LeanChecker or SingleChecker)
-// and its Check are both exercised. Replaying one trace on two backends from the same starting
+// Limiter.Check, the two ways users check one policy. Replaying one trace on two backends from the same starting
 // clock reading must give outcomes that DiffOutcomes finds equal.
 func Replay(ctx context.Context, b core.Backend, clock *core.ManualClock, steps []Step) []StepResult {
 	lim := core.NewLimiter(b, core.WithClock(clock))
