@@ -52,12 +52,6 @@ func do(t *testing.T, app *fiber.App, method, target string) *http.Response {
 	return res
 }
 
-func TestNewRequiresAKeyFunction(t *testing.T) {
-	if _, err := fiberrl.New(ratelimit.WithPolicy(core.MustParsePolicy("1/1s"))); !errors.Is(err, ratelimit.ErrNoKeyFunc) {
-		t.Fatalf("err %v, want ErrNoKeyFunc", err)
-	}
-}
-
 func TestRoutePanicsWithTheTypedError(t *testing.T) {
 	m, err := ratelimit.New(ratelimit.WithLimiter(limiter()), ratelimit.WithKeyFunc(keyfuncs.RemoteIP), ratelimit.WithPolicy(core.MustParsePolicy("100/1m")))
 	if err != nil {

@@ -96,24 +96,6 @@ func TestRouteMiddlewarePanicsOnInvalidPolicy(t *testing.T) {
 	stdhttp.Route(m, core.Policy{Limit: 0})
 }
 
-func TestRouteMiddleware(t *testing.T) {
-	// The base's own policy applies only where it is installed: nowhere here.
-	m, err := ratelimit.New(ratelimit.WithLimiter(limiter()), ratelimit.WithKeyFunc(keyfuncs.RemoteIP), ratelimit.WithPolicy(core.MustParsePolicy("100/1m")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("POST /login", stdhttp.Route(m, core.MustParsePolicy("2/1m;name=login"))(http.HandlerFunc(ok)))
-	mux.HandleFunc("/", ok)
-	codes := []int{do(mux, "POST", "/login").Code, do(mux, "POST", "/login").Code, do(mux, "POST", "/login").Code, do(mux, "GET", "/login").Code}
-	want := []int{204, 204, 429, 204}
-	for i := range want {
-		if codes[i] != want[i] {
-			t.Fatalf("codes %v, want %v", codes, want)
-		}
-	}
-}
-
 func TestCheckWithAFrameworkPattern(t *testing.T) {
 	var route string
 	m, err := ratelimit.New(ratelimit.WithLimiter(limiter()),

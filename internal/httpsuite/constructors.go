@@ -17,8 +17,9 @@ type New func(opts ...ratelimit.Option) (any, error)
 
 // RunConstructors checks an adapter's New as the README shows it: 100 calls,
 // never closed, leave no goroutine behind (the default memory store has no
-// sweeper), and a route pattern in net/http's syntax, which the adapter's
-// framework never reports, is refused with a *ratelimit.RouteError.
+// sweeper), a route pattern in net/http's syntax, which the adapter's
+// framework never reports, is refused with a *ratelimit.RouteError, and so is
+// a Middleware without a key function, with ratelimit.ErrNoKeyFunc.
 func RunConstructors(t *testing.T, newFn New) {
 	t.Run("NoGoroutine", func(t *testing.T) {
 		existing := goleak.IgnoreCurrent()
@@ -34,6 +35,11 @@ func RunConstructors(t *testing.T, newFn New) {
 		// runtime's finalizer goroutine while it runs a finalizer.
 		goleak.VerifyNone(t, existing)
 		runtime.KeepAlive(keep)
+	})
+	t.Run("NoKeyFunc", func(t *testing.T) {
+		if _, err := newFn(ratelimit.WithPolicy(core.MustParsePolicy("1/1s"))); !errors.Is(err, ratelimit.ErrNoKeyFunc) {
+			t.Fatalf("New without a key function: %v, want ErrNoKeyFunc", err)
+		}
 	})
 	t.Run("ForeignPatterns", func(t *testing.T) {
 		_, err := newFn(ratelimit.WithKeyFunc(keyfuncs.RemoteIP), ratelimit.WithRoute("GET", "/users/{id}", core.MustParsePolicy("1/1m")))

@@ -27,6 +27,7 @@ func Run(t *testing.T, a Adapter) {
 		{"MultiPolicyAtomic", testMultiPolicy},
 		{"RouteTable", testRouteTable},
 		{"PerRouteMiddleware", testPerRoute},
+		{"RouteAfterGlobal", testRouteAfterGlobal},
 		{"Skip", testSkip},
 		{"FailOpen", testFailOpen},
 		{"FailClosed", testFailClosed},
@@ -194,6 +195,18 @@ func testPerRoute(t *testing.T, e *env) {
 		res.wantStatus(t, "GET /login, no per-route middleware", http.StatusOK)
 		wantNoRateLimitFields(t, "GET /login", res.header)
 	}
+}
+
+// testRouteAfterGlobal: a route's own middleware and the router-wide one
+// both run; the route's runs last, so its header fields are the ones the
+// client sees, and its denial stops the request.
+func testRouteAfterGlobal(t *testing.T, e *env) {
+	m := e.middleware(ratelimit.WithPolicy(core.MustParsePolicy("100/1m;name=global")))
+	h := e.a.Handler(t, Setup{Global: m, RouteBase: m, RoutePolicies: []core.Policy{core.MustParsePolicy("1/1m;algorithm=gcra;name=login")}})
+	res := e.do(h, request{method: "POST", path: "/login", key: "k"})
+	res.wantStatus(t, "first login", http.StatusOK)
+	wantMembers(t, "RateLimit", parseList(t, res.header, "RateLimit"), member{"login", map[string]int64{"r": 0, "t": 60}})
+	e.do(h, request{method: "POST", path: "/login", key: "k"}).wantStatus(t, "second login", http.StatusTooManyRequests)
 }
 
 func testSkip(t *testing.T, e *env) {
