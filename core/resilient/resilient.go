@@ -161,21 +161,7 @@ func (b *Backend) peek(ctx context.Context, items []core.Item, now time.Time, ou
 			return err
 		}
 	}
-	if b.mode == modeFallback {
-		err := b.fallback.Do(ctx, items, now, out)
-		if err == nil {
-			b.stats.fallback.Add(1)
-			answered(ctx, out, core.SourceFallback, cause)
-			return nil
-		}
-		if callerError(err) {
-			return err
-		}
-		report(ctx, core.SourceUnavailable, cause)
-		return &UnavailableError{Op: "peek", Cause: cause, Fallback: err}
-	}
-	report(ctx, core.SourceUnavailable, cause)
-	return &UnavailableError{Op: "peek", Cause: cause}
+	return b.viaFallback(ctx, "peek", out, cause, func() error { return b.fallback.Do(ctx, items, now, out) })
 }
 
 // Reset forgets key under policies: in the deny cache and the fallback at
@@ -307,21 +293,30 @@ func (b *Backend) degradeOut(ctx context.Context, out []core.Decision, policyOf 
 		b.stats.failedClosed.Add(1)
 		answered(ctx, out, core.SourceFailClosed, cause)
 		return nil
-	case modeFallback:
-		err := tryFallback()
-		if err == nil {
-			b.stats.fallback.Add(1)
-			answered(ctx, out, core.SourceFallback, cause)
-			return nil
-		}
-		if callerError(err) {
-			return err
-		}
+	}
+	return b.viaFallback(ctx, "check", out, cause, tryFallback)
+}
+
+// viaFallback answers an operation the primary could not with the fallback,
+// through try, when the failure mode has one; otherwise, or when the
+// fallback fails too, it returns the error matching ErrUnavailable (an
+// error that is the caller's own passes unchanged).
+func (b *Backend) viaFallback(ctx context.Context, op string, out []core.Decision, cause error, try func() error) error {
+	if b.mode != modeFallback {
 		report(ctx, core.SourceUnavailable, cause)
-		return &UnavailableError{Op: "check", Cause: cause, Fallback: err}
+		return &UnavailableError{Op: op, Cause: cause}
+	}
+	err := try()
+	if err == nil {
+		b.stats.fallback.Add(1)
+		answered(ctx, out, core.SourceFallback, cause)
+		return nil
+	}
+	if callerError(err) {
+		return err
 	}
 	report(ctx, core.SourceUnavailable, cause)
-	return &UnavailableError{Op: "check", Cause: cause}
+	return &UnavailableError{Op: op, Cause: cause, Fallback: err}
 }
 
 // State returns the circuit breaker's current state.
