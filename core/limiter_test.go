@@ -3,6 +3,7 @@ package core_test
 import (
 	"context"
 	"errors"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -328,5 +329,29 @@ func TestValidateItems(t *testing.T) {
 	var ke *core.KeyError
 	if err := core.ValidateKey(""); !errors.As(err, &ke) || err.Error() == "" {
 		t.Errorf("ValidateKey(\"\") = %v, want a *KeyError", err)
+	}
+}
+
+// TestLimiterPassesTheWholePolicy: Allow, AllowN and Peek copy the policy
+// into their pooled item field by field; every field must reach the
+// backend, and a field added to Policy must be added to that copy too.
+func TestLimiterPassesTheWholePolicy(t *testing.T) {
+	if n := reflect.TypeFor[core.Policy]().NumField(); n != 7 {
+		t.Fatalf("core.Policy has %d fields; Limiter.single copies 7: copy the new one too, then update this count", n)
+	}
+	p := core.Policy{Name: "all", Limit: 10, Window: time.Second, Burst: 20, Algorithm: core.LeakyBucket, MaxDelay: time.Millisecond, Shadow: true}
+	rec := &recorder{}
+	l := core.NewLimiter(rec, core.WithClock(core.NewManualClock(t0)))
+	ctx := context.Background()
+	_, _ = l.Allow(ctx, "k", p)
+	_, _ = l.AllowN(ctx, "k", p, 2)
+	_, _ = l.Peek(ctx, "k", p)
+	for _, c := range append(rec.checks, rec.peeks...) {
+		if len(c.policies) != 1 || c.policies[0] != p {
+			t.Fatalf("the backend got %+v, want %+v", c.policies, p)
+		}
+	}
+	if len(rec.checks) != 2 || len(rec.peeks) != 1 {
+		t.Fatalf("%d checks and %d peeks, want 2 and 1", len(rec.checks), len(rec.peeks))
 	}
 }
