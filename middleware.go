@@ -419,11 +419,11 @@ func (m *Middleware) call(o Observer, ctx context.Context, ev Event) {
 func (m *Middleware) ObserverPanics() uint64 { return m.panics.Load() }
 
 // withDefaults returns a copy of policies with a set on those that name no
-// algorithm, and the ceiling maxDelay (DefaultMaxDelay when 0) on the
+// algorithm, and the ceiling maxDelay (defaultMaxDelay when 0) on the
 // leaky-bucket ones that set no MaxDelay.
 func withDefaults(policies []core.Policy, a core.Algorithm, maxDelay time.Duration) []core.Policy {
 	if maxDelay == 0 {
-		maxDelay = DefaultMaxDelay
+		maxDelay = defaultMaxDelay
 	}
 	out := append([]core.Policy(nil), policies...)
 	for i := range out {

@@ -255,16 +255,16 @@ func WithShaping(wait func(ctx context.Context, d time.Duration) error) Option {
 	return func(s *settings) { s.shaper = wait }
 }
 
-// DefaultMaxDelay is the longest the middleware holds an admitted request
+// defaultMaxDelay is the longest the middleware holds an admitted request
 // for a leaky-bucket policy that sets no core.Policy.MaxDelay of its own,
 // unless WithMaxDelay says otherwise.
-const DefaultMaxDelay = time.Second
+const defaultMaxDelay = time.Second
 
 // WithMaxDelay sets the ceiling on how long the middleware holds an admitted
 // request (shaping, see WithShaping) for every leaky-bucket policy that sets
 // no core.Policy.MaxDelay of its own: a request that would have to wait
 // longer is denied with the exact Retry-After instead, and consumes nothing.
-// 0 means DefaultMaxDelay (1s); a negative d is a construction error. Without
+// 0 means 1 s; a negative d is a construction error. Without
 // a ceiling a leaky bucket may hold a request for up to its whole window (59 s
 // under 100/1m); to allow that, set MaxDelay on the policy itself.
 func WithMaxDelay(d time.Duration) Option {

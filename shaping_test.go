@@ -25,7 +25,7 @@ func TestShapingHasACeiling(t *testing.T) {
 		opts  []ratelimit.Option
 		limit time.Duration
 	}{
-		{"default", nil, ratelimit.DefaultMaxDelay},
+		{"default", nil, time.Second},
 		{"WithMaxDelay", []ratelimit.Option{ratelimit.WithMaxDelay(3 * time.Second)}, 3 * time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -97,8 +97,8 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("ratelimitd: %d %s", e.Status, http.StatusText(e.Status))
 }
 
-// DefaultTimeout bounds a call when the context has no earlier deadline.
-const DefaultTimeout = 2 * time.Second
+// defaultTimeout bounds a call when the context has no earlier deadline.
+const defaultTimeout = 2 * time.Second
 
 // Client calls one ratelimitd. Safe for concurrent use.
 type Client struct {
@@ -110,7 +110,7 @@ type Client struct {
 // Option configures a Client.
 type Option func(*Client)
 
-// WithHTTPClient sets the HTTP client; the default has DefaultTimeout and
+// WithHTTPClient sets the HTTP client; the default has a 2 s timeout and
 // its own connection pool. A nil client is ignored.
 func WithHTTPClient(h *http.Client) Option {
 	return func(c *Client) {
@@ -129,7 +129,7 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("client: base URL %q: want http://host:port", baseURL)
 	}
-	c := &Client{base: u, http: &http.Client{Timeout: DefaultTimeout, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
+	c := &Client{base: u, http: &http.Client{Timeout: defaultTimeout, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
 	for _, o := range opts {
 		if o != nil {
 			o(c)

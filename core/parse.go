@@ -139,7 +139,7 @@ func parsePeriod(s string) (time.Duration, string) {
 	if digits > 0 {
 		if u, ok := units[strings.ToLower(s[digits:])]; ok {
 			n, err := strconv.ParseInt(s[:digits], 10, 64)
-			if err != nil || n <= 0 || n > int64(MaxWindow/u) {
+			if err != nil || n <= 0 || n > int64(maxWindow/u) {
 				return 0, "period is zero or out of range"
 			}
 			return time.Duration(n) * u, ""

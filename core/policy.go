@@ -51,11 +51,11 @@ type Policy struct {
 const (
 	// MaxLimit bounds Limit and Burst.
 	MaxLimit = 1_000_000_000
-	// MaxWindow bounds Window.
-	MaxWindow = 366 * 24 * time.Hour
-	// MaxSlidingLogLimit bounds Limit under SlidingLog, which stores one
+	// maxWindow bounds Window.
+	maxWindow = 366 * 24 * time.Hour
+	// maxSlidingLogLimit bounds Limit under SlidingLog, which stores one
 	// timestamp per admitted unit.
-	MaxSlidingLogLimit = 100_000
+	maxSlidingLogLimit = 100_000
 	// MaxNameLen bounds the length of Policy.Name.
 	MaxNameLen = 128
 	// maxTolerance bounds Burst*Interval for rate-based algorithms (about 31
@@ -109,12 +109,12 @@ func (p Policy) Params() (Params, error) {
 		return bad("limit", strconv.Itoa(p.Limit), "must be at least 1")
 	case p.Limit > MaxLimit:
 		return bad("limit", strconv.Itoa(p.Limit), fmt.Sprintf("must be at most %d", MaxLimit))
-	case alg == SlidingLog && p.Limit > MaxSlidingLogLimit:
-		return bad("limit", strconv.Itoa(p.Limit), fmt.Sprintf("sliding_log stores one timestamp per unit and allows at most %d; use sliding_window for large limits", MaxSlidingLogLimit))
+	case alg == SlidingLog && p.Limit > maxSlidingLogLimit:
+		return bad("limit", strconv.Itoa(p.Limit), fmt.Sprintf("sliding_log stores one timestamp per unit and allows at most %d; use sliding_window for large limits", maxSlidingLogLimit))
 	case p.Window <= 0:
 		return bad("window", p.Window.String(), "must be positive")
-	case p.Window > MaxWindow:
-		return bad("window", p.Window.String(), "must be at most "+MaxWindow.String())
+	case p.Window > maxWindow:
+		return bad("window", p.Window.String(), "must be at most "+maxWindow.String())
 	case p.Window%time.Microsecond != 0:
 		return bad("window", p.Window.String(), "must be a whole number of microseconds")
 	case p.Burst < 0:
@@ -125,8 +125,8 @@ func (p Policy) Params() (Params, error) {
 		return bad("max_delay", p.MaxDelay.String(), "must not be negative (0 means no ceiling)")
 	case p.MaxDelay > 0 && alg != LeakyBucket:
 		return bad("max_delay", p.MaxDelay.String(), "applies to leaky_bucket only, the algorithm that asks admitted checks to wait")
-	case p.MaxDelay > MaxWindow:
-		return bad("max_delay", p.MaxDelay.String(), "must be at most "+MaxWindow.String())
+	case p.MaxDelay > maxWindow:
+		return bad("max_delay", p.MaxDelay.String(), "must be at most "+maxWindow.String())
 	case p.MaxDelay%time.Microsecond != 0:
 		return bad("max_delay", p.MaxDelay.String(), "must be a whole number of microseconds")
 	}

@@ -23,15 +23,15 @@ func TestPolicyValidateRejects(t *testing.T) {
 		{"zero limit", core.Policy{Window: time.Second}, "limit", "0", core.ErrInvalidPolicy},
 		{"negative limit", core.Policy{Limit: -3, Window: time.Second}, "limit", "-3", core.ErrInvalidPolicy},
 		{"limit above max", core.Policy{Limit: core.MaxLimit + 1, Window: time.Hour}, "limit", "1000000001", core.ErrInvalidPolicy},
-		{"sliding log limit above its max", core.Policy{Limit: core.MaxSlidingLogLimit + 1, Window: time.Hour, Algorithm: core.SlidingLog}, "limit", "100001", core.ErrInvalidPolicy},
+		{"sliding log limit above its max", core.Policy{Limit: maxLogLimit + 1, Window: time.Hour, Algorithm: core.SlidingLog}, "limit", "100001", core.ErrInvalidPolicy},
 		{"missing window", core.Policy{Limit: 10}, "window", "0s", core.ErrInvalidPolicy},
 		{"negative window", core.Policy{Limit: 10, Window: -time.Second}, "window", "-1s", core.ErrInvalidPolicy},
-		{"window above max", core.Policy{Limit: 10, Window: core.MaxWindow + time.Microsecond}, "window", (core.MaxWindow + time.Microsecond).String(), core.ErrInvalidPolicy},
+		{"window above max", core.Policy{Limit: 10, Window: maxWindow + time.Microsecond}, "window", (maxWindow + time.Microsecond).String(), core.ErrInvalidPolicy},
 		{"sub-microsecond window", core.Policy{Limit: 1, Window: 999 * time.Nanosecond}, "window", "999ns", core.ErrInvalidPolicy},
 		{"window not whole microseconds", core.Policy{Limit: 1, Window: time.Second + time.Nanosecond}, "window", "1.000000001s", core.ErrInvalidPolicy},
 		{"negative burst", core.Policy{Limit: 10, Window: time.Second, Burst: -1}, "burst", "-1", core.ErrInvalidPolicy},
 		{"burst above max", core.Policy{Limit: 10, Window: time.Second, Burst: core.MaxLimit + 1}, "burst", "1000000001", core.ErrInvalidPolicy},
-		{"burst times interval too long", core.Policy{Limit: 1, Window: core.MaxWindow, Burst: 1_000_000, Algorithm: core.GCRA}, "burst", "1000000", core.ErrInvalidPolicy},
+		{"burst times interval too long", core.Policy{Limit: 1, Window: maxWindow, Burst: 1_000_000, Algorithm: core.GCRA}, "burst", "1000000", core.ErrInvalidPolicy},
 		{"rate faster than one per microsecond", core.Policy{Limit: 1001, Window: time.Millisecond, Algorithm: core.TokenBucket}, "limit", "1001", core.ErrInvalidPolicy},
 		{"default algorithm is rate based", core.Policy{Limit: 2, Window: time.Microsecond}, "limit", "2", core.ErrInvalidPolicy},
 		{"unknown algorithm", core.Policy{Limit: 1, Window: time.Second, Algorithm: "leaky"}, "algorithm", `"leaky"`, core.ErrUnknownAlgorithm},
@@ -96,8 +96,8 @@ func TestPolicyParams(t *testing.T) {
 			core.Params{Algorithm: core.FixedWindow, Limit: 100, Burst: 100, Window: 60e6, Capacity: 100}},
 		{core.Policy{Limit: 100, Window: time.Minute, Burst: 7, Algorithm: core.SlidingWindow},
 			core.Params{Algorithm: core.SlidingWindow, Limit: 100, Burst: 7, Window: 60e6, Capacity: 100}},
-		{core.Policy{Limit: core.MaxSlidingLogLimit, Window: time.Minute, Algorithm: core.SlidingLog},
-			core.Params{Algorithm: core.SlidingLog, Limit: core.MaxSlidingLogLimit, Burst: core.MaxSlidingLogLimit, Window: 60e6, Capacity: core.MaxSlidingLogLimit}},
+		{core.Policy{Limit: maxLogLimit, Window: time.Minute, Algorithm: core.SlidingLog},
+			core.Params{Algorithm: core.SlidingLog, Limit: maxLogLimit, Burst: maxLogLimit, Window: 60e6, Capacity: maxLogLimit}},
 		// Empty algorithm resolves to GCRA; 10/s gives a 100ms interval.
 		{core.Policy{Limit: 10, Window: time.Second},
 			core.Params{Algorithm: core.GCRA, Limit: 10, Burst: 10, Window: 1e6, Interval: 1e5, Tolerance: 1e6, Capacity: 10}},
@@ -110,8 +110,8 @@ func TestPolicyParams(t *testing.T) {
 		{core.Policy{Limit: 1000, Window: time.Millisecond, Algorithm: core.GCRA},
 			core.Params{Algorithm: core.GCRA, Limit: 1000, Burst: 1000, Window: 1000, Interval: 1, Tolerance: 1000, Capacity: 1000}},
 		// Largest values accepted.
-		{core.Policy{Name: strings.Repeat("~", core.MaxNameLen), Limit: core.MaxLimit, Window: core.MaxWindow, Algorithm: core.FixedWindow},
-			core.Params{Algorithm: core.FixedWindow, Limit: core.MaxLimit, Burst: core.MaxLimit, Window: int64(core.MaxWindow / time.Microsecond), Capacity: core.MaxLimit}},
+		{core.Policy{Name: strings.Repeat("~", core.MaxNameLen), Limit: core.MaxLimit, Window: maxWindow, Algorithm: core.FixedWindow},
+			core.Params{Algorithm: core.FixedWindow, Limit: core.MaxLimit, Burst: core.MaxLimit, Window: int64(maxWindow / time.Microsecond), Capacity: core.MaxLimit}},
 	}
 	for _, tt := range tests {
 		got, err := tt.p.Params()
@@ -182,7 +182,7 @@ func TestPolicyStringRoundTrip(t *testing.T) {
 		{core.Policy{Limit: 5, Window: 90 * time.Minute}, "5/90m"},
 		{core.Policy{Limit: 5, Window: 1500 * time.Millisecond}, "5/1500ms"},
 		{core.Policy{Limit: 1, Window: 1001 * time.Microsecond, Algorithm: core.FixedWindow}, "1/1001us;algorithm=fixed_window"},
-		{core.Policy{Limit: 1, Window: core.MaxWindow, Name: "a=b c"}, "1/366d;name=a=b c"},
+		{core.Policy{Limit: 1, Window: maxWindow, Name: "a=b c"}, "1/366d;name=a=b c"},
 	}
 	for _, tt := range tests {
 		s := tt.p.String()
@@ -296,3 +296,9 @@ func TestShadowPolicy(t *testing.T) {
 		t.Fatalf("shadow=maybe: %v", err)
 	}
 }
+
+// The bounds Validate documents.
+const (
+	maxWindow   = 366 * 24 * time.Hour
+	maxLogLimit = 100_000
+)

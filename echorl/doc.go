@@ -14,7 +14,7 @@
 // New builds the Middleware and the middleware function in one step.
 //
 // The adapter only translates: Echo runs on net/http, so it hands the
-// context's *http.Request and response writer to stdhttp.Check, the request
+// context's *http.Request and response writer to the net/http adapter's check, the request
 // view and response of package stdhttp, with Context.Path as the route
 // pattern ("/users/:id", "" when no route matched). Echo routes a request
 // before it runs the middleware installed with Echo.Use, so that middleware

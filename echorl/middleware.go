@@ -8,8 +8,8 @@ import (
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/adapter"
 	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/internal/nethttp"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
-	"github.com/ratelimit-go/ratelimit/stdhttp"
 )
 
 // New builds a ratelimit.Middleware from opts (ratelimit.WithKeyFunc is
@@ -54,7 +54,7 @@ func Middleware(m *ratelimit.Middleware) echo.MiddlewareFunc {
 	}
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			if stdhttp.CheckNative(m, c.Response(), c.Request(), c.Path(), c, lookup) == adapter.Handled {
+			if nethttp.CheckNative(m, c.Response(), c.Request(), c.Path(), c, lookup) == adapter.Handled {
 				return nil
 			}
 			return next(c)
@@ -74,7 +74,7 @@ func lookup(native, key any) any {
 // a key function, skip rule, cost function or plan function, or nil for a
 // request from another adapter. Like r it is valid only during that call.
 func Context(r keyfuncs.Request) echo.Context {
-	c, _ := stdhttp.Native(r).(echo.Context)
+	c, _ := nethttp.Native(r).(echo.Context)
 	return c
 }
 

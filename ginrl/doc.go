@@ -14,7 +14,7 @@
 // New builds the Middleware and the handler in one step.
 //
 // The adapter only translates: Gin runs on net/http, so it hands the
-// context's *http.Request and writer to stdhttp.Check, the request view and
+// context's *http.Request and writer to the net/http adapter's check, the request view and
 // response of package stdhttp, with Context.FullPath as the route pattern
 // ("/users/:id", "" when no route matched). Gin routes a request before it
 // runs any handler, so middleware installed with Engine.Use already sees the

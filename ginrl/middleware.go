@@ -8,8 +8,8 @@ import (
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/adapter"
 	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/internal/nethttp"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
-	"github.com/ratelimit-go/ratelimit/stdhttp"
 )
 
 // New builds a ratelimit.Middleware from opts (ratelimit.WithKeyFunc is
@@ -53,7 +53,7 @@ func Middleware(m *ratelimit.Middleware) gin.HandlerFunc {
 		panic(err)
 	}
 	return func(c *gin.Context) {
-		if stdhttp.CheckNative(m, c.Writer, c.Request, c.FullPath(), c, lookup) == adapter.Handled {
+		if nethttp.CheckNative(m, c.Writer, c.Request, c.FullPath(), c, lookup) == adapter.Handled {
 			c.Abort()
 		}
 	}
@@ -69,7 +69,7 @@ func lookup(native, key any) any {
 // key function, skip rule, cost function or plan function, or nil for a
 // request from another adapter. Like r it is valid only during that call.
 func Context(r keyfuncs.Request) *gin.Context {
-	c, _ := stdhttp.Native(r).(*gin.Context)
+	c, _ := nethttp.Native(r).(*gin.Context)
 	return c
 }
 

@@ -51,12 +51,12 @@ func (h ProxyHeader) lookupName() string {
 
 // Default prefix lengths of the client IP key.
 const (
-	// DefaultIPv4Prefix keeps every IPv4 address apart.
-	DefaultIPv4Prefix = 32
-	// DefaultIPv6Prefix groups IPv6 addresses by /64, the usual allocation
+	// defaultIPv4Prefix keeps every IPv4 address apart.
+	defaultIPv4Prefix = 32
+	// defaultIPv6Prefix groups IPv6 addresses by /64, the usual allocation
 	// to one site or subscriber, which can otherwise rotate through 2^64
 	// addresses to dodge a per-address limit.
-	DefaultIPv6Prefix = 64
+	defaultIPv6Prefix = 64
 )
 
 // IPResolver finds the client address of a request and turns it into a key.
@@ -91,8 +91,8 @@ const (
 type IPResolver struct {
 	trusted []netip.Prefix
 	headers []ProxyHeader
-	v4Bits  int // 0 means DefaultIPv4Prefix
-	v6Bits  int // 0 means DefaultIPv6Prefix
+	v4Bits  int // 0 means defaultIPv4Prefix
+	v6Bits  int // 0 means defaultIPv6Prefix
 }
 
 // IPOption configures an IPResolver; NewIPResolver applies options in order
@@ -225,12 +225,12 @@ func (res *IPResolver) Key(r Request) (string, error) {
 func (res *IPResolver) bitsFor(a netip.Addr) int {
 	if a.Is4() {
 		if res.v4Bits == 0 {
-			return DefaultIPv4Prefix
+			return defaultIPv4Prefix
 		}
 		return res.v4Bits
 	}
 	if res.v6Bits == 0 {
-		return DefaultIPv6Prefix
+		return defaultIPv6Prefix
 	}
 	return res.v6Bits
 }

@@ -32,7 +32,7 @@ func ContextValue(key any, opts ...HeaderOption) KeyFunc {
 	} else if s, ok := key.(string); ok {
 		source += " " + strconv.Quote(s)
 	}
-	h := &headerKey{source: source, status: 401, verbatim: true, maxVerbatim: DefaultMaxVerbatim}
+	h := &headerKey{source: source, status: 401, verbatim: true, maxVerbatim: defaultMaxVerbatim}
 	for _, o := range opts {
 		if o.apply != nil {
 			o.apply(h)
@@ -41,7 +41,7 @@ func ContextValue(key any, opts ...HeaderOption) KeyFunc {
 	return func(r Request) (string, error) {
 		v := valueString(r.Context().Value(key))
 		switch {
-		case len(v) > MaxHeaderValue:
+		case len(v) > maxHeaderValue:
 			return hashKey(v), nil
 		case v != "":
 			if h.verbatim && verbatim(v, h.maxVerbatim) {

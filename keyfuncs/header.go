@@ -8,13 +8,13 @@ import (
 
 // Limits on header values used as keys.
 const (
-	// DefaultMaxVerbatim is the default length above which a header value is
+	// defaultMaxVerbatim is the default length above which a header value is
 	// hashed instead of used verbatim.
-	DefaultMaxVerbatim = 128
-	// MaxHeaderValue is the longest header value Header accepts; a longer
+	defaultMaxVerbatim = 128
+	// maxHeaderValue is the longest header value Header accepts; a longer
 	// one is refused with 400 rather than hashed, so that a client cannot
 	// make every check hash a huge value.
-	MaxHeaderValue = 4096
+	maxHeaderValue = 4096
 )
 
 // headerKey is the configuration of a Header key function.
@@ -76,12 +76,12 @@ func Hashed() HeaderOption {
 	return HeaderOption{func(h *headerKey) { h.verbatim = false }}
 }
 
-// MaxVerbatim sets the length, at least 1 and at most MaxHeaderValue, above
+// MaxVerbatim sets the length, at least 1 and at most 4096, above
 // which a value used verbatim (Verbatim, ContextValue) is hashed instead.
-// The default is DefaultMaxVerbatim; values outside the range are clamped
+// The default is 128; values outside the range are clamped
 // to it.
 func MaxVerbatim(n int) HeaderOption {
-	return HeaderOption{func(h *headerKey) { h.maxVerbatim = max(1, min(n, MaxHeaderValue)) }}
+	return HeaderOption{func(h *headerKey) { h.maxVerbatim = max(1, min(n, maxHeaderValue)) }}
 }
 
 // Header returns a KeyFunc that keys requests by the first value of the named
@@ -99,7 +99,7 @@ func MaxVerbatim(n int) HeaderOption {
 // starts with a letter or a digit, and the hashed form otherwise, so that a
 // key never carries bytes that could break a header or a log line and its
 // length is bounded. The three forms (verbatim, hashed "#...", fallback
-// "~...") never collide. A value longer than MaxHeaderValue is refused with a
+// "~...") never collide. A value longer than 4096 bytes is refused with a
 // *MissingKeyError, status 400, whatever the missing-header policy.
 //
 // An empty or absent header is handled as configured: RefuseIfMissing (the
@@ -114,7 +114,7 @@ func MaxVerbatim(n int) HeaderOption {
 func Header(name string, opts ...HeaderOption) KeyFunc {
 	// The canonical form lets net/http's Header.Get skip its own
 	// canonicalisation, which allocates for names like "X-API-Key".
-	h := &headerKey{name: textproto.CanonicalMIMEHeaderKey(name), source: "header " + name, status: 400, maxVerbatim: DefaultMaxVerbatim}
+	h := &headerKey{name: textproto.CanonicalMIMEHeaderKey(name), source: "header " + name, status: 400, maxVerbatim: defaultMaxVerbatim}
 	for _, o := range opts {
 		if o.apply != nil {
 			o.apply(h)
@@ -127,7 +127,7 @@ func Header(name string, opts ...HeaderOption) KeyFunc {
 func (h *headerKey) key(r Request) (string, error) {
 	v := r.Header(h.name)
 	switch {
-	case len(v) > MaxHeaderValue:
+	case len(v) > maxHeaderValue:
 		return "", &MissingKeyError{Source: h.source, Status: 400}
 	case v != "":
 		if h.verbatim && verbatim(v, h.maxVerbatim) {

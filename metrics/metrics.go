@@ -15,9 +15,9 @@ import (
 	"github.com/ratelimit-go/ratelimit/core/resilient"
 )
 
-// DefaultMaxPolicies is the number of distinct policy names a Collector
+// defaultMaxPolicies is the number of distinct policy names a Collector
 // labels separately unless WithMaxPolicies says otherwise.
-const DefaultMaxPolicies = 1000
+const defaultMaxPolicies = 1000
 
 // OtherPolicy is the policy label of policies beyond the limit of distinct
 // names, and NoPolicy that of requests no policy was chosen for.
@@ -42,7 +42,7 @@ func WithNamespace(namespace string) Option { return func(c *config) { c.namespa
 // WithMaxPolicies sets how many distinct policy names get a label of their
 // own; further names are counted under OtherPolicy, so that policies built
 // on the fly cannot grow the number of series without bound. 0 means
-// DefaultMaxPolicies; a negative n is an error of New.
+// 1000; a negative n is an error of New.
 func WithMaxPolicies(n int) Option { return func(c *config) { c.maxPolicies = n } }
 
 // WithBuckets sets the buckets of the backend latency histogram, in
@@ -107,7 +107,7 @@ func New(opts ...Option) (*Collector, error) {
 	case cfg.maxPolicies < 0:
 		return nil, fmt.Errorf("metrics: WithMaxPolicies(%d): must not be negative", cfg.maxPolicies)
 	case cfg.maxPolicies == 0:
-		cfg.maxPolicies = DefaultMaxPolicies
+		cfg.maxPolicies = defaultMaxPolicies
 	}
 	if cfg.buckets == nil {
 		cfg.buckets = DefaultBuckets

@@ -15,7 +15,7 @@
 //	ratelimit.denials    attribute policy: the policy that denied
 //	ratelimit.decisions  attribute source: primary, deny_cache, fallback, fail_open, fail_closed
 //
-// Attributes are policy names (at most MaxPolicies distinct ones, further
+// Attributes are policy names (at most 1000 distinct ones, further
 // names count as "other") and fixed enumerations, never a key. The
 // attribute sets are built once per policy and outcome, so that counting
 // allocates nothing in the steady state.
@@ -33,9 +33,9 @@ import (
 	"github.com/ratelimit-go/ratelimit/core"
 )
 
-// MaxPolicies is the number of distinct policy names that get an attribute
+// maxPolicies is the number of distinct policy names that get an attribute
 // value of their own.
-const MaxPolicies = 1000
+const maxPolicies = 1000
 
 // Observer counts the middleware's events on a Meter. Build it with New.
 // Safe for concurrent use.
@@ -158,7 +158,7 @@ func (o *Observer) named(name string, kind uint8) []metric.AddOption {
 		}
 		return true
 	})
-	if fresh && o.n >= MaxPolicies {
+	if fresh && o.n >= maxPolicies {
 		label = "other"
 	}
 	attrs := []attribute.KeyValue{attribute.String("policy", label)}

@@ -16,7 +16,7 @@
 // routes, where r.Pattern is set when it runs, declare InsideMux. A route
 // table with neither, in front of a handler that is not a ServeMux, would
 // limit nothing on its routes, so Middleware refuses it (it panics with
-// ErrRoutesUnresolvable; Wrap returns the error). Middleware built by Route
+// an error matching ratelimit.ErrInvalidConfig; Wrap returns it). Middleware built by Route
 // has no route table and runs anywhere:
 //
 //	mux.Handle("POST /login", stdhttp.Route(mw, loginPolicy)(loginHandler))

@@ -9,14 +9,15 @@ import (
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/adapter"
 	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/internal/nethttp"
+	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
 
-// ErrRoutesUnresolvable reports a Middleware with a route table
-// (ratelimit.WithRoute) wrapped around a handler that is not a
-// *http.ServeMux, with neither WithMux nor InsideMux: the route pattern of a
-// request is then unknown when the check runs, and the route table would
-// silently limit nothing. It matches ratelimit.ErrInvalidConfig.
-var ErrRoutesUnresolvable = fmt.Errorf("%w: stdhttp: the route table needs the ServeMux: wrap the mux, or use WithMux(mux) or InsideMux()", ratelimit.ErrInvalidConfig)
+// errRoutesUnresolvable reports a route table (ratelimit.WithRoute) around a
+// handler that is not a *http.ServeMux, with neither WithMux nor InsideMux:
+// the route of a request would be unknown when the check runs, and the
+// table would silently limit nothing.
+var errRoutesUnresolvable = fmt.Errorf("%w: stdhttp: the route table needs the ServeMux: wrap the mux, or use WithMux(mux) or InsideMux()", ratelimit.ErrInvalidConfig)
 
 // WrapOption tells Wrap and Middleware where route patterns come from.
 type WrapOption func(*wrapConfig)
@@ -94,7 +95,7 @@ func serveMuxRejects(pattern string) (reason string) {
 // from the mux first; see the package documentation), or name the mux with
 // WithMux when wrapping a handler in front of it, or declare InsideMux when
 // the middleware is registered on the mux's routes. Wrapping anything else
-// panics with ErrRoutesUnresolvable, like ServeMux.Handle given a bad
+// panics with an error matching ratelimit.ErrInvalidConfig, like ServeMux.Handle given a bad
 // pattern: handlers are wired at start-up, and a route table that silently
 // limits nothing is worse than a failed start. Wrap returns the error
 // instead. Middleware also panics with the error of CheckPatterns.
@@ -111,7 +112,7 @@ func Middleware(m *ratelimit.Middleware, opts ...WrapOption) func(http.Handler) 
 	}
 }
 
-// Wrap is Middleware(m, opts...)(next), returning ErrRoutesUnresolvable or
+// Wrap is Middleware(m, opts...)(next), returning that error or
 // the error of CheckPatterns instead of panicking.
 func Wrap(m *ratelimit.Middleware, next http.Handler, opts ...WrapOption) (http.Handler, error) {
 	if m == nil || next == nil {
@@ -130,7 +131,7 @@ func Wrap(m *ratelimit.Middleware, next http.Handler, opts ...WrapOption) (http.
 	if m.HasRoutes() && h.mux == nil && !c.inside {
 		mux, ok := next.(*http.ServeMux)
 		if !ok {
-			return nil, errors.Join(ErrRoutesUnresolvable, fmt.Errorf("stdhttp: wrapping a %T", next))
+			return nil, errors.Join(errRoutesUnresolvable, fmt.Errorf("stdhttp: wrapping a %T", next))
 		}
 		h.mux = mux
 	}
@@ -171,8 +172,14 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.mux != nil && r.Pattern == "" {
 		_, pattern = h.mux.Handler(r)
 	}
-	if Check(h.m, w, r, pattern) == adapter.Handled {
+	if nethttp.Check(h.m, w, r, pattern) == adapter.Handled {
 		return
 	}
 	h.next.ServeHTTP(w, r)
 }
+
+// Request returns the *http.Request behind r when r is a request this
+// adapter (or Gin's or Echo's) handed to a key function, a skip rule, a cost
+// function or a plan function; nil otherwise. Like r it is valid only during
+// that call.
+func Request(r keyfuncs.Request) *http.Request { return nethttp.Request(r) }

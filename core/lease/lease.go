@@ -19,15 +19,15 @@ var ErrUnsupported = errors.New("lease: leaky-bucket policies cannot be leased: 
 
 // Defaults of the options.
 const (
-	// DefaultHotRate is the rate, in checks per second on one instance, from
+	// defaultHotRate is the rate, in checks per second on one instance, from
 	// which a key is hot.
-	DefaultHotRate = 1000
-	// DefaultLifetime is the longest a lease lives.
-	DefaultLifetime = 100 * time.Millisecond
-	// DefaultMaxUnits bounds the units of one lease.
-	DefaultMaxUnits = 1000
-	// DefaultMaxKeys bounds the keys whose rate and lease are tracked.
-	DefaultMaxKeys = 4096
+	defaultHotRate = 1000
+	// defaultLifetime is the longest a lease lives.
+	defaultLifetime = 100 * time.Millisecond
+	// defaultMaxUnits bounds the units of one lease.
+	defaultMaxUnits = 1000
+	// defaultMaxKeys bounds the keys whose rate and lease are tracked.
+	defaultMaxKeys = 4096
 )
 
 // measure is the period over which a key's local rate is counted.
@@ -63,12 +63,12 @@ func (c *config) count(dst *int, name string, n int) {
 }
 
 // WithHotRate sets the rate, in checks per second on this instance, from
-// which a key is served from leases (default DefaultHotRate).
+// which a key is served from leases (default 1000).
 func WithHotRate(perSecond int) Option {
 	return func(c *config) { c.count(&c.hotRate, "WithHotRate", perSecond) }
 }
 
-// WithLifetime sets the longest a lease lives (default DefaultLifetime).
+// WithLifetime sets the longest a lease lives (default 100 ms).
 // Longer leases cost the store fewer calls and waste more units when a key
 // cools down; a fixed window's lease also ends with its window.
 func WithLifetime(d time.Duration) Option {
@@ -81,14 +81,14 @@ func WithLifetime(d time.Duration) Option {
 	}
 }
 
-// WithMaxUnits bounds the units of one lease (default DefaultMaxUnits), and
+// WithMaxUnits bounds the units of one lease (default 1000), and
 // with it the units one instance can waste per hot key and lease lifetime.
 func WithMaxUnits(n int) Option {
 	return func(c *config) { c.count(&c.maxUnits, "WithMaxUnits", n) }
 }
 
 // WithMaxKeys bounds the (key, policy) pairs whose rate and lease the
-// Backend tracks (default DefaultMaxKeys); beyond it new keys go to the
+// Backend tracks (default 4096); beyond it new keys go to the
 // store untracked until an idle entry can be reused.
 func WithMaxKeys(n int) Option {
 	return func(c *config) { c.count(&c.maxKeys, "WithMaxKeys", n) }
@@ -158,7 +158,7 @@ func New(store core.Backend, policies []core.Policy, opts ...Option) (*Backend, 
 	if store == nil {
 		return nil, errors.New("lease: New called with a nil store")
 	}
-	c := config{hotRate: DefaultHotRate, maxUnits: DefaultMaxUnits, maxKeys: DefaultMaxKeys, lifetime: DefaultLifetime}
+	c := config{hotRate: defaultHotRate, maxUnits: defaultMaxUnits, maxKeys: defaultMaxKeys, lifetime: defaultLifetime}
 	for _, o := range opts {
 		if o != nil {
 			o(&c)

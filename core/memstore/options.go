@@ -7,10 +7,10 @@ import (
 
 // Defaults of the options.
 const (
-	// DefaultShards is the number of shards when WithShards is not given.
-	DefaultShards = 64
-	// MaxShards bounds WithShards.
-	MaxShards = 1 << 16
+	// defaultShards is the number of shards when WithShards is not given.
+	defaultShards = 64
+	// maxShards bounds WithShards.
+	maxShards = 1 << 16
 )
 
 // config holds the options of a Store.
@@ -38,17 +38,17 @@ func (c *config) fail(format string, args ...any) {
 type Option func(*config)
 
 // WithShards sets the number of shards, each a lock and its own tables: n
-// between 1 and MaxShards, rounded up to a power of two; 0 selects
-// DefaultShards (64). More shards mean less lock contention between keys and
+// between 1 and 65536, rounded up to a power of two; 0 selects
+// 64. More shards mean less lock contention between keys and
 // a little more fixed memory (a few hundred bytes per shard and policy).
 func WithShards(n int) Option {
 	return func(c *config) {
-		if n < 0 || n > MaxShards {
-			c.fail("WithShards(%d): want 0 (the default) to %d", n, MaxShards)
+		if n < 0 || n > maxShards {
+			c.fail("WithShards(%d): want 0 (the default) to %d", n, maxShards)
 			return
 		}
 		if n == 0 {
-			n = DefaultShards
+			n = defaultShards
 		}
 		p := 1
 		for p < n {

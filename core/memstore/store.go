@@ -72,7 +72,7 @@ type shard struct {
 // error naming the option when an option's value is out of its range (see
 // Option); without options it never fails.
 func New(opts ...Option) (*Store, error) {
-	c := config{shards: DefaultShards}
+	c := config{shards: defaultShards}
 	for _, o := range opts {
 		if o != nil {
 			o(&c)

@@ -60,7 +60,7 @@ func TestClockSetBackKeepsState(t *testing.T) {
 }
 
 func TestWithShardsRoundsToPowerOfTwo(t *testing.T) {
-	for _, c := range []struct{ in, want int }{{0, DefaultShards}, {1, 1}, {3, 4}, {64, 64}, {65, 128}, {MaxShards, MaxShards}} {
+	for _, c := range []struct{ in, want int }{{0, defaultShards}, {1, 1}, {3, 4}, {64, 64}, {65, 128}, {maxShards, maxShards}} {
 		s := must.Do(New(WithShards(c.in), WithSweepInterval(0)))
 		if len(s.shards) != c.want || s.mask != uint64(c.want-1) {
 			t.Errorf("WithShards(%d): %d shards, mask %x; want %d", c.in, len(s.shards), s.mask, c.want)

@@ -115,7 +115,7 @@ var testNow = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 // all or, with one check per call, as one pipeline; each gets its own
 // correct decision.
 func TestBatchingGroupsQueuedChecks(t *testing.T) {
-	t.Run("one call", func(t *testing.T) { testGroupsQueued(t, DefaultChecksPerCall) })
+	t.Run("one call", func(t *testing.T) { testGroupsQueued(t, defaultChecksPerCall) })
 	t.Run("pipeline", func(t *testing.T) { testGroupsQueued(t, 1) })
 }
 
@@ -177,7 +177,7 @@ func testGroupsQueued(t *testing.T, perCall int) {
 // the queued checks go out, as one shared script call or as a pipeline,
 // they are sent again with EVAL and succeed, each counted once.
 func TestBatchingNoScriptInPipeline(t *testing.T) {
-	t.Run("one call", func(t *testing.T) { testNoScriptQueued(t, DefaultChecksPerCall) })
+	t.Run("one call", func(t *testing.T) { testNoScriptQueued(t, defaultChecksPerCall) })
 	t.Run("pipeline", func(t *testing.T) { testNoScriptQueued(t, 1) })
 }
 

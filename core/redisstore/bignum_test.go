@@ -15,7 +15,7 @@ import (
 )
 
 // bigTrace builds a trace at the edge of the numbers the algorithms allow:
-// limits and bursts near core.MaxLimit (core.MaxSlidingLogLimit for the
+// limits and bursts near core.MaxLimit (the sliding log's limit for the
 // log), odd windows up to a year, costs up to the capacity, so that
 // timestamps in 2100, tolerances near 10^15 microseconds, integer divisions
 // and the sliding window's floating-point estimate all run where rounding

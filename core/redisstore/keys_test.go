@@ -85,7 +85,7 @@ func FuzzKey(f *testing.F) {
 		p := core.Policy{Name: name, Limit: limit, Window: time.Duration(window), Burst: burst, Algorithm: core.Algorithm(alg)}
 		q := p
 		q.Limit++
-		checkKeys(t, DefaultPrefix, key, []core.Policy{p, q})
+		checkKeys(t, defaultPrefix, key, []core.Policy{p, q})
 		checkKeys(t, "", key, []core.Policy{p})
 	})
 }
@@ -102,12 +102,12 @@ func TestKeysDistinct(t *testing.T) {
 	p := core.Policy{Limit: 1, Window: time.Second}
 	seen := map[string]string{}
 	for _, k := range keys {
-		rk := redisKeys(DefaultPrefix, k, []core.Policy{p}, &policyCache{})[0]
+		rk := redisKeys(defaultPrefix, k, []core.Policy{p}, &policyCache{})[0]
 		if other, ok := seen[rk]; ok {
 			t.Fatalf("keys %q and %q share Redis key %q", other, k, rk)
 		}
 		seen[rk] = k
-		checkKeys(t, DefaultPrefix, k, []core.Policy{p})
+		checkKeys(t, defaultPrefix, k, []core.Policy{p})
 	}
 }
 

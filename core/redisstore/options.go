@@ -6,11 +6,11 @@ import (
 	"time"
 )
 
-// DefaultPrefix is the key prefix when WithPrefix is not given.
-const DefaultPrefix = "ratelimit:"
+// defaultPrefix is the key prefix when WithPrefix is not given.
+const defaultPrefix = "ratelimit:"
 
-// MaxPrefixLen bounds the length of a key prefix.
-const MaxPrefixLen = 128
+// maxPrefixLen bounds the length of a key prefix.
+const maxPrefixLen = 128
 
 // config holds the options of a Store.
 type config struct {
@@ -30,16 +30,16 @@ type Option func(*config)
 
 // WithPrefix sets the text every Redis key of the store starts with, so that
 // several applications or environments can share one Redis. The default is
-// DefaultPrefix ("ratelimit:"). The prefix may be empty; it must not contain
+// "ratelimit:". The prefix may be empty; it must not contain
 // '{' or '}' (the store places its own hash tag after it) and must be at most
-// MaxPrefixLen bytes.
+// 128 bytes.
 func WithPrefix(prefix string) Option {
 	return func(c *config) {
 		switch {
 		case strings.ContainsAny(prefix, "{}"):
 			c.fail(fmt.Errorf("redisstore: prefix %q contains '{' or '}', which would break the hash tag of every key", prefix))
-		case len(prefix) > MaxPrefixLen:
-			c.fail(fmt.Errorf("redisstore: prefix is %d bytes; at most %d", len(prefix), MaxPrefixLen))
+		case len(prefix) > maxPrefixLen:
+			c.fail(fmt.Errorf("redisstore: prefix is %d bytes; at most %d", len(prefix), maxPrefixLen))
 		default:
 			c.prefix = prefix
 		}
@@ -78,16 +78,16 @@ func WithTimeout(d time.Duration) Option {
 	}
 }
 
-// DefaultPipelines is the number of pipelines in flight when WithPipelines is
+// defaultPipelines is the number of pipelines in flight when WithPipelines is
 // not given.
-const DefaultPipelines = 4
+const defaultPipelines = 4
 
 // WithPipelines sets how many script calls a Store keeps in flight at once;
 // checks that arrive while all are busy wait and go out together next, so
 // that under load one write and one read carry many checks: as one script
 // call per node that decides them one after another (WithChecksPerCall), or
 // as a pipeline of script calls where they cannot share one. Each check
-// remains atomic and all-or-nothing on its own. 0 selects DefaultPipelines
+// remains atomic and all-or-nothing on its own. 0 selects 4
 // (4); keep n below the client's pool size. A negative n makes New return an
 // error. WithoutBatching turns the queue off.
 func WithPipelines(n int) Option {
@@ -96,7 +96,7 @@ func WithPipelines(n int) Option {
 		case n < 0:
 			c.fail(fmt.Errorf("redisstore: pipelines %d is negative", n))
 		case n == 0:
-			c.pipelines = DefaultPipelines
+			c.pipelines = defaultPipelines
 		default:
 			c.pipelines = n
 		}
@@ -111,9 +111,9 @@ func WithoutBatching() Option {
 	return func(c *config) { c.pipelines = -1 }
 }
 
-// DefaultChecksPerCall is the most checks one script call decides when
+// defaultChecksPerCall is the most checks one script call decides when
 // WithChecksPerCall is not given.
-const DefaultChecksPerCall = 64
+const defaultChecksPerCall = 64
 
 // WithChecksPerCall sets the most queued checks one script call decides (see
 // WithPipelines). A script call holds its Redis node for the time its checks

@@ -172,7 +172,7 @@ func testSharedMatch(t *testing.T, client redis.UniversalClient, many, bad bool,
 				t.Cleanup(func() { _ = redistest.DeletePrefix(ctx, client, s.prefix) })
 				return s
 			}
-			alone, shared := newStore(1), newStore(DefaultChecksPerCall)
+			alone, shared := newStore(1), newStore(defaultChecksPerCall)
 			rng := rand.New(rand.NewPCG(seed, 7))
 			var merged, failed int
 			for i := 0; i < len(ops); {

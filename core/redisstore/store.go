@@ -82,7 +82,7 @@ var (
 
 // New returns a Store over client, which may be a *redis.Client, a
 // *redis.ClusterClient, a Sentinel client (redis.NewFailoverClient), a
-// *redis.Ring or anything else that is a Client. Without options keys start with DefaultPrefix, TTLs have no
+// *redis.Ring or anything else that is a Client. Without options keys start with "ratelimit:", TTLs have no
 // margin and calls are bounded by the caller's context alone. New makes no
 // round trip: the script is sent on first use.
 //
@@ -91,7 +91,7 @@ func New(client Client, opts ...Option) (*Store, error) {
 	if client == nil || isNilPointer(client) {
 		return nil, errors.New("redisstore: New called with a nil client")
 	}
-	c := config{prefix: DefaultPrefix, pipelines: DefaultPipelines, perCall: DefaultChecksPerCall}
+	c := config{prefix: defaultPrefix, pipelines: defaultPipelines, perCall: defaultChecksPerCall}
 	for _, o := range opts {
 		o(&c)
 	}

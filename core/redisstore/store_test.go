@@ -27,7 +27,7 @@ func TestNewErrors(t *testing.T) {
 	}
 	for name, opt := range map[string]redisstore.Option{
 		"brace prefix":       redisstore.WithPrefix("app{x}:"),
-		"long prefix":        redisstore.WithPrefix(strings.Repeat("p", redisstore.MaxPrefixLen+1)),
+		"long prefix":        redisstore.WithPrefix(strings.Repeat("p", 128+1)),
 		"negative margin":    redisstore.WithTTLMargin(-time.Second),
 		"negative budget":    redisstore.WithTimeout(-time.Second),
 		"no checks per call": redisstore.WithChecksPerCall(0),
@@ -49,8 +49,8 @@ func TestDefaultPrefix(t *testing.T) {
 		t.Fatal(err)
 	}
 	keys := m.Keys()
-	if len(keys) != 1 || !strings.HasPrefix(keys[0], redisstore.DefaultPrefix+"{k}:") {
-		t.Fatalf("keys %q, want one key starting with %q", keys, redisstore.DefaultPrefix+"{k}:")
+	if len(keys) != 1 || !strings.HasPrefix(keys[0], "ratelimit:"+"{k}:") {
+		t.Fatalf("keys %q, want one key starting with %q", keys, "ratelimit:"+"{k}:")
 	}
 }
 

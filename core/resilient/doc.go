@@ -59,9 +59,9 @@
 // as is the caller's context error when its context ends first; neither
 // touches the breaker.
 //
-// After DefaultFailureThreshold (5) consecutive failures the breaker opens
+// After 5 consecutive failures the breaker opens
 // (WithBreaker): checks go straight to the failure mode without waiting.
-// After DefaultCooldown (1 s) the next check becomes a probe: exactly one
+// After 1 s the next check becomes a probe: exactly one
 // call goes to the primary while the others keep using the failure mode. A
 // probe that succeeds closes the breaker and traffic returns to the primary;
 // one that fails keeps it open for another cooldown. The breaker reads the

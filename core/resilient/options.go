@@ -12,20 +12,20 @@ import (
 const (
 	// DefaultBudget is the latency budget of one primary call.
 	DefaultBudget = 50 * time.Millisecond
-	// DefaultFailureThreshold is the number of consecutive failures that
+	// defaultFailureThreshold is the number of consecutive failures that
 	// opens the breaker.
-	DefaultFailureThreshold = 5
-	// DefaultCooldown is how long the breaker stays open before it sends a
+	defaultFailureThreshold = 5
+	// defaultCooldown is how long the breaker stays open before it sends a
 	// probe, and the interval between probes while the primary stays down.
-	DefaultCooldown = time.Second
-	// DefaultLogInterval is the shortest interval between two log lines.
-	DefaultLogInterval = 10 * time.Second
-	// DefaultMaxAbandoned bounds the primary calls abandoned at the budget
+	defaultCooldown = time.Second
+	// defaultLogInterval is the shortest interval between two log lines.
+	defaultLogInterval = 10 * time.Second
+	// defaultMaxAbandoned bounds the primary calls abandoned at the budget
 	// that may still be running; beyond it calls fail at once.
-	DefaultMaxAbandoned = 1024
-	// DefaultDenyCacheSize is the deny cache's capacity in entries when
+	defaultMaxAbandoned = 1024
+	// defaultDenyCacheSize is the deny cache's capacity in entries when
 	// WithDenyCache is given a size of zero.
-	DefaultDenyCacheSize = 4096
+	defaultDenyCacheSize = 4096
 )
 
 // mode is what the wrapper does when the primary cannot answer a check.
@@ -72,11 +72,11 @@ type config struct {
 func defaults() config {
 	return config{
 		budget:       DefaultBudget,
-		threshold:    DefaultFailureThreshold,
-		cooldown:     DefaultCooldown,
+		threshold:    defaultFailureThreshold,
+		cooldown:     defaultCooldown,
 		clock:        monotonic{},
-		logEvery:     DefaultLogInterval,
-		maxAbandoned: DefaultMaxAbandoned,
+		logEvery:     defaultLogInterval,
+		maxAbandoned: defaultMaxAbandoned,
 	}
 }
 
@@ -134,8 +134,8 @@ func WithFallback(b core.Backend) Option {
 }
 
 // WithBreaker sets the circuit breaker: it opens after threshold consecutive
-// failures (default DefaultFailureThreshold, 5) and then sends one probe per
-// cooldown (default DefaultCooldown, 1 s) until one succeeds. A zero value
+// failures (default 5) and then sends one probe per
+// cooldown (default 1 s) until one succeeds. A zero value
 // selects its default; a negative one is refused.
 func WithBreaker(threshold int, cooldown time.Duration) Option {
 	return func(c *config) {
@@ -143,7 +143,7 @@ func WithBreaker(threshold int, cooldown time.Duration) Option {
 			c.fail("WithBreaker(%d, %v): want 0 (the default) or more for both", threshold, cooldown)
 			return
 		}
-		c.threshold, c.cooldown = DefaultFailureThreshold, DefaultCooldown
+		c.threshold, c.cooldown = defaultFailureThreshold, defaultCooldown
 		if threshold > 0 {
 			c.threshold = threshold
 		}
@@ -167,7 +167,7 @@ func WithClock(clk core.Clock) Option {
 }
 
 // WithLogger logs failures and breaker state changes to l, at most one line
-// per every (DefaultLogInterval, 10 s, when every is zero; a negative every
+// per every (10 s when every is zero; a negative every
 // is refused);
 // the next line written says how many were suppressed. The line announcing
 // that the breaker closed again is always written. Without this option
@@ -182,7 +182,7 @@ func WithLogger(l *slog.Logger, every time.Duration) Option {
 		if every > 0 {
 			c.logEvery = every
 		} else {
-			c.logEvery = DefaultLogInterval
+			c.logEvery = defaultLogInterval
 		}
 	}
 }
@@ -195,7 +195,7 @@ func WithEvents(fn func(PrimaryEvent)) Option {
 }
 
 // WithMaxAbandoned bounds the primary calls abandoned at the budget that may
-// still be running (default DefaultMaxAbandoned, 1024). Beyond it, calls
+// still be running (default 1024). Beyond it, calls
 // fail at once with ErrOverloaded instead of starting another goroutine, so a
 // primary that never returns cannot pile up goroutines. Zero selects the
 // default; a negative n is refused.
@@ -207,13 +207,13 @@ func WithMaxAbandoned(n int) Option {
 		case n > 0:
 			c.maxAbandoned = n
 		default:
-			c.maxAbandoned = DefaultMaxAbandoned
+			c.maxAbandoned = defaultMaxAbandoned
 		}
 	}
 }
 
 // WithDenyCache turns on the local deny cache with room for entries checks
-// (DefaultDenyCacheSize when entries is zero; a negative size is refused).
+// (4096 when entries is zero; a negative size is refused).
 // When the primary
 // denies a check of cost 1 under all its policies (or of any cost under
 // fixed windows only), the same check is denied locally, with the primary's
@@ -227,7 +227,7 @@ func WithDenyCache(entries int) Option {
 			return
 		}
 		if entries == 0 {
-			entries = DefaultDenyCacheSize
+			entries = defaultDenyCacheSize
 		}
 		c.denyCache = entries
 	}

@@ -1,4 +1,4 @@
-package stdhttp
+package nethttp
 
 import (
 	"context"
@@ -54,10 +54,7 @@ func (c *exchangeContext) Value(key any) any {
 	return c.r.Context().Value(key)
 }
 
-// Request returns the *http.Request behind r when r is a request the
-// stdhttp adapter (or Gin or Echo through it) handed to a key function, a
-// skip rule, a cost function or a plan function; nil otherwise. Like r it is
-// valid only during that call.
+// Request returns the *http.Request behind r, nil when r is not an exchange.
 func Request(r keyfuncs.Request) *http.Request {
 	if e, ok := r.(*exchange); ok {
 		return e.r
