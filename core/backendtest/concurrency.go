@@ -82,7 +82,7 @@ func runConcurrency(t *testing.T, newBackend Factory) {
 					t.Fatal(err)
 				}
 				if want := pol.Limit - u; d.Remaining != want {
-					t.Errorf("%s: %d remaining after %d admitted units, want %d: %s", pol, d.Remaining, u, want, FormatDecision(d))
+					t.Errorf("%s: %d remaining after %d admitted units, want %d: %s", pol, d.Remaining, u, want, formatDecision(d))
 				}
 			}
 		})

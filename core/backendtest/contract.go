@@ -22,7 +22,7 @@ func runContract(t *testing.T, newBackend Factory) {
 			key := keyPrefix(t) + "k"
 			out := make([]core.Decision, 2)
 			if err := core.Check(ctx, b, key, []core.Policy{p}, 2, now, out); err != nil || !out[0].Allowed {
-				t.Fatalf("first check: %v %s", err, FormatDecision(out[0]))
+				t.Fatalf("first check: %v %s", err, formatDecision(out[0]))
 			}
 			peek := func() core.Decision {
 				t.Helper()
@@ -34,7 +34,7 @@ func runContract(t *testing.T, newBackend Factory) {
 			}
 			want := peek()
 			if want.Remaining != 3 {
-				t.Fatalf("after 2 of 5: %s", FormatDecision(want))
+				t.Fatalf("after 2 of 5: %s", formatDecision(want))
 			}
 			bad := []struct {
 				name     string
@@ -78,7 +78,7 @@ func runContract(t *testing.T, newBackend Factory) {
 					}
 				}
 				if got := peek(); got != want {
-					t.Fatalf("%s changed the state: %s, want %s", c.name, FormatDecision(got), FormatDecision(want))
+					t.Fatalf("%s changed the state: %s, want %s", c.name, formatDecision(got), formatDecision(want))
 				}
 			}
 		})
@@ -90,7 +90,7 @@ func runContract(t *testing.T, newBackend Factory) {
 			for i := 0; i < 4; i++ {
 				d, err := lim.Allow(ctx, key, p)
 				if err != nil || d.Allowed != (i < 3) {
-					t.Fatalf("check %d of a %d-byte key: %v %s", i, len(key), err, FormatDecision(d))
+					t.Fatalf("check %d of a %d-byte key: %v %s", i, len(key), err, formatDecision(d))
 				}
 			}
 		})

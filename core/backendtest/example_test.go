@@ -35,7 +35,7 @@ func ExampleReplay() {
 // A differential test replays one random trace on two backends and compares
 // every decision. Any backend can stand in for the second reference.
 func ExampleDiffOutcomes() {
-	steps := backendtest.RandomTrace(7, 500, backendtest.WithInvalidSteps())
+	steps := backendtest.RandomTrace(7, 500, 0, true)
 	ctx := context.Background()
 	want := backendtest.Replay(ctx, backendtest.NewReference(), core.NewManualClock(time.Time{}), steps)
 	got := backendtest.Replay(ctx, backendtest.NewReference(), core.NewManualClock(time.Time{}), steps)

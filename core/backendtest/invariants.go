@@ -13,7 +13,7 @@ import (
 // an admitted leaky bucket check carries a Delay, and an admitted check was
 // admitted by every policy.
 func checkInvariants(s Step, o StepResult) []string {
-	if o.Err != nil || s.Op == OpReset {
+	if o.Err != nil || s.kind() == opReset {
 		return nil
 	}
 	var bad []string
@@ -24,7 +24,7 @@ func checkInvariants(s Step, o StepResult) []string {
 	for i, d := range o.Decisions {
 		p := s.Policies[i]
 		fail := func(format string, args ...any) {
-			bad = append(bad, fmt.Sprintf("policy %d %s: ", i, p)+fmt.Sprintf(format, args...)+" in "+FormatDecision(d))
+			bad = append(bad, fmt.Sprintf("policy %d %s: ", i, p)+fmt.Sprintf(format, args...)+" in "+formatDecision(d))
 		}
 		all = all && d.Allowed
 		if d.Limit != p.Limit {
@@ -45,7 +45,7 @@ func checkInvariants(s Step, o StepResult) []string {
 		if !d.Allowed && d.RetryAfter <= 0 {
 			fail("denied without a RetryAfter")
 		}
-		if d.Delay != 0 && (s.Op != OpCheck || !o.Allowed || p.Algorithm.Resolve() != core.LeakyBucket) {
+		if d.Delay != 0 && (s.kind() != opCheck || !o.Allowed || p.Algorithm.Resolve() != core.LeakyBucket) {
 			fail("Delay %v outside an admitted leaky bucket check", d.Delay)
 		}
 		if d.RetryAfter%time.Microsecond != 0 || d.ResetAfter%time.Microsecond != 0 || d.Delay%time.Microsecond != 0 {

@@ -28,11 +28,11 @@ func runIsolation(t *testing.T, newBackend Factory) {
 				key := prefix + k
 				for n := 0; n < 2; n++ {
 					if d, err := lim.Allow(ctx, key, p); err != nil || !d.Allowed || d.Remaining != 1-n {
-						t.Fatalf("key %q (after %d exhausted keys) check %d: %v %s", k, i, n, err, FormatDecision(d))
+						t.Fatalf("key %q (after %d exhausted keys) check %d: %v %s", k, i, n, err, formatDecision(d))
 					}
 				}
 				if d, err := lim.Allow(ctx, key, p); err != nil || d.Allowed {
-					t.Fatalf("key %q: third check: %v %s", k, err, FormatDecision(d))
+					t.Fatalf("key %q: third check: %v %s", k, err, formatDecision(d))
 				}
 				clock.Advance(time.Microsecond)
 			}
@@ -46,7 +46,7 @@ func runIsolation(t *testing.T, newBackend Factory) {
 					t.Fatal(err)
 				}
 				if full := k == "{user}"; (d.Remaining == 2) != full {
-					t.Errorf("after resetting %q, key %q peeks %s", "{user}", k, FormatDecision(d))
+					t.Errorf("after resetting %q, key %q peeks %s", "{user}", k, formatDecision(d))
 				}
 			}
 		})
@@ -67,7 +67,7 @@ func runIsolation(t *testing.T, newBackend Factory) {
 			}
 			for i := 0; i < 2; i++ {
 				if d, err := lim.Allow(ctx, key, base); err != nil || !d.Allowed {
-					t.Fatalf("check %d: %v %s", i, err, FormatDecision(d))
+					t.Fatalf("check %d: %v %s", i, err, formatDecision(d))
 				}
 			}
 			for _, o := range others {
@@ -76,24 +76,24 @@ func runIsolation(t *testing.T, newBackend Factory) {
 					t.Fatal(err)
 				}
 				if d.Remaining != o.Capacity() || !d.Allowed {
-					t.Errorf("policy %s shares state with %s on one key: %s", o, base, FormatDecision(d))
+					t.Errorf("policy %s shares state with %s on one key: %s", o, base, formatDecision(d))
 				}
 			}
 			if d, err := lim.Allow(ctx, key, base); err != nil || d.Allowed {
-				t.Fatalf("third check of %s: %v %s", base, err, FormatDecision(d))
+				t.Fatalf("third check of %s: %v %s", base, err, formatDecision(d))
 			}
 			// Resetting one policy leaves the other policies' state alone.
 			if d, err := lim.Allow(ctx, key, others[0]); err != nil || !d.Allowed {
-				t.Fatalf("check of %s: %v %s", others[0], err, FormatDecision(d))
+				t.Fatalf("check of %s: %v %s", others[0], err, formatDecision(d))
 			}
 			if err := lim.Reset(ctx, key, base); err != nil {
 				t.Fatal(err)
 			}
 			if d, _ := lim.Peek(ctx, key, others[0]); d.Remaining != 1 {
-				t.Errorf("resetting %s also reset %s: %s", base, others[0], FormatDecision(d))
+				t.Errorf("resetting %s also reset %s: %s", base, others[0], formatDecision(d))
 			}
 			if d, _ := lim.Peek(ctx, key, base); d.Remaining != 2 {
-				t.Errorf("reset of %s did not take: %s", base, FormatDecision(d))
+				t.Errorf("reset of %s did not take: %s", base, formatDecision(d))
 			}
 		})
 	}

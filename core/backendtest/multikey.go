@@ -38,22 +38,22 @@ func RunMultiKey(t *testing.T, newBackend Factory) {
 		items[0].Policy, items[1].Policy = wide, narrow
 		out := make([]core.Decision, 2)
 		if err := mk.Do(ctx, withCost(items, 1), now, out); err != nil || !out[0].Allowed || !out[1].Allowed {
-			t.Fatalf("first: %v %s %s", err, FormatDecision(out[0]), FormatDecision(out[1]))
+			t.Fatalf("first: %v %s %s", err, formatDecision(out[0]), formatDecision(out[1]))
 		}
 		if err := mk.Do(ctx, withCost(items, 1), now, out); err != nil || !out[0].Allowed || out[1].Allowed {
-			t.Fatalf("second: %v %s %s", err, FormatDecision(out[0]), FormatDecision(out[1]))
+			t.Fatalf("second: %v %s %s", err, formatDecision(out[0]), formatDecision(out[1]))
 		}
 		if out[1].RetryAfter != 50*time.Second || out[0].Remaining != 2 {
-			t.Fatalf("denied check: %s %s", FormatDecision(out[0]), FormatDecision(out[1]))
+			t.Fatalf("denied check: %s %s", formatDecision(out[0]), formatDecision(out[1]))
 		}
 		// The denial consumed nothing from the key that had room.
 		if d := peek(t, b, items[0].Key, wide); d.Remaining != 2 {
-			t.Fatalf("per-number after the denial: %s, want remaining 2", FormatDecision(d))
+			t.Fatalf("per-number after the denial: %s, want remaining 2", formatDecision(d))
 		}
 		// Alone it still has room for two.
 		for i := range 2 {
 			if err := mk.Do(ctx, withCost(items[:1], 1), now, out); err != nil || !out[0].Allowed {
-				t.Fatalf("alone %d: %v %s", i, err, FormatDecision(out[0]))
+				t.Fatalf("alone %d: %v %s", i, err, formatDecision(out[0]))
 			}
 		}
 	})
@@ -95,24 +95,24 @@ func RunMultiKey(t *testing.T, newBackend Factory) {
 		}
 		for i, want := range []int{6, 2, 7, 5} {
 			if out[i].Remaining != want {
-				t.Fatalf("item %d: %s, want remaining %d", i, FormatDecision(out[i]), want)
+				t.Fatalf("item %d: %s, want remaining %d", i, formatDecision(out[i]), want)
 			}
 		}
 		// An item's own units deny the check: nothing is consumed anywhere.
 		bytes.Cost = 7
 		if err := mk.Do(ctx, withCost([]core.Item{reqs, bytes, log}, 1), now, out); err != nil || out[1].Allowed || !out[0].Allowed || out[1].RetryAfter != 50*time.Second {
-			t.Fatalf("denied: %v %s %s", err, FormatDecision(out[0]), FormatDecision(out[1]))
+			t.Fatalf("denied: %v %s %s", err, formatDecision(out[0]), formatDecision(out[1]))
 		}
 		for _, it := range []core.Item{bytes, reqs, log} {
 			if d, want := peek(t, b, it.Key, it.Policy), map[string]int{"bytes": 6, "reqs": 2, "log": 7}[it.Policy.Name]; d.Remaining != want {
-				t.Fatalf("%s after the denial: %s, want remaining %d", it.Policy.Name, FormatDecision(d), want)
+				t.Fatalf("%s after the denial: %s, want remaining %d", it.Policy.Name, formatDecision(d), want)
 			}
 		}
 		// Every item with its own units, the check's cost unused: the same
 		// units everywhere is the plain check of that cost.
 		bytes.Cost, reqs.Cost = 2, 2
 		if err := mk.Do(ctx, withCost([]core.Item{bytes, reqs}, 0), now, out); err != nil || !out[0].Allowed || out[0].Remaining != 4 || out[1].Remaining != 0 {
-			t.Fatalf("own units only: %v %s %s", err, FormatDecision(out[0]), FormatDecision(out[1]))
+			t.Fatalf("own units only: %v %s %s", err, formatDecision(out[0]), formatDecision(out[1]))
 		}
 		// Refused, changing nothing: a negative cost, units above an item's
 		// capacity, and one state asked for two costs.
@@ -130,7 +130,7 @@ func RunMultiKey(t *testing.T, newBackend Factory) {
 			}
 		}
 		if d := peek(t, b, bytes.Key, bytes.Policy); d.Remaining != 4 {
-			t.Fatalf("bytes after refused checks: %s, want remaining 4", FormatDecision(d))
+			t.Fatalf("bytes after refused checks: %s, want remaining 4", formatDecision(d))
 		}
 		// One state given twice with the same units consumes them once.
 		bytes.Cost = 3
@@ -138,7 +138,7 @@ func RunMultiKey(t *testing.T, newBackend Factory) {
 			t.Fatalf("twice: %v %+v", err, out[:2])
 		}
 		if d := peek(t, b, bytes.Key, bytes.Policy); d.Remaining != 1 {
-			t.Fatalf("bytes given twice with 3 units: %s, want remaining 1", FormatDecision(d))
+			t.Fatalf("bytes given twice with 3 units: %s, want remaining 1", formatDecision(d))
 		}
 	})
 	t.Run("CostPerItemConcurrent", func(t *testing.T) {

@@ -79,7 +79,7 @@ func TestPropertiesCatchBrokenBackends(t *testing.T) {
 		caught := false
 		for seed := uint64(101); seed < 101+propertySeeds && !caught; seed++ {
 			b := &broken{Backend: NewReference(), bug: bug}
-			caught = checkTraceProperties(b, RandomTrace(seed, propertySteps)) != nil
+			caught = checkTraceProperties(b, RandomTrace(seed, propertySteps, 0, false)) != nil
 		}
 		if !caught {
 			t.Errorf("the trace properties pass a backend with bug %q", bug)
@@ -88,7 +88,7 @@ func TestPropertiesCatchBrokenBackends(t *testing.T) {
 
 	caught := false
 	for seed := uint64(1); seed <= differentialSeeds && !caught; seed++ {
-		steps := RandomTrace(seed, differentialSteps)
+		steps := RandomTrace(seed, differentialSteps, 0, false)
 		want := Replay(ctx, NewReference(), core.NewManualClock(time.Time{}), steps)
 		got := Replay(ctx, &broken{Backend: NewReference(), bug: "merge-braces"}, core.NewManualClock(time.Time{}), steps)
 		caught = DiffOutcomes(steps, want, got) != nil
@@ -99,7 +99,7 @@ func TestPropertiesCatchBrokenBackends(t *testing.T) {
 
 	caught = false
 	for seed := uint64(201); seed < 201+backwardSeeds && !caught; seed++ {
-		caught = checkNoRefund(&broken{Backend: NewReference(), bug: "refund-backwards"}, RandomTrace(seed, backwardSteps, WithBackwardClock())) != nil
+		caught = checkNoRefund(&broken{Backend: NewReference(), bug: "refund-backwards"}, randomTrace(seed, backwardSteps, traceConfig{backwards: true})) != nil
 	}
 	if !caught {
 		t.Error("the backward-clock check passes a backend that refunds when the clock moves back")

@@ -29,17 +29,17 @@ func runPolicyChange(t *testing.T, newBackend Factory) {
 			key := keyPrefix(t) + "k"
 			old := core.Policy{Name: "api", Limit: 10, Window: time.Minute, Algorithm: alg}
 			if d := check(t, key, old, 6); !d.Allowed || d.Remaining != 4 {
-				t.Fatalf("6 of 10: %s", FormatDecision(d))
+				t.Fatalf("6 of 10: %s", formatDecision(d))
 			}
 			raised := old
 			raised.Limit = 20
 			d := check(t, key, raised, 1)
 			if !d.Allowed || d.Remaining >= 19 {
-				t.Fatalf("after raising the limit to 20 the state was lost: %s", FormatDecision(d))
+				t.Fatalf("after raising the limit to 20 the state was lost: %s", formatDecision(d))
 			}
 			if !alg.RateBased() && d.Remaining != 13 {
 				// Window algorithms keep their count: 7 of 20 used.
-				t.Fatalf("raised to 20 after 6 + 1 units: %s, want remaining 13", FormatDecision(d))
+				t.Fatalf("raised to 20 after 6 + 1 units: %s, want remaining 13", formatDecision(d))
 			}
 			if alg.RateBased() && d.Remaining < 5 {
 				t.Fatalf("raised to 20: remaining %d, the new rate does not apply", d.Remaining)
@@ -51,13 +51,13 @@ func runPolicyChange(t *testing.T, newBackend Factory) {
 				// negative, nothing written.
 				d = check(t, key, lowered, 1)
 				if d.Allowed || d.Remaining != 0 || d.RetryAfter <= 0 {
-					t.Fatalf("lowered to 4 after 7 units: %s, want a denial with remaining 0", FormatDecision(d))
+					t.Fatalf("lowered to 4 after 7 units: %s, want a denial with remaining 0", formatDecision(d))
 				}
 			}
 			renamed := old
 			renamed.Name = "api-v2"
 			if d := check(t, key, renamed, 1); !d.Allowed || d.Remaining != 9 {
-				t.Fatalf("a renamed policy starts afresh: %s", FormatDecision(d))
+				t.Fatalf("a renamed policy starts afresh: %s", formatDecision(d))
 			}
 		})
 	}

@@ -24,7 +24,7 @@ func runProperties(t *testing.T, newBackend Factory) {
 	t.Run("MatchesReference", func(t *testing.T) {
 		b := newBackend(t)
 		for seed := uint64(1); seed <= differentialSeeds; seed++ {
-			steps := prefixed(RandomTrace(seed, differentialSteps, WithInvalidSteps()), keyPrefix(t))
+			steps := prefixed(RandomTrace(seed, differentialSteps, 0, true), keyPrefix(t))
 			ctx := context.Background()
 			want := Replay(ctx, NewReference(), core.NewManualClock(time.Time{}), steps)
 			got := Replay(ctx, b, core.NewManualClock(time.Time{}), steps)
@@ -41,7 +41,7 @@ func runProperties(t *testing.T, newBackend Factory) {
 	t.Run("ExactLimitsDenialsRetryAfter", func(t *testing.T) {
 		b := newBackend(t)
 		for seed := uint64(101); seed < 101+propertySeeds; seed++ {
-			steps := prefixed(RandomTrace(seed, propertySteps), keyPrefix(t))
+			steps := prefixed(RandomTrace(seed, propertySteps, 0, false), keyPrefix(t))
 			if err := checkTraceProperties(b, steps); err != nil {
 				t.Fatalf("seed %d: %v", seed, err)
 			}
@@ -50,7 +50,7 @@ func runProperties(t *testing.T, newBackend Factory) {
 	t.Run("BackwardClockNoRefund", func(t *testing.T) {
 		b := newBackend(t)
 		for seed := uint64(201); seed < 201+backwardSeeds; seed++ {
-			steps := prefixed(RandomTrace(seed, backwardSteps, WithBackwardClock()), keyPrefix(t))
+			steps := prefixed(randomTrace(seed, backwardSteps, traceConfig{backwards: true}), keyPrefix(t))
 			if err := checkNoRefund(b, steps); err != nil {
 				t.Fatalf("seed %d: %v", seed, err)
 			}
@@ -96,10 +96,10 @@ func checkTraceProperties(b core.Backend, steps []Step) error {
 			return where("%s", bad[0])
 		}
 		switch {
-		case s.Op == OpReset:
+		case s.kind() == opReset:
 			led.reset(s)
 			continue
-		case s.Op != OpCheck:
+		case s.kind() != opCheck:
 			continue
 		case o.Allowed:
 			if err := led.admit(s, clock.Now()); err != nil {
@@ -138,7 +138,7 @@ func checkTraceProperties(b core.Backend, steps []Step) error {
 // shows it here.
 func deniedChangedNothing(ctx context.Context, lim *core.Limiter, clock *core.ManualClock, s Step, denied StepResult) error {
 	peek := s
-	peek.Op = OpPeek
+	peek.Peek, peek.Reset = true, false
 	after := perform(ctx, lim, clock, peek, false)
 	if after.Err != nil {
 		return fmt.Errorf("peek after a denied check: %v", after.Err)
@@ -146,7 +146,7 @@ func deniedChangedNothing(ctx context.Context, lim *core.Limiter, clock *core.Ma
 	for j, d := range denied.Decisions {
 		a := after.Decisions[j]
 		if d.Remaining != a.Remaining || d.ResetAfter != a.ResetAfter || (s.Cost == 1 && d != a) {
-			return fmt.Errorf("policy %d: a denied check reported %s, a peek right after it %s: the denial changed the state", j, FormatDecision(d), FormatDecision(a))
+			return fmt.Errorf("policy %d: a denied check reported %s, a peek right after it %s: the denial changed the state", j, formatDecision(d), formatDecision(a))
 		}
 	}
 	return nil
@@ -166,7 +166,7 @@ func binding(ds []core.Decision) int {
 func formatDecisions(ds []core.Decision) string {
 	s := ""
 	for _, d := range ds {
-		s += FormatDecision(d)
+		s += formatDecision(d)
 	}
 	return s
 }
@@ -181,7 +181,7 @@ func checkNoRefund(b core.Backend, steps []Step) error {
 	lim := core.NewLimiter(b, core.WithClock(clock))
 	for i, s := range steps {
 		peek := s
-		peek.Op, peek.Set, peek.Advance = OpPeek, time.Time{}, 0
+		peek.Peek, peek.Reset, peek.Set, peek.Advance = true, false, time.Time{}, 0
 		var ahead StepResult
 		if s.Advance < 0 {
 			ahead = perform(ctx, lim, clock, peek, false)
@@ -201,11 +201,11 @@ func checkNoRefund(b core.Backend, steps []Step) error {
 			return fmt.Errorf("%s: peek: %v", where, ahead.Err)
 		}
 		back := o
-		if s.Op != OpPeek {
+		if s.kind() != opPeek {
 			// Compare like with like: what a peek says now, before this step's
 			// own effect, is not observable any more; peek again after it
 			// only when the step consumed nothing.
-			if s.Op != OpCheck || o.Allowed {
+			if s.kind() != opCheck || o.Allowed {
 				continue
 			}
 			back = perform(ctx, lim, clock, peek, false)

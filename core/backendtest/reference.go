@@ -10,14 +10,14 @@ import (
 	"github.com/ratelimit-go/ratelimit/core/algo"
 )
 
-// Reference is the model backend: one mutex, one plain map, and the pure
+// reference is the model backend: one mutex, one plain map, and the pure
 // functions of core/algo called exactly as their documentation says. It never
 // expires anything (a stale state means the same as an absent one for a clock
 // that moves forward), so it is meant for tests, not for production.
 //
 // The zero value is an empty Reference, ready to use; NewReference returns
 // one as a core.Backend. A Reference is safe for concurrent use.
-type Reference struct {
+type reference struct {
 	mu     sync.Mutex
 	states map[stateKey]any // algo.FixedWindowState, algo.SlidingWindowState, *algo.Log, algo.TokenBucketState, algo.GCRAState, algo.LeakyBucketState
 }
@@ -30,21 +30,21 @@ type stateKey struct {
 	policy core.Identity
 }
 
-var _ core.Backend = (*Reference)(nil)
+var _ core.Backend = (*reference)(nil)
 
 // NewReference returns an empty Reference as a core.Backend, the model that
 // differential tests compare other backends with.
 func NewReference() core.Backend {
-	return new(Reference)
+	return new(reference)
 }
 
 // Do implements core.Backend.
-func (r *Reference) Do(ctx context.Context, items []core.Item, now time.Time, out []core.Decision) error {
+func (r *reference) Do(ctx context.Context, items []core.Item, now time.Time, out []core.Decision) error {
 	return r.decide(ctx, items, now, out)
 }
 
 // Reset implements core.Backend.
-func (r *Reference) Reset(ctx context.Context, key string, policies []core.Policy) error {
+func (r *reference) Reset(ctx context.Context, key string, policies []core.Policy) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -69,7 +69,7 @@ func (r *Reference) Reset(ctx context.Context, key string, policies []core.Polic
 
 // decide evaluates every item on the stored states and, for an admitted
 // batch, stores all new states; a denied batch or a peek stores nothing.
-func (r *Reference) decide(ctx context.Context, items []core.Item, now time.Time, out []core.Decision) error {
+func (r *reference) decide(ctx context.Context, items []core.Item, now time.Time, out []core.Decision) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -134,7 +134,7 @@ func (r *Reference) decide(ctx context.Context, items []core.Item, now time.Time
 
 // eval runs the policy's algorithm on the stored state and returns the
 // outcome and a function that stores the new state. r.mu is held.
-func (r *Reference) eval(p *core.Params, k stateKey, cost, now int64) (algo.Answer, func()) {
+func (r *reference) eval(p *core.Params, k stateKey, cost, now int64) (algo.Answer, func()) {
 	st := r.states[k]
 	switch p.Algorithm {
 	case core.FixedWindow:

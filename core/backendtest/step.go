@@ -10,35 +10,35 @@ import (
 	"github.com/ratelimit-go/ratelimit/core"
 )
 
-// Op is what a Step does. The zero value is OpCheck.
-type Op uint8
+// op is what a Step does. The zero value is opCheck.
+type op uint8
 
 // The operations of a Step.
 const (
-	// OpCheck consumes Cost units if every policy admits them.
-	OpCheck Op = iota
-	// OpPeek reports the state without consuming anything.
-	OpPeek
-	// OpReset forgets the key's state under the step's policies.
-	OpReset
+	// opCheck consumes Cost units if every policy admits them.
+	opCheck op = iota
+	// opPeek reports the state without consuming anything.
+	opPeek
+	// opReset forgets the key's state under the step's policies.
+	opReset
 )
 
 // String returns "check", "peek" or "reset".
-func (o Op) String() string {
+func (o op) String() string {
 	switch o {
-	case OpCheck:
+	case opCheck:
 		return "check"
-	case OpPeek:
+	case opPeek:
 		return "peek"
-	case OpReset:
+	case opReset:
 		return "reset"
 	}
-	return fmt.Sprintf("Op(%d)", uint8(o))
+	return fmt.Sprintf("op(%d)", uint8(o))
 }
 
 // Step is one operation of a trace. Replay first sets the clock to Set when it
 // is not the zero time, then moves it by Advance (backwards when negative),
-// then performs Op for Key under Policies.
+// then checks Key under Policies (RandomTrace also peeks and resets).
 //
 // A Step is a plain value; traces share nothing with the backend.
 type Step struct {
@@ -47,7 +47,8 @@ type Step struct {
 	Key      string
 	Policies []core.Policy // one or more, distinct; a multi-policy check is all-or-nothing
 	Cost     int           // units a check consumes; ignored by peek and reset
-	Op       Op
+	Peek     bool          // report the state without consuming anything
+	Reset    bool          // forget the key's state under Policies
 }
 
 // String describes the step for failure messages, with the key quoted.
@@ -56,7 +57,7 @@ func (s Step) String() string {
 	if !s.Set.IsZero() {
 		fmt.Fprintf(&b, "set %s, ", s.Set.Format(time.RFC3339Nano))
 	}
-	fmt.Fprintf(&b, "advance %v, %v key %q cost %d policies [", s.Advance, s.Op, abbreviate(s.Key), s.Cost)
+	fmt.Fprintf(&b, "advance %v, %v key %q cost %d policies [", s.Advance, s.kind(), abbreviate(s.Key), s.Cost)
 	for i, p := range s.Policies {
 		if i > 0 {
 			b.WriteString(" & ")
@@ -65,6 +66,17 @@ func (s Step) String() string {
 	}
 	b.WriteString("]")
 	return b.String()
+}
+
+// kind is what the step does: a check unless it is a peek or a reset.
+func (s Step) kind() op {
+	switch {
+	case s.Reset:
+		return opReset
+	case s.Peek:
+		return opPeek
+	}
+	return opCheck
 }
 
 func abbreviate(key string) string {
@@ -97,8 +109,8 @@ func perform(ctx context.Context, lim *core.Limiter, clock *core.ManualClock, s 
 		clock.Advance(s.Advance)
 	}
 	o := StepResult{Now: clock.Now()}
-	switch s.Op {
-	case OpCheck:
+	switch s.kind() {
+	case opCheck:
 		if len(s.Policies) == 1 && !viaCheck {
 			d, err := lim.AllowN(ctx, s.Key, s.Policies[0], s.Cost)
 			if err != nil {
@@ -114,7 +126,7 @@ func perform(ctx context.Context, lim *core.Limiter, clock *core.ManualClock, s 
 			return o
 		}
 		o.Allowed, o.Decisions = r.Allowed, r.Decisions
-	case OpPeek:
+	case opPeek:
 		if len(s.Policies) == 1 {
 			d, err := lim.Peek(ctx, s.Key, s.Policies[0])
 			if err != nil {
@@ -133,10 +145,10 @@ func perform(ctx context.Context, lim *core.Limiter, clock *core.ManualClock, s 
 		for _, d := range ds {
 			o.Allowed = o.Allowed && d.Allowed
 		}
-	case OpReset:
+	case opReset:
 		o.Err = lim.Reset(ctx, s.Key, s.Policies...)
 	default:
-		o.Err = fmt.Errorf("backendtest: unknown op %v", s.Op)
+		o.Err = fmt.Errorf("backendtest: unknown op %v", s.kind())
 	}
 	return o
 }
@@ -218,14 +230,14 @@ func diffOutcome(w, g StepResult) string {
 		wd, gd := w.Decisions[j], g.Decisions[j]
 		wd.Source, gd.Source = core.SourcePrimary, core.SourcePrimary
 		if wd != gd {
-			return fmt.Sprintf("policy %d: got %s, want %s", j, FormatDecision(g.Decisions[j]), FormatDecision(w.Decisions[j]))
+			return fmt.Sprintf("policy %d: got %s, want %s", j, formatDecision(g.Decisions[j]), formatDecision(w.Decisions[j]))
 		}
 	}
 	return ""
 }
 
-// FormatDecision renders a decision compactly for failure messages.
-func FormatDecision(d core.Decision) string {
+// formatDecision renders a decision compactly for failure messages.
+func formatDecision(d core.Decision) string {
 	return fmt.Sprintf("{allowed=%v limit=%d remaining=%d retry_after=%v reset_after=%v delay=%v}",
 		d.Allowed, d.Limit, d.Remaining, d.RetryAfter, d.ResetAfter, d.Delay)
 }

@@ -9,45 +9,11 @@ import (
 	"github.com/ratelimit-go/ratelimit/core"
 )
 
-// TraceOption adjusts RandomTrace.
-type TraceOption func(*traceConfig)
-
 type traceConfig struct {
 	algorithms []core.Algorithm
-	backwards  bool
+	backwards  bool // the clock also moves back, by up to a few seconds
 	errors     bool
 	keys       int
-}
-
-// WithAlgorithms restricts the trace to the given algorithms. The default is
-// all six.
-func WithAlgorithms(algs ...core.Algorithm) TraceOption {
-	return func(c *traceConfig) {
-		if len(algs) > 0 {
-			c.algorithms = append([]core.Algorithm(nil), algs...)
-		}
-	}
-}
-
-// WithBackwardClock lets the clock also move backwards, by up to a few
-// seconds. Off by default: a backend may drop a state once it has expired, and
-// moving the clock back past that expiry then legitimately differs from a
-// backend that keeps the stale state, so only invariants (no refund, no
-// negative Remaining) hold across such traces, not equality with
-// NewReference.
-func WithBackwardClock() TraceOption { return func(c *traceConfig) { c.backwards = true } }
-
-// WithInvalidSteps mixes in checks with a cost of 0, -1 or above capacity,
-// which must fail with a typed error and change nothing. Off by default.
-func WithInvalidSteps() TraceOption { return func(c *traceConfig) { c.errors = true } }
-
-// WithKeys sets how many distinct keys the trace uses. The default is 3.
-func WithKeys(n int) TraceOption {
-	return func(c *traceConfig) {
-		if n > 0 {
-			c.keys = n
-		}
-	}
 }
 
 // Trace start instants: one near the project's present, one in the year
@@ -69,11 +35,25 @@ var (
 // multi-policy steps, costs up to the capacity, and clock advances from zero
 // over a microsecond to days.
 //
-// The same seed and options always give the same trace.
-func RandomTrace(seed uint64, n int, opts ...TraceOption) []Step {
-	cfg := traceConfig{algorithms: core.Algorithms(), keys: 3}
-	for _, o := range opts {
-		o(&cfg)
+// keys is the number of distinct keys (3 when 0). With invalid, some checks
+// have a cost of 0, -1 or above the capacity, which must fail with a typed
+// error and change nothing.
+//
+// The same arguments always give the same trace.
+func RandomTrace(seed uint64, n, keys int, invalid bool) []Step {
+	return randomTrace(seed, n, traceConfig{keys: keys, errors: invalid})
+}
+
+// randomTrace is RandomTrace with the clock also moving backwards when
+// cfg.backwards: a backend may drop a state once it has expired, so only
+// invariants (no refund, no negative Remaining) hold across such traces, not
+// equality with the reference.
+func randomTrace(seed uint64, n int, cfg traceConfig) []Step {
+	if cfg.keys <= 0 {
+		cfg.keys = 3
+	}
+	if len(cfg.algorithms) == 0 {
+		cfg.algorithms = core.Algorithms()
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x5eed_c0f_fee))
 	keys := traceKeys(rng, cfg.keys)
@@ -112,16 +92,14 @@ func RandomTrace(seed uint64, n int, opts ...TraceOption) []Step {
 		}
 		switch r := rng.IntN(100); {
 		case r < 82:
-			s.Op = OpCheck
 			if rng.IntN(3) == 0 {
 				s.Cost = 1 + rng.IntN(capacity)
 			}
 		case r < 94:
-			s.Op = OpPeek
+			s.Peek = true
 		case r < 97:
-			s.Op = OpReset
+			s.Reset = true
 		default:
-			s.Op = OpCheck
 			if cfg.errors {
 				s.Cost = []int{0, -1, capacity + 1}[rng.IntN(3)]
 			}

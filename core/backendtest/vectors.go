@@ -172,7 +172,7 @@ func runVector(t *testing.T, b core.Backend, v vector) {
 				where += " [" + vs.Note + "]"
 			}
 			if vs.Error != "" {
-				probe := Step{Key: s.Key, Policies: policies, Op: OpPeek}
+				probe := Step{Key: s.Key, Policies: policies, Peek: true}
 				if probe.Key == "" {
 					probe.Key = prefix + "k"
 				}
@@ -202,7 +202,7 @@ func runVector(t *testing.T, b core.Backend, v vector) {
 			}
 			for j, w := range vs.Want {
 				if msg := w.mismatch(o.Decisions[j]); msg != "" {
-					t.Errorf("%s: policy %d (%s): %s; got %s", where, j, s.Policies[j], msg, FormatDecision(o.Decisions[j]))
+					t.Errorf("%s: policy %d (%s): %s; got %s", where, j, s.Policies[j], msg, formatDecision(o.Decisions[j]))
 				}
 			}
 			if t.Failed() {
@@ -226,11 +226,10 @@ func (vs vectorStep) step(prefix string, policies []core.Policy) (Step, error) {
 	}
 	switch vs.Op {
 	case "", "check":
-		s.Op = OpCheck
 	case "peek":
-		s.Op = OpPeek
+		s.Peek = true
 	case "reset":
-		s.Op = OpReset
+		s.Reset = true
 	default:
 		return s, fmt.Errorf("unknown op %q", vs.Op)
 	}

@@ -2,6 +2,7 @@ package redisstore_test
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -59,7 +60,7 @@ func bigTrace(seed uint64, n int) []backendtest.Step {
 			s.Advance = time.Duration(rng.Int64N(int64(p.Window/time.Microsecond)/3)) * time.Microsecond
 		}
 		if rng.IntN(8) == 0 {
-			s.Op = backendtest.OpPeek
+			s.Peek = true
 		}
 		steps[i] = s
 	}
@@ -118,7 +119,7 @@ func TestSlidingWindowRounding(t *testing.T) {
 	ctx := context.Background()
 	want := backendtest.Replay(ctx, backendtest.NewReference(), core.NewManualClock(time.Time{}), steps)
 	if d := want[1].Decisions[0]; d.Allowed || d.RetryAfter != 30626934066*time.Microsecond {
-		t.Fatalf("reference: %s; the case no longer tests rounding", backendtest.FormatDecision(d))
+		t.Fatalf("reference: %s; the case no longer tests rounding", fmt.Sprintf("%+v", d))
 	}
 	_, mini := newMiniredis(t)
 	for _, b := range []struct {

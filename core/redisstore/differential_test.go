@@ -42,7 +42,7 @@ func TestDifferential(t *testing.T) {
 	years := map[int]bool{}
 	traces := make([][]backendtest.Step, diffSeeds)
 	for i := range traces {
-		traces[i] = backendtest.RandomTrace(uint64(1000+i), diffSteps, backendtest.WithKeys(6), backendtest.WithInvalidSteps())
+		traces[i] = backendtest.RandomTrace(uint64(1000+i), diffSteps, 6, true)
 		years[traces[i][0].Set.Year()] = true
 	}
 	if !years[2026] || !years[2100] || !years[1969] {

@@ -98,16 +98,14 @@ func decodeTrace(data []byte) []backendtest.Step {
 		}
 		switch o := op % 16; {
 		case o < 11:
-			s.Op = backendtest.OpCheck
 			if cost&0x80 != 0 {
 				s.Cost = 1 + int(cost&0x7f)%capacity
 			}
 		case o < 13:
-			s.Op = backendtest.OpPeek
+			s.Peek = true
 		case o < 14:
-			s.Op = backendtest.OpReset
+			s.Reset = true
 		default: // a check the backends must refuse with a typed error
-			s.Op = backendtest.OpCheck
 			s.Cost = []int{0, -1, capacity + 1}[int(cost)%3]
 		}
 		steps = append(steps, s)
