@@ -55,7 +55,7 @@ func Example_quickStart() {
 // README, Redis: compiled, not run (it needs a server).
 func Example_redis() {
 	opts := &redis.Options{Addr: "127.0.0.1:6379"}
-	resilient.RedisOptions(resilient.DefaultBudget).Apply(opts) // timeouts = budget, no retries, fast reconnect
+	resilient.RedisOptions(opts, resilient.DefaultBudget) // timeouts = budget, no retries, fast reconnect
 	primary, err := redisstore.New(redis.NewClient(opts))       // or a ClusterClient, a FailoverClient, a Ring
 	if err != nil {
 		log.Fatal(err)

@@ -111,7 +111,6 @@ func domainOfKey(key string) string {
 // redisClient builds the go-redis client of a backend URL, with
 // resilient.RedisOptions for the budget.
 func redisClient(spec backendSpec) (redis.UniversalClient, string, error) {
-	t := resilient.RedisOptions(spec.Budget)
 	switch {
 	case strings.HasPrefix(spec.URL, "redis-cluster://"), strings.HasPrefix(spec.URL, "redis-sentinel://"):
 		u, err := url.Parse(spec.URL)
@@ -122,7 +121,7 @@ func redisClient(spec backendSpec) (redis.UniversalClient, string, error) {
 		password, _ := u.User.Password()
 		if u.Scheme == "redis-cluster" {
 			o := &redis.ClusterOptions{Addrs: addrs, Username: u.User.Username(), Password: password}
-			t.ApplyCluster(o)
+			resilient.RedisOptions(o, spec.Budget)
 			return redis.NewClusterClient(o), "cluster " + u.Host, nil
 		}
 		master := strings.Trim(u.Path, "/")
@@ -130,13 +129,13 @@ func redisClient(spec backendSpec) (redis.UniversalClient, string, error) {
 			return nil, "", errors.New("backend url: redis-sentinel:// needs the master's name as its path")
 		}
 		o := &redis.FailoverOptions{MasterName: master, SentinelAddrs: addrs, Username: u.User.Username(), Password: password}
-		t.ApplyFailover(o)
+		resilient.RedisOptions(o, spec.Budget)
 		return redis.NewFailoverClient(o), "sentinel " + u.Host + " master " + master, nil
 	}
 	o, err := redis.ParseURL(spec.URL)
 	if err != nil {
 		return nil, "", fmt.Errorf("backend url: %w", err)
 	}
-	t.Apply(o)
+	resilient.RedisOptions(o, spec.Budget)
 	return redis.NewClient(o), "redis " + o.Addr, nil
 }

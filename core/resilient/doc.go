@@ -3,7 +3,7 @@
 // failing over. Backend wraps the primary and is itself a core.Backend:
 //
 //	opts := &redis.Options{Addr: "127.0.0.1:6379"}
-//	resilient.RedisOptions(resilient.DefaultBudget).Apply(opts)
+//	resilient.RedisOptions(opts, resilient.DefaultBudget)
 //	primary, err := redisstore.New(redis.NewClient(opts))
 //	if err != nil { ... }
 //	fallback, err := memstore.New(memstore.WithMaxKeys(1_000_000))
@@ -43,8 +43,8 @@
 // the Redis client too: go-redis ignores the context deadline on socket I/O
 // unless ContextTimeoutEnabled is set, and its defaults (several dial
 // attempts, three command retries, 5 s timeouts) turn a dead server into
-// about 1.7 s per call and a hung one into 5 to 10 s. RedisOptions returns
-// settings matched to a budget: every timeout equal to it, MaxRetries -1 (a
+// about 1.7 s per call and a hung one into 5 to 10 s. RedisOptions sets
+// options matched to a budget: every timeout equal to it, MaxRetries -1 (a
 // consuming check must never be retried blindly: a command that timed out
 // may still have been applied), one dial attempt, ContextTimeoutEnabled.
 //

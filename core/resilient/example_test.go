@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/core/resilient"
@@ -118,7 +120,7 @@ func ExampleWithDenyCache() {
 
 // RedisOptions gives the go-redis settings that make the budget real.
 func ExampleRedisOptions() {
-	t := resilient.RedisOptions(50 * time.Millisecond)
+	t := resilient.RedisOptions(&redis.Options{Addr: "127.0.0.1:6379"}, 50*time.Millisecond)
 	fmt.Println(t.ReadTimeout, t.MaxRetries, t.DialerRetries, t.ContextTimeoutEnabled)
 	// Output:
 	// 50ms -1 1 true

@@ -17,7 +17,7 @@ const outage = 1500 * time.Millisecond
 // recommends for the fault budget.
 func standaloneClient(t *testing.T, s *redisproc.Server) *redis.Client {
 	o := &redis.Options{Addr: s.Addr}
-	resilient.RedisOptions(faultBudget).Apply(o)
+	resilient.RedisOptions(o, faultBudget)
 	c := redis.NewClient(o)
 	t.Cleanup(func() { _ = c.Close() })
 	return c
@@ -124,7 +124,7 @@ func TestFaultMaxmemory(t *testing.T) {
 func TestFaultClusterMasterKilled(t *testing.T) {
 	cl := redisproc.StartCluster(t, 3, 1, 500*time.Millisecond)
 	o := &redis.ClusterOptions{Addrs: cl.Addrs()}
-	resilient.RedisOptions(faultBudget).ApplyCluster(o)
+	resilient.RedisOptions(o, faultBudget)
 	client := redis.NewClusterClient(o)
 	t.Cleanup(func() { _ = client.Close() })
 	fr := &faultRun{name: "cluster-master-killed", mode: modeFallback}
@@ -158,7 +158,7 @@ func TestFaultClusterMasterKilled(t *testing.T) {
 func TestFaultSentinelFailover(t *testing.T) {
 	g := redisproc.StartSentinel(t, 1, 3, 500*time.Millisecond)
 	o := &redis.FailoverOptions{MasterName: g.MasterName, SentinelAddrs: g.SentinelAddrs()}
-	resilient.RedisOptions(faultBudget).ApplyFailover(o)
+	resilient.RedisOptions(o, faultBudget)
 	client := redis.NewFailoverClient(o)
 	t.Cleanup(func() { _ = client.Close() })
 	fr := &faultRun{name: "sentinel-failover", mode: modeFallback}

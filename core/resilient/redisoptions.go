@@ -8,75 +8,63 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// RedisTimeouts are the go-redis client settings that make a latency budget
-// real: with go-redis defaults a dead server costs seconds per call (five
-// dial attempts and three command retries) and a hung one blocks until the 5
-// s read timeout, because socket I/O ignores the context deadline unless
-// ContextTimeoutEnabled is set. The wrapper stops waiting at the budget
-// whatever the client does; these settings make the client stop too, so
-// abandoned calls end promptly instead of holding goroutines and
-// connections.
+// RedisOptions sets in o, the options of a go-redis client, the settings
+// that make a latency budget real, and returns o. With go-redis defaults a
+// dead server costs seconds per call (five dial attempts and three command
+// retries) and a hung one blocks until the 5 s read timeout, because socket
+// I/O ignores the context deadline unless ContextTimeoutEnabled is set. The
+// wrapper stops waiting at the budget whatever the client does; these
+// settings make the client stop too, so abandoned calls end promptly instead
+// of holding goroutines and connections.
 //
-// Call one of the Apply methods on options you have filled in otherwise
-// (after TLSConfig and any Dialer of your own): besides the fields below they
-// wrap the dialer so that the client is back on Redis as soon as it answers
+// It sets DialTimeout, ReadTimeout, WriteTimeout and PoolTimeout to budget
+// (the wrapper's DefaultBudget when budget is zero or less), MaxRetries to -1
+// (a consuming check that timed out may still have been applied, so it is
+// never retried blindly), DialerRetries to 1 and ContextTimeoutEnabled to
+// true. Call it after setting TLSConfig and any Dialer of your own: it also
+// wraps the dialer so that the client is back on Redis as soon as it answers
 // again. go-redis's pool, once PoolSize dials in a row have failed, stops
-// dialling, answers every call with the remembered dial error and probes the
-// server once a second, so a restarted Redis stayed unused for up to a
-// second (about 900 of 3,300 checks failed in one measured run). The wrapped
-// dialer hands the pool a failed dial as a connection whose first read or
-// write returns the dial error: the call fails at once with that error, as
-// before, but the pool never counts a failed dial, and the next call dials
-// anew. Copying the fields alone leaves that behaviour as go-redis has it. The zero value sets every timeout to
-// go-redis's default and is not useful; build one with RedisOptions.
-type RedisTimeouts struct {
-	// DialTimeout bounds one connection attempt.
-	DialTimeout time.Duration
-	// ReadTimeout and WriteTimeout bound socket I/O.
-	ReadTimeout, WriteTimeout time.Duration
-	// PoolTimeout bounds the wait for a free connection.
-	PoolTimeout time.Duration
-	// MaxRetries is -1: go-redis does not retry a failed command. A consuming
-	// check must never be retried blindly: a command that timed out may
-	// still have been applied.
-	MaxRetries int
-	// DialerRetries is 1: one dial attempt per connection.
-	DialerRetries int
-	// ContextTimeoutEnabled is true: go-redis sets socket deadlines from the
-	// context, which carries the budget.
-	ContextTimeoutEnabled bool
-}
-
-// RedisOptions returns the recommended go-redis settings for budget (the
-// wrapper's DefaultBudget when budget is zero or less): every timeout equal
-// to the budget, no command retry, one dial attempt, and context deadlines
-// honoured on socket I/O.
-func RedisOptions(budget time.Duration) RedisTimeouts {
+// dialling for about a second and answers every call with the remembered
+// error; the wrapped dialer hands the pool a failed dial as a connection
+// whose first read or write returns the dial error, so the call fails at once
+// as before but the next call dials anew. Redirects of a cluster client
+// (MOVED, ASK) are left as configured: they are how it follows a failover.
+func RedisOptions[O *redis.Options | *redis.ClusterOptions | *redis.FailoverOptions | *redis.UniversalOptions](o O, budget time.Duration) O {
+	if o == nil {
+		return o
+	}
 	if budget <= 0 {
 		budget = DefaultBudget
 	}
-	return RedisTimeouts{
-		DialTimeout:           budget,
-		ReadTimeout:           budget,
-		WriteTimeout:          budget,
-		PoolTimeout:           budget,
-		MaxRetries:            -1,
-		DialerRetries:         1,
-		ContextTimeoutEnabled: true,
+	set := func(dial, read, write, pool *time.Duration, retries, dialRetries *int, ctxTimeout *bool) {
+		*dial, *read, *write, *pool = budget, budget, budget, budget
+		*retries, *dialRetries, *ctxTimeout = -1, 1, true
 	}
-}
-
-// Apply sets the timeouts in o, for redis.NewClient, and wraps its dialer
-// (go-redis's own when o.Dialer is nil) so that failed dials never lock the
-// pool out (see RedisTimeouts).
-func (t RedisTimeouts) Apply(o *redis.Options) {
-	o.DialTimeout, o.ReadTimeout, o.WriteTimeout, o.PoolTimeout = t.DialTimeout, t.ReadTimeout, t.WriteTimeout, t.PoolTimeout
-	o.MaxRetries, o.DialerRetries, o.ContextTimeoutEnabled = t.MaxRetries, t.DialerRetries, t.ContextTimeoutEnabled
-	inner := o.Dialer
-	if inner == nil {
-		inner = redis.NewDialer(o) // reads o's DialTimeout and TLSConfig when it dials
+	switch o := any(o).(type) {
+	case *redis.Options:
+		set(&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.PoolTimeout, &o.MaxRetries, &o.DialerRetries, &o.ContextTimeoutEnabled)
+		inner := o.Dialer
+		if inner == nil {
+			inner = redis.NewDialer(o) // reads o's DialTimeout and TLSConfig when it dials
+		}
+		o.Dialer = deferDialErrors(inner)
+	case *redis.ClusterOptions:
+		set(&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.PoolTimeout, &o.MaxRetries, &o.DialerRetries, &o.ContextTimeoutEnabled)
+		o.Dialer = deferDialErrors(dialerFor(o.Dialer, func() *redis.Options {
+			return &redis.Options{DialTimeout: o.DialTimeout, TLSConfig: o.TLSConfig}
+		}))
+	case *redis.FailoverOptions:
+		set(&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.PoolTimeout, &o.MaxRetries, &o.DialerRetries, &o.ContextTimeoutEnabled)
+		o.Dialer = deferDialErrors(dialerFor(o.Dialer, func() *redis.Options {
+			return &redis.Options{DialTimeout: o.DialTimeout, TLSConfig: o.TLSConfig}
+		}))
+	case *redis.UniversalOptions:
+		set(&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.PoolTimeout, &o.MaxRetries, &o.DialerRetries, &o.ContextTimeoutEnabled)
+		o.Dialer = deferDialErrors(dialerFor(o.Dialer, func() *redis.Options {
+			return &redis.Options{DialTimeout: o.DialTimeout, TLSConfig: o.TLSConfig}
+		}))
 	}
-	o.Dialer = deferDialErrors(inner)
+	return o
 }
 
 // dialerFor returns dial, or go-redis's default dialer for the options that
@@ -126,35 +114,3 @@ type failedAddr struct{ network, addr string }
 
 func (a failedAddr) Network() string { return a.network }
 func (a failedAddr) String() string  { return a.addr }
-
-// ApplyCluster sets the timeouts in o, for redis.NewClusterClient, and wraps
-// its dialer as Apply does. Redirects
-// (MOVED, ASK) are left as configured: they are how a cluster client follows
-// a failover.
-func (t RedisTimeouts) ApplyCluster(o *redis.ClusterOptions) {
-	o.DialTimeout, o.ReadTimeout, o.WriteTimeout, o.PoolTimeout = t.DialTimeout, t.ReadTimeout, t.WriteTimeout, t.PoolTimeout
-	o.MaxRetries, o.DialerRetries, o.ContextTimeoutEnabled = t.MaxRetries, t.DialerRetries, t.ContextTimeoutEnabled
-	o.Dialer = deferDialErrors(dialerFor(o.Dialer, func() *redis.Options {
-		return &redis.Options{DialTimeout: o.DialTimeout, TLSConfig: o.TLSConfig}
-	}))
-}
-
-// ApplyFailover sets the timeouts in o, for redis.NewFailoverClient, and
-// wraps its dialer as Apply does.
-func (t RedisTimeouts) ApplyFailover(o *redis.FailoverOptions) {
-	o.DialTimeout, o.ReadTimeout, o.WriteTimeout, o.PoolTimeout = t.DialTimeout, t.ReadTimeout, t.WriteTimeout, t.PoolTimeout
-	o.MaxRetries, o.DialerRetries, o.ContextTimeoutEnabled = t.MaxRetries, t.DialerRetries, t.ContextTimeoutEnabled
-	o.Dialer = deferDialErrors(dialerFor(o.Dialer, func() *redis.Options {
-		return &redis.Options{DialTimeout: o.DialTimeout, TLSConfig: o.TLSConfig}
-	}))
-}
-
-// ApplyUniversal sets the timeouts in o, for redis.NewUniversalClient, and
-// wraps its dialer as Apply does.
-func (t RedisTimeouts) ApplyUniversal(o *redis.UniversalOptions) {
-	o.DialTimeout, o.ReadTimeout, o.WriteTimeout, o.PoolTimeout = t.DialTimeout, t.ReadTimeout, t.WriteTimeout, t.PoolTimeout
-	o.MaxRetries, o.DialerRetries, o.ContextTimeoutEnabled = t.MaxRetries, t.DialerRetries, t.ContextTimeoutEnabled
-	o.Dialer = deferDialErrors(dialerFor(o.Dialer, func() *redis.Options {
-		return &redis.Options{DialTimeout: o.DialTimeout, TLSConfig: o.TLSConfig}
-	}))
-}

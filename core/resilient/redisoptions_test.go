@@ -67,30 +67,25 @@ func TestRedisOptionsBoundTheClient(t *testing.T) {
 	}
 }
 
-// TestRedisOptionsApply: every Apply method sets the same fields.
+// TestRedisOptionsApply: every kind of options gets the same fields.
 func TestRedisOptionsApply(t *testing.T) {
-	r := resilient.RedisOptions(30 * time.Millisecond)
-	if r.ReadTimeout != 30*time.Millisecond || r.WriteTimeout != r.ReadTimeout || r.DialTimeout != r.ReadTimeout ||
-		r.PoolTimeout != r.ReadTimeout || r.MaxRetries != -1 || r.DialerRetries != 1 || !r.ContextTimeoutEnabled {
-		t.Fatalf("RedisOptions(30ms) = %+v", r)
-	}
-	if d := resilient.RedisOptions(0); d.ReadTimeout != resilient.DefaultBudget {
+	budget := 30 * time.Millisecond
+	o := resilient.RedisOptions(&redis.Options{}, budget)
+	co := resilient.RedisOptions(&redis.ClusterOptions{}, budget)
+	fo := resilient.RedisOptions(&redis.FailoverOptions{}, budget)
+	uo := resilient.RedisOptions(&redis.UniversalOptions{}, budget)
+	if d := resilient.RedisOptions(&redis.Options{}, 0); d.ReadTimeout != resilient.DefaultBudget {
 		t.Fatalf("RedisOptions(0) uses %v, want the default budget", d.ReadTimeout)
 	}
-	var o redis.Options
-	r.Apply(&o)
-	var co redis.ClusterOptions
-	r.ApplyCluster(&co)
-	var fo redis.FailoverOptions
-	r.ApplyFailover(&fo)
-	var uo redis.UniversalOptions
-	r.ApplyUniversal(&uo)
+	if resilient.RedisOptions((*redis.Options)(nil), budget) != nil {
+		t.Fatal("RedisOptions(nil) is not nil")
+	}
 	type fields struct {
 		dial, read, write, pool time.Duration
 		retries, dialRetries    int
 		ctx                     bool
 	}
-	want := fields{r.DialTimeout, r.ReadTimeout, r.WriteTimeout, r.PoolTimeout, -1, 1, true}
+	want := fields{budget, budget, budget, budget, -1, 1, true}
 	for name, got := range map[string]fields{
 		"Options":          {o.DialTimeout, o.ReadTimeout, o.WriteTimeout, o.PoolTimeout, o.MaxRetries, o.DialerRetries, o.ContextTimeoutEnabled},
 		"ClusterOptions":   {co.DialTimeout, co.ReadTimeout, co.WriteTimeout, co.PoolTimeout, co.MaxRetries, co.DialerRetries, co.ContextTimeoutEnabled},
@@ -100,5 +95,8 @@ func TestRedisOptionsApply(t *testing.T) {
 		if got != want {
 			t.Errorf("%s: %+v, want %+v", name, got, want)
 		}
+	}
+	if o.Dialer == nil || co.Dialer == nil || fo.Dialer == nil || uo.Dialer == nil {
+		t.Fatal("a dialer is not wrapped")
 	}
 }

@@ -51,7 +51,7 @@ func OpenLimiter(ctx context.Context, f Flags, c *metrics.Collector) (l *core.Li
 	if err != nil {
 		return nil, nil, fmt.Errorf("-redis: %w", err)
 	}
-	resilient.RedisOptions(f.Budget).Apply(opts)
+	resilient.RedisOptions(opts, f.Budget)
 	client := redis.NewClient(opts)
 	pingCtx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
