@@ -93,14 +93,14 @@ func IsBounded(b Backend) bool {
 // MaxKeyLen bounds the length of a key in bytes.
 const MaxKeyLen = 64 << 10
 
-// ValidateKey returns a *KeyError for an empty key or one longer than
+// ValidateKey returns an error matching ErrInvalidKey for an empty key or one longer than
 // MaxKeyLen. Keys are otherwise opaque bytes.
 func ValidateKey(key string) error {
 	if key == "" {
-		return &KeyError{Reason: "key is empty"}
+		return errEmptyKey
 	}
 	if len(key) > MaxKeyLen {
-		return &KeyError{Reason: "key is longer than 65536 bytes"}
+		return errLongKey
 	}
 	return nil
 }
@@ -214,3 +214,8 @@ func doKeyed(ctx context.Context, b Backend, key string, policies []Policy, cost
 	}
 	return err
 }
+
+var (
+	errEmptyKey = fmt.Errorf("%w: key is empty", ErrInvalidKey)
+	errLongKey  = fmt.Errorf("%w: key is longer than 65536 bytes", ErrInvalidKey)
+)

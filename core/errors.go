@@ -6,8 +6,7 @@ import (
 )
 
 // Sentinel errors, for use with errors.Is. Errors returned by this module wrap
-// one of them and carry the details in a typed error (PolicyError, CostError,
-// KeyError, ParseError).
+// one of them, with the details in a *PolicyError or a *CostError.
 var (
 	// ErrInvalidPolicy reports a policy that cannot be enforced: a missing or
 	// non-positive limit or window, a negative burst, an unknown algorithm,
@@ -27,18 +26,25 @@ var (
 	ErrNoPolicy = errors.New("ratelimit: no policy")
 )
 
-// PolicyError describes what is wrong with a policy: which field, which
-// value, and why. It matches ErrInvalidPolicy and its Err with errors.Is.
+// PolicyError describes what is wrong with a policy or its text: which
+// field, which value, and why; for a malformed policy string (ParsePolicy),
+// the input and the offset of the bad part. It matches ErrInvalidPolicy and
+// its Err with errors.Is.
 type PolicyError struct {
 	Policy string // the policy's name, if it has one
-	Field  string // "limit", "window", "burst", "algorithm", "name"
-	Value  string // the offending value, as text
+	Field  string // "limit", "window", "burst", "algorithm", "name"; "" in a policy string
+	Value  string // the offending value, as text; the bad part of Input
 	Reason string // what is wrong with it
 	Err    error  // ErrInvalidPolicy or ErrUnknownAlgorithm
+	Input  string // the whole policy string, when the error is ParsePolicy's
+	Offset int    // byte offset of Value in Input
 }
 
 // Error describes the problem; it is safe to log.
 func (e *PolicyError) Error() string {
+	if e.Input != "" || e.Field == "" {
+		return fmt.Sprintf("%v %q: at offset %d (%q): %s", ErrInvalidPolicy, e.Input, e.Offset, e.Value, e.Reason)
+	}
 	name := ""
 	if e.Policy != "" {
 		name = fmt.Sprintf(" %q", e.Policy)
@@ -76,35 +82,3 @@ func (e *CostError) Error() string {
 
 // Unwrap returns the sentinel error.
 func (e *CostError) Unwrap() error { return e.Err }
-
-// KeyError reports an unusable key. It matches ErrInvalidKey.
-type KeyError struct {
-	Reason string
-}
-
-// Error describes the problem; it is safe to log.
-func (e *KeyError) Error() string { return fmt.Sprintf("%v: %s", ErrInvalidKey, e.Reason) }
-
-// Unwrap returns ErrInvalidKey.
-func (e *KeyError) Unwrap() error { return ErrInvalidKey }
-
-// ParseError reports a malformed policy string and points at the bad part.
-// It matches ErrInvalidPolicy (and ErrUnknownAlgorithm for a bad algorithm).
-type ParseError struct {
-	Input  string // the whole input
-	Offset int    // byte offset of the bad part in Input
-	Part   string // the bad part itself
-	Reason string // what is wrong with it
-	Err    error  // ErrInvalidPolicy or ErrUnknownAlgorithm
-}
-
-// Error describes the problem; it is safe to log.
-func (e *ParseError) Error() string {
-	return fmt.Sprintf("%v %q: at offset %d (%q): %s", ErrInvalidPolicy, e.Input, e.Offset, e.Part, e.Reason)
-}
-
-// Unwrap returns the sentinel error.
-func (e *ParseError) Unwrap() error { return e.Err }
-
-// Is makes every ParseError match ErrInvalidPolicy.
-func (e *ParseError) Is(target error) bool { return target == ErrInvalidPolicy }

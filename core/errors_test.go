@@ -37,17 +37,17 @@ func TestErrorMessagesAndMatching(t *testing.T) {
 			[]error{core.ErrCostExceedsCapacity}, []error{core.ErrInvalidCost},
 		},
 		{
-			&core.KeyError{Reason: "key is empty"},
+			core.ValidateKey(""),
 			"ratelimit: invalid key: key is empty",
 			[]error{core.ErrInvalidKey}, []error{core.ErrInvalidPolicy},
 		},
 		{
-			&core.ParseError{Input: "1/x", Offset: 2, Part: "x", Reason: "unknown period", Err: core.ErrInvalidPolicy},
+			&core.PolicyError{Input: "1/x", Offset: 2, Value: "x", Reason: "unknown period", Err: core.ErrInvalidPolicy},
 			`ratelimit: invalid policy "1/x": at offset 2 ("x"): unknown period`,
 			[]error{core.ErrInvalidPolicy}, []error{core.ErrUnknownAlgorithm},
 		},
 		{
-			&core.ParseError{Input: "1/s;algorithm=x", Offset: 4, Part: "algorithm=x", Reason: "unknown algorithm", Err: core.ErrUnknownAlgorithm},
+			&core.PolicyError{Input: "1/s;algorithm=x", Offset: 4, Value: "algorithm=x", Reason: "unknown algorithm", Err: core.ErrUnknownAlgorithm},
 			`ratelimit: invalid policy "1/s;algorithm=x": at offset 4 ("algorithm=x"): unknown algorithm`,
 			[]error{core.ErrInvalidPolicy, core.ErrUnknownAlgorithm}, []error{core.ErrInvalidCost},
 		},

@@ -114,9 +114,9 @@ func ExampleParsePolicy() {
 	fmt.Println(p)
 
 	_, err = core.ParsePolicy("100/1m;algorithm=leaky")
-	var pe *core.ParseError
+	var pe *core.PolicyError
 	if errors.As(err, &pe) {
-		fmt.Printf("offset %d: %q\n", pe.Offset, pe.Part)
+		fmt.Printf("offset %d: %q\n", pe.Offset, pe.Value)
 	}
 	fmt.Println(errors.Is(err, core.ErrInvalidPolicy), errors.Is(err, core.ErrUnknownAlgorithm))
 	// Output:

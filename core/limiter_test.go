@@ -326,9 +326,8 @@ func TestValidateItems(t *testing.T) {
 			t.Errorf("case %d: ValidateItems = %v, want %v", i, err, tt.sentinel)
 		}
 	}
-	var ke *core.KeyError
-	if err := core.ValidateKey(""); !errors.As(err, &ke) || err.Error() == "" {
-		t.Errorf("ValidateKey(\"\") = %v, want a *KeyError", err)
+	if err := core.ValidateKey(""); !errors.Is(err, core.ErrInvalidKey) || err.Error() != "ratelimit: invalid key: key is empty" {
+		t.Errorf("ValidateKey(\"\") = %v, want ErrInvalidKey", err)
 	}
 }
 

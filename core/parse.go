@@ -23,13 +23,14 @@ import (
 //	10/s;burst=20;algorithm=token_bucket
 //	5/5m;algorithm=sliding_log;name=otp
 //
-// The result is validated. Any error is a *ParseError that names the offset
-// and the text of the bad part, or a *PolicyError for a well-formed policy
-// that cannot be enforced; both match ErrInvalidPolicy.
+// The result is validated. Any error is a *PolicyError matching
+// ErrInvalidPolicy: for malformed text it names the bad part and its offset
+// (Input, Offset, Value), for a well-formed policy that cannot be enforced
+// the field.
 func ParsePolicy(s string) (Policy, error) {
 	var p Policy
 	fail := func(off int, part, reason string) (Policy, error) {
-		return Policy{}, &ParseError{Input: s, Offset: off, Part: part, Reason: reason, Err: ErrInvalidPolicy}
+		return Policy{}, &PolicyError{Input: s, Offset: off, Value: part, Reason: reason, Err: ErrInvalidPolicy}
 	}
 	segs := splitOffsets(s, ';')
 	rate := segs[0]
@@ -80,7 +81,7 @@ func ParsePolicy(s string) (Policy, error) {
 		case "algorithm":
 			a, err := ParseAlgorithm(val)
 			if err != nil {
-				return Policy{}, &ParseError{Input: s, Offset: off, Part: text, Reason: "unknown algorithm; want one of " + algorithmList(), Err: ErrUnknownAlgorithm}
+				return Policy{}, &PolicyError{Input: s, Offset: off, Value: text, Reason: "unknown algorithm; want one of " + algorithmList(), Err: ErrUnknownAlgorithm}
 			}
 			p.Algorithm = a
 		case "max_delay":

@@ -64,7 +64,7 @@ func TestParsePolicyBad(t *testing.T) {
 		in       string
 		offset   int
 		part     string
-		reason   string // a fragment of ParseError.Reason
+		reason   string // a fragment of PolicyError.Reason
 		sentinel error
 	}{
 		{"", 0, "", "<limit>/<period>", core.ErrInvalidPolicy},
@@ -110,16 +110,16 @@ func TestParsePolicyBad(t *testing.T) {
 	}
 	for _, tt := range tests {
 		_, err := core.ParsePolicy(tt.in)
-		var pe *core.ParseError
+		var pe *core.PolicyError
 		if !errors.As(err, &pe) {
-			t.Errorf("ParsePolicy(%q) error = %v (%T), want a *ParseError", tt.in, err, err)
+			t.Errorf("ParsePolicy(%q) error = %v (%T), want a *PolicyError", tt.in, err, err)
 			continue
 		}
-		if pe.Input != tt.in || pe.Offset != tt.offset || pe.Part != tt.part {
-			t.Errorf("ParsePolicy(%q): Offset %d Part %q, want %d %q", tt.in, pe.Offset, pe.Part, tt.offset, tt.part)
+		if pe.Input != tt.in || pe.Offset != tt.offset || pe.Value != tt.part {
+			t.Errorf("ParsePolicy(%q): Offset %d Value %q, want %d %q", tt.in, pe.Offset, pe.Value, tt.offset, tt.part)
 		}
-		if !strings.HasPrefix(tt.in[pe.Offset:], pe.Part) {
-			t.Errorf("ParsePolicy(%q): Part %q is not at Offset %d", tt.in, pe.Part, pe.Offset)
+		if !strings.HasPrefix(tt.in[pe.Offset:], pe.Value) {
+			t.Errorf("ParsePolicy(%q): Part %q is not at Offset %d", tt.in, pe.Value, pe.Offset)
 		}
 		if !strings.Contains(pe.Reason, tt.reason) {
 			t.Errorf("ParsePolicy(%q): Reason %q, want it to contain %q", tt.in, pe.Reason, tt.reason)

@@ -3,6 +3,7 @@ package resilient_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -119,7 +120,7 @@ func (f *faultyBackend) before(ctx context.Context) error {
 			return context.DeadlineExceeded
 		}
 	case callerErr:
-		return &core.KeyError{Reason: "rejected by the primary"}
+		return fmt.Errorf("%w: rejected by the primary", core.ErrInvalidKey)
 	}
 	return nil
 }
