@@ -23,7 +23,7 @@ func TestMisconfigurationIsAnError(t *testing.T) {
 		want    error
 		mention string
 	}{
-		{"no policy at all", []ratelimit.Option{key}, ratelimit.ErrNoPolicy, "no policy"},
+		{"no policy at all", []ratelimit.Option{key}, ratelimit.ErrInvalidConfig, "no policy at all"},
 		{"lower-case method", []ratelimit.Option{key, ratelimit.WithRoute("get", "/search", p)}, nil, `"get"`},
 		{"method inside the pattern", []ratelimit.Option{key, ratelimit.WithRoute("GET", "GET /search", p)}, nil, `WithRoute("GET", "/search")`},
 		{"pattern without a slash", []ratelimit.Option{key, ratelimit.WithRoute("GET", "search", p)}, nil, `"/search"`},

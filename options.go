@@ -184,7 +184,7 @@ func WithAlgorithm(a core.Algorithm) Option {
 }
 
 // WithKeyFunc sets the key function, which is required: New fails with
-// ErrNoKeyFunc without one. See package keyfuncs for client IP, header,
+// ErrInvalidConfig without one. See package keyfuncs for client IP, header,
 // route and composite keys.
 func WithKeyFunc(f keyfuncs.KeyFunc) Option {
 	return func(s *settings) { s.keyFunc = f }

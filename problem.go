@@ -10,14 +10,6 @@ import (
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
 
-// ProblemTypeQuotaExceeded is the problem type the RateLimit header draft
-// defines for a request that exceeds one or more quota policies. Its
-// extension member "violated-policies" lists the names of those policies.
-const ProblemTypeQuotaExceeded = "https://iana.org/assignments/http-problem-types#quota-exceeded"
-
-// ContentTypeProblem is the media type of RFC 9457 problem documents.
-const ContentTypeProblem = "application/problem+json"
-
 // DeniedHandler writes the response to a request a policy denied. When it
 // is called, the rate-limit header fields and Retry-After are already set
 // on res. It must call res.Write exactly once, with a 4xx or 5xx status;
@@ -37,11 +29,11 @@ type DeniedHandler func(req keyfuncs.Request, res adapter.Response, result core.
 type ErrorHandler func(req keyfuncs.Request, res adapter.Response, status int, err error) error
 
 // DefaultDeniedHandler answers 429 Too Many Requests with an
-// application/problem+json document of type ProblemTypeQuotaExceeded whose
+// application/problem+json document of the draft's quota-exceeded type whose
 // "violated-policies" names the policies that denied the request (their
 // PolicyName).
 func DefaultDeniedHandler(_ keyfuncs.Request, res adapter.Response, result core.Result) error {
-	return res.Write(http.StatusTooManyRequests, ContentTypeProblem, fields.DeniedProblem(result))
+	return res.Write(http.StatusTooManyRequests, fields.ContentTypeProblem, fields.DeniedProblem(result))
 }
 
 // DefaultErrorHandler answers status with an application/problem+json

@@ -56,7 +56,7 @@ func Example_quickStart() {
 func Example_redis() {
 	opts := &redis.Options{Addr: "127.0.0.1:6379"}
 	resilient.RedisOptions(opts, resilient.DefaultBudget) // timeouts = budget, no retries, fast reconnect
-	primary, err := redisstore.New(redis.NewClient(opts))       // or a ClusterClient, a FailoverClient, a Ring
+	primary, err := redisstore.New(redis.NewClient(opts)) // or a ClusterClient, a FailoverClient, a Ring
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func Example_middleware() {
 		ratelimit.WithSkip(func(r keyfuncs.Request) bool { return r.Path() == "/healthz" }),
 	)
 	if err != nil {
-		log.Fatal(err) // *ratelimit.RouteError, ErrNoPolicy, an invalid policy...
+		log.Fatal(err) // *ratelimit.RouteError, ErrInvalidConfig, an invalid policy...
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /search", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "results") })

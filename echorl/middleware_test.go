@@ -14,6 +14,7 @@ import (
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/echorl"
+	"github.com/ratelimit-go/ratelimit/internal/fields"
 	"github.com/ratelimit-go/ratelimit/internal/must"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
@@ -65,7 +66,7 @@ func TestDenialStopsTheChain(t *testing.T) {
 		t.Fatalf("first: %d", rec.Code)
 	}
 	rec := do(e, "GET", "/")
-	if rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") != "60" || rec.Header().Get("Content-Type") != ratelimit.ContentTypeProblem {
+	if rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") != "60" || rec.Header().Get("Content-Type") != fields.ContentTypeProblem {
 		t.Fatalf("second: %d %v", rec.Code, rec.Header())
 	}
 	if later != 1 || handled != 1 || errs != 0 {

@@ -18,6 +18,7 @@ import (
 	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/fiberrl"
 	"github.com/ratelimit-go/ratelimit/internal/fibertest"
+	"github.com/ratelimit-go/ratelimit/internal/fields"
 	"github.com/ratelimit-go/ratelimit/internal/must"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
@@ -83,7 +84,7 @@ func TestDenialStopsTheChain(t *testing.T) {
 	}
 	res := do(t, app, "GET", "/")
 	if res.StatusCode != http.StatusTooManyRequests || res.Header.Get("Retry-After") != "60" ||
-		res.Header.Get("Content-Type") != ratelimit.ContentTypeProblem || res.Header.Get("X-Content-Type-Options") != "nosniff" {
+		res.Header.Get("Content-Type") != fields.ContentTypeProblem || res.Header.Get("X-Content-Type-Options") != "nosniff" {
 		t.Fatalf("second: %d %v", res.StatusCode, res.Header)
 	}
 	if later != 1 || handled != 1 || errs != 0 {

@@ -12,6 +12,7 @@ import (
 	"github.com/ratelimit-go/ratelimit/adapter"
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
+	"github.com/ratelimit-go/ratelimit/internal/fields"
 	"github.com/ratelimit-go/ratelimit/internal/must"
 	"github.com/ratelimit-go/ratelimit/internal/nethttp"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
@@ -76,7 +77,7 @@ func TestWrappingTheMuxResolvesRoutes(t *testing.T) {
 	if rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") != "60" {
 		t.Fatalf("second login: %d %v", rec.Code, rec.Header())
 	}
-	if ct := rec.Header().Get("Content-Type"); ct != ratelimit.ContentTypeProblem {
+	if ct := rec.Header().Get("Content-Type"); ct != fields.ContentTypeProblem {
 		t.Errorf("Content-Type %q", ct)
 	}
 	if rec := do(h, "GET", "/other"); rec.Code != http.StatusNoContent || rec.Header().Get("RateLimit") != `"global";r=99;t=1` {

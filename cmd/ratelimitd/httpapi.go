@@ -185,7 +185,7 @@ func writeProblem(w http.ResponseWriter, err error, s *service) {
 		ae = &apiError{status: http.StatusServiceUnavailable, detail: "the rate limiter could not decide; try again"}
 	}
 	p := client.Problem{Title: http.StatusText(ae.status), Status: ae.status, Detail: ae.detail, Field: ae.field}
-	w.Header().Set("Content-Type", ratelimit.ContentTypeProblem)
+	w.Header().Set("Content-Type", fields.ContentTypeProblem)
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(ae.status)
 	enc := json.NewEncoder(w) // a problem is JSON, not HTML: & is &

@@ -19,7 +19,7 @@ type New func(opts ...ratelimit.Option) (any, error)
 // never closed, leave no goroutine behind (the default memory store has no
 // sweeper), a route pattern in net/http's syntax, which the adapter's
 // framework never reports, is refused with a *ratelimit.RouteError, and so is
-// a Middleware without a key function, with ratelimit.ErrNoKeyFunc.
+// a Middleware without a key function, with ratelimit.ErrInvalidConfig.
 func RunConstructors(t *testing.T, newFn New) {
 	t.Run("NoGoroutine", func(t *testing.T) {
 		existing := goleak.IgnoreCurrent()
@@ -37,8 +37,8 @@ func RunConstructors(t *testing.T, newFn New) {
 		runtime.KeepAlive(keep)
 	})
 	t.Run("NoKeyFunc", func(t *testing.T) {
-		if _, err := newFn(ratelimit.WithPolicy(core.MustParsePolicy("1/1s"))); !errors.Is(err, ratelimit.ErrNoKeyFunc) {
-			t.Fatalf("New without a key function: %v, want ErrNoKeyFunc", err)
+		if _, err := newFn(ratelimit.WithPolicy(core.MustParsePolicy("1/1s"))); !errors.Is(err, ratelimit.ErrInvalidConfig) {
+			t.Fatalf("New without a key function: %v, want ErrInvalidConfig", err)
 		}
 	})
 	t.Run("ForeignPatterns", func(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
+	"github.com/ratelimit-go/ratelimit/internal/fields"
 	"github.com/ratelimit-go/ratelimit/internal/must"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
@@ -218,8 +219,8 @@ type problemDoc struct {
 
 func parseProblem(t *testing.T, r response) problemDoc {
 	t.Helper()
-	if ct := r.header.Get("Content-Type"); ct != ratelimit.ContentTypeProblem {
-		t.Fatalf("Content-Type %q, want %q", ct, ratelimit.ContentTypeProblem)
+	if ct := r.header.Get("Content-Type"); ct != fields.ContentTypeProblem {
+		t.Fatalf("Content-Type %q, want %q", ct, fields.ContentTypeProblem)
 	}
 	var p problemDoc
 	dec := json.NewDecoder(strings.NewReader(string(r.body)))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/internal/fields"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 	"github.com/ratelimit-go/ratelimit/keyfuncs/keyfuncstest"
 )
@@ -65,7 +66,7 @@ func testAllowDenyRetry(t *testing.T, e *env) {
 		t.Fatalf("Retry-After %d, want 7, the t of the binding policy", ra)
 	}
 	p := parseProblem(t, res)
-	if p.Type != ratelimit.ProblemTypeQuotaExceeded || len(p.Violated) != 1 || p.Violated[0] != "api" {
+	if p.Type != fields.ProblemTypeQuotaExceeded || len(p.Violated) != 1 || p.Violated[0] != "api" {
 		t.Fatalf("problem %+v", p)
 	}
 	// Another key has its own quota.

@@ -8,7 +8,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/internal/fields"
 	"github.com/ratelimit-go/ratelimit/internal/sharedhdr"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
@@ -130,7 +130,7 @@ type headerBlock struct {
 // Shared values of the fields Write sets on a problem document (see
 // adapter.SharedHeaderSetter).
 var (
-	problemType = sharedhdr.New(ratelimit.ContentTypeProblem)
+	problemType = sharedhdr.New(fields.ContentTypeProblem)
 	nosniff     = sharedhdr.New("nosniff")
 )
 
