@@ -3,7 +3,6 @@ package ratelimit
 import (
 	"strconv"
 	"testing"
-
 )
 
 func TestParseHeaderMode(t *testing.T) {

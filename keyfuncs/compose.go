@@ -2,8 +2,8 @@ package keyfuncs
 
 import "strings"
 
-// Separator joins the parts of a composed key.
-const Separator = '|'
+// separator joins the parts of a composed key.
+const separator = '|'
 
 // Constant returns a KeyFunc that gives every request the same key: a global
 // limit shared by all clients. Safe for concurrent use.
@@ -12,7 +12,7 @@ func Constant(key string) KeyFunc {
 }
 
 // Compose returns a KeyFunc whose key joins the keys of fns, in order, with
-// Separator. Each part is escaped first, so that distinct lists of parts
+// "|". Each part is escaped first, so that distinct lists of parts
 // always give distinct keys: '%' becomes "%25", '|' becomes "%7C", and
 // control bytes (0x00-0x1F, 0x7F) become "%XX" too, so a composed key never
 // carries a raw CR or LF. Parts without such bytes appear as they are:
@@ -48,7 +48,7 @@ func Compose(fns ...KeyFunc) KeyFunc {
 		b.Grow(n)
 		for i, k := range keys {
 			if i > 0 {
-				b.WriteByte(Separator)
+				b.WriteByte(separator)
 			}
 			writeEscaped(&b, k)
 		}
@@ -58,7 +58,7 @@ func Compose(fns ...KeyFunc) KeyFunc {
 
 // needsEscape reports whether c is escaped inside a composed key.
 func needsEscape(c byte) bool {
-	return c == '%' || c == Separator || c < 0x20 || c == 0x7f
+	return c == '%' || c == separator || c < 0x20 || c == 0x7f
 }
 
 // escapedLen returns the length of s once escaped.

@@ -19,11 +19,11 @@ import (
 // labels separately unless WithMaxPolicies says otherwise.
 const defaultMaxPolicies = 1000
 
-// OtherPolicy is the policy label of policies beyond the limit of distinct
-// names, and NoPolicy that of requests no policy was chosen for.
+// otherPolicy is the policy label of policies beyond the limit of distinct
+// names, and noPolicy that of requests no policy was chosen for.
 const (
-	OtherPolicy = "other"
-	NoPolicy    = "none"
+	otherPolicy = "other"
+	noPolicy    = "none"
 )
 
 // Option configures a Collector.
@@ -40,7 +40,7 @@ type config struct {
 func WithNamespace(namespace string) Option { return func(c *config) { c.namespace = namespace } }
 
 // WithMaxPolicies sets how many distinct policy names get a label of their
-// own; further names are counted under OtherPolicy, so that policies built
+// own; further names are counted under the policy label "other", so that policies built
 // on the fly cannot grow the number of series without bound. 0 means
 // 1000; a negative n is an error of New.
 func WithMaxPolicies(n int) Option { return func(c *config) { c.maxPolicies = n } }

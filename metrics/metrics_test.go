@@ -302,7 +302,7 @@ func TestPolicyNamesAreBounded(t *testing.T) {
 	if n := len(mfs["ratelimit_checks_total"].Metric); n != 4 {
 		t.Fatalf("%d series, want 3 names and other", n)
 	}
-	if v := value(mfs, "ratelimit_checks_total", "policy", metrics.OtherPolicy); v != 47 {
+	if v := value(mfs, "ratelimit_checks_total", "policy", "other"); v != 47 {
 		t.Fatalf("other = %v, want 47", v)
 	}
 }

@@ -30,7 +30,7 @@ func (c *Collector) observe(_ context.Context, e ratelimit.Event) {
 			c.counter(cs, c.name(cs, &e.Policies[i]), out).Inc()
 		}
 	case e.Outcome != ratelimit.OutcomeAllowed: // allowed with no enforced policy: a set of shadow policies only
-		c.counter(cs, NoPolicy, out).Inc()
+		c.counter(cs, noPolicy, out).Inc()
 	}
 	if e.Outcome == ratelimit.OutcomeDenied {
 		for i := range e.Result.Decisions {
@@ -121,7 +121,7 @@ func (c *Collector) counter(cs *counters, name string, kind uint8) prometheus.Co
 	if fresh && old.labels >= c.cfg.maxPolicies {
 		// Past the limit of distinct names: counted as "other", and not
 		// cached, so that names made on the fly cannot grow the cache.
-		return c.vecCounter(OtherPolicy, kind)
+		return c.vecCounter(otherPolicy, kind)
 	}
 	next := *old
 	next.byKey = maps.Clone(old.byKey)

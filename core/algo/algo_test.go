@@ -289,12 +289,12 @@ func TestLogGrowthBoundedAndCompact(t *testing.T) {
 			}
 			CommitSlidingLog(p, l, 1, ts, now)
 		}
-		newest := l.Newest()
+		newest := l.newest()
 		if got := l.ExpiresAt(p); got != newest+p.Window {
 			t.Fatalf("ExpiresAt = %d, want newest+window", got)
 		}
 		l.Compact(p.Window, newest+p.Window-1)
-		if l.Len() == 0 || l.Newest() != newest {
+		if l.Len() == 0 || l.newest() != newest {
 			t.Fatalf("limit %d: Compact dropped entries still in the window", limit)
 		}
 		l.Compact(p.Window, newest+p.Window)

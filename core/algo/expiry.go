@@ -28,4 +28,4 @@ func (s TokenBucketState) ExpiresAt(*core.Params) int64 { return s.Last + s.Used
 func (s LeakyBucketState) ExpiresAt(*core.Params) int64 { return s.Last + s.Level }
 
 // ExpiresAt returns when every entry of the log has left the window.
-func (l *Log) ExpiresAt(p *core.Params) int64 { return l.Newest() + p.Window }
+func (l *Log) ExpiresAt(p *core.Params) int64 { return l.newest() + p.Window }

@@ -18,8 +18,8 @@ func (l *Log) Len() int { return l.n }
 // At returns the i-th oldest entry.
 func (l *Log) At(i int) int64 { return l.buf[(l.head+i)%len(l.buf)] }
 
-// Newest returns the newest entry, or 0 for an empty log.
-func (l *Log) Newest() int64 {
+// newest returns the newest entry, or 0 for an empty log.
+func (l *Log) newest() int64 {
 	if l.n == 0 {
 		return 0
 	}
@@ -85,7 +85,7 @@ func SlidingLog(p *core.Params, l *Log, cost, now int64) (Answer, int64) {
 	n := int64(l.n - first)
 	ts := now
 	if l.n > 0 { // an empty log has no newest entry, also before 1970
-		ts = max(now, l.Newest())
+		ts = max(now, l.newest())
 	}
 	if n+cost <= p.Limit {
 		o := Answer{Allowed: true, Remaining: p.Limit - n - cost}
@@ -93,7 +93,7 @@ func SlidingLog(p *core.Params, l *Log, cost, now int64) (Answer, int64) {
 		case cost > 0:
 			o.ResetAfter = ts + p.Window - now
 		case n > 0:
-			o.ResetAfter = l.Newest() + p.Window - now
+			o.ResetAfter = l.newest() + p.Window - now
 		}
 		return o, ts
 	}
@@ -101,7 +101,7 @@ func SlidingLog(p *core.Params, l *Log, cost, now int64) (Answer, int64) {
 	o := Answer{
 		Remaining:  max(p.Limit-n, 0), // more entries than a lowered limit
 		Wait:       l.At(first+int(k)-1) + p.Window - now,
-		ResetAfter: l.Newest() + p.Window - now,
+		ResetAfter: l.newest() + p.Window - now,
 	}
 	return o, ts
 }

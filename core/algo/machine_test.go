@@ -96,7 +96,7 @@ func newMachine(t testing.TB, p *core.Params) *machine {
 			return o
 		}
 		m.expiresAt = func() int64 { return l.ExpiresAt(p) }
-		m.stamp = l.Newest
+		m.stamp = l.newest
 	default:
 		t.Fatalf("no machine for %q", p.Algorithm)
 	}

@@ -88,7 +88,7 @@ func (c *call) invoke() {
 func (b *Backend) invoke(ctx context.Context, o op, items []core.Item, key string, policies []core.Policy, now time.Time, out []core.Decision) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = &PanicError{Value: r}
+			err = &panicError{Value: r}
 		}
 	}()
 	if o == opReset {

@@ -51,8 +51,8 @@
 // # Failures and the circuit breaker
 //
 // A failure is a primary error (Redis refusing, OOM, a failover's EOF), a
-// call that exceeds the budget, a panic in the primary (recovered as a
-// PanicError), or a call refused because too many abandoned calls are still
+// call that exceeds the budget, a panic in the primary (recovered into an
+// error), or a call refused because too many abandoned calls are still
 // running. The caller's
 // own errors are not failures: the core's typed validation errors
 // (core.ErrInvalidPolicy, core.ErrInvalidCost, ...) are returned unchanged,
