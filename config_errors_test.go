@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/core"
@@ -28,12 +29,19 @@ func TestMisconfigurationIsAnError(t *testing.T) {
 		{"method inside the pattern", []ratelimit.Option{key, ratelimit.WithRoute("GET", "GET /search", p)}, nil, `WithRoute("GET", "/search")`},
 		{"pattern without a slash", []ratelimit.Option{key, ratelimit.WithRoute("GET", "search", p)}, nil, `"/search"`},
 		{"empty pattern", []ratelimit.Option{key, ratelimit.WithRoute("GET", "", p)}, nil, "empty"},
-		{"method not a token", []ratelimit.Option{key, ratelimit.WithRoute("GE T", "/x", p)}, nil, "token"},
+		{"method not a token", []ratelimit.Option{key, ratelimit.WithRoute("GE T", "/x", p)}, nil, "not an HTTP method"},
+		{"method no router serves", []ratelimit.Option{key, ratelimit.WithRoute("FOO", "/x", p)}, nil, "not an HTTP method"},
+		{"method star", []ratelimit.Option{key, ratelimit.WithRoute("*", "/x", p)}, nil, "matches every method"},
+		{"method ANY", []ratelimit.Option{key, ratelimit.WithRoute("ANY", "/x", p)}, nil, "matches every method"},
 		{"pattern with a space", []ratelimit.Option{key, ratelimit.WithRoute("", "/a b", p)}, nil, "white space"},
 		{"plans without a function", []ratelimit.Option{key, ratelimit.WithPlans(nil, map[string][]core.Policy{"free": {p}})}, nil, "PlanFunc"},
 		{"empty plan", []ratelimit.Option{key, ratelimit.WithPlans(plan, map[string][]core.Policy{"free": nil})}, nil, `"free" has no policy`},
 		{"plan with no name", []ratelimit.Option{key, ratelimit.WithPlans(plan, map[string][]core.Policy{"": {p}})}, nil, "empty name"},
 		{"invalid plan policy", []ratelimit.Option{key, ratelimit.WithPolicy(p), ratelimit.WithPlans(plan, map[string][]core.Policy{"free": {{Limit: 0, Window: 1}}})}, core.ErrInvalidPolicy, `plan "free"`},
+		{"empty header name", []ratelimit.Option{ratelimit.WithKeyFunc(keyfuncs.Header("")), ratelimit.WithPolicy(p)}, keyfuncs.ErrInvalidOption, `Header("")`},
+		{"header name with a colon, composed", []ratelimit.Option{ratelimit.WithKeyFunc(keyfuncs.Compose(keyfuncs.RemoteIP, keyfuncs.Header("X-Key:"))), ratelimit.WithPolicy(p)}, keyfuncs.ErrInvalidOption, `Header("X-Key:")`},
+		{"invalid header as a fallback", []ratelimit.Option{ratelimit.WithKeyFunc(keyfuncs.Header("X-Key", keyfuncs.FallbackIfMissing(keyfuncs.Header("a b")))), ratelimit.WithPolicy(p)}, keyfuncs.ErrInvalidOption, `Header("a b")`},
+		{"burst on a fixed window", []ratelimit.Option{key, ratelimit.WithPolicy(core.Policy{Limit: 10, Window: time.Minute, Burst: 20, Algorithm: core.FixedWindow})}, core.ErrInvalidPolicy, "burst 20"},
 		{"plans without global policies", []ratelimit.Option{key, ratelimit.WithPlans(plan, map[string][]core.Policy{"free": {p}})}, nil, "WithDenyUnknownPlans"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -62,7 +70,7 @@ func TestMisconfigurationIsAnError(t *testing.T) {
 	for _, opts := range [][]ratelimit.Option{
 		{key, ratelimit.WithPolicy(p)},
 		{key, ratelimit.WithRoute("GET", "/search", p)},
-		{key, ratelimit.WithRoute("", "/users/{id}", p), ratelimit.WithRoute("M-SEARCH", "/x", p)},
+		{key, ratelimit.WithRoute("", "/users/{id}", p), ratelimit.WithRoute("PROPFIND", "/x", p)},
 		{key, ratelimit.WithPlans(plan, map[string][]core.Policy{"free": {p}}), ratelimit.WithPolicy(p)},
 		{key, ratelimit.WithPlans(plan, map[string][]core.Policy{"free": {p}}), ratelimit.WithDenyUnknownPlans()},
 	} {

@@ -12,6 +12,7 @@ import (
 	"github.com/ratelimit-go/ratelimit/adapter"
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/internal/fields"
+	"github.com/ratelimit-go/ratelimit/internal/keycheck"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
 
@@ -93,6 +94,9 @@ func build(s settings) (*Middleware, error) {
 	}
 	if s.keyFunc == nil {
 		return nil, errNoKeyFunc
+	}
+	if err := keycheck.Err(s.keyFunc); err != nil {
+		return nil, fmt.Errorf("%w: WithKeyFunc: %w", ErrInvalidConfig, err)
 	}
 	if !s.mode.valid() {
 		return nil, fmt.Errorf("%w: unknown header mode %d", ErrInvalidConfig, s.mode)

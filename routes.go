@@ -6,14 +6,14 @@ import "strings"
 // it match nothing on any framework, returning a *RouteError.
 func validateRoute(method, pattern string) error {
 	bad := func(reason string) error { return &RouteError{Method: method, Pattern: pattern, Reason: reason} }
-	for i := 0; i < len(method); i++ {
-		c := method[i]
+	if method != "" && !knownMethod(method) {
 		switch {
-		case c >= 'a' && c <= 'z':
+		case knownMethod(strings.ToUpper(method)):
 			return bad("methods are case-sensitive and written in upper case (" + strings.ToUpper(method) + ")")
-		case !isTokenChar(c):
-			return bad("the method is not an HTTP token")
+		case method == "*" || method == "ANY":
+			return bad("\"\" is the method that matches every method")
 		}
+		return bad("not an HTTP method a router serves; want one of " + strings.Join(methods[:9], ", ") + ", a WebDAV method, or \"\" for every method")
 	}
 	switch {
 	case pattern == "":
@@ -32,6 +32,21 @@ func validateRoute(method, pattern string) error {
 		}
 	}
 	return nil
+}
+
+// methods are the request methods a route table entry may name: those of
+// RFC 9110, PATCH (RFC 5789), and WebDAV's (RFC 4918, 3253, 5323), which
+// Echo and Gin route too.
+var methods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "CONNECT", "OPTIONS", "TRACE",
+	"PROPFIND", "PROPPATCH", "MKCOL", "COPY", "MOVE", "LOCK", "UNLOCK", "REPORT", "SEARCH"}
+
+func knownMethod(m string) bool {
+	for _, k := range methods {
+		if m == k {
+			return true
+		}
+	}
+	return false
 }
 
 func quote(s string) string { return `"` + s + `"` }
@@ -57,13 +72,14 @@ func isTokenChar(c byte) bool {
 }
 
 // CheckPatterns is for adapters, at the moment they wrap a handler: it calls
-// reason with the pattern of every route table entry and returns a
-// *RouteError for the first pattern reason objects to (returns a non-empty
+// reason with the method and pattern of every route table entry and returns
+// a *RouteError for the first entry reason objects to (returns a non-empty
 // explanation for), such as a wildcard written in another framework's
-// syntax. It returns nil when every pattern is acceptable.
-func (m *Middleware) CheckPatterns(reason func(pattern string) string) error {
+// syntax or a route the router does not serve. It returns nil when every
+// entry is acceptable.
+func (m *Middleware) CheckPatterns(reason func(method, pattern string) string) error {
 	for _, r := range m.s.routes {
-		if why := reason(r.pattern); why != "" {
+		if why := reason(r.method, r.pattern); why != "" {
 			return &RouteError{Method: r.method, Pattern: r.pattern, Reason: why}
 		}
 	}

@@ -121,6 +121,8 @@ func (p Policy) Params() (Params, error) {
 		return bad("burst", strconv.Itoa(p.Burst), "must not be negative (0 means the limit)")
 	case p.Burst > MaxLimit:
 		return bad("burst", strconv.Itoa(p.Burst), fmt.Sprintf("must be at most %d", MaxLimit))
+	case p.Burst > 0 && p.Burst != p.Limit && !alg.RateBased():
+		return bad("burst", strconv.Itoa(p.Burst), "applies to gcra, token_bucket and leaky_bucket; a "+string(alg)+" admits its limit per window")
 	case p.MaxDelay < 0:
 		return bad("max_delay", p.MaxDelay.String(), "must not be negative (0 means no ceiling)")
 	case p.MaxDelay > 0 && alg != LeakyBucket:

@@ -25,6 +25,8 @@ func TestPolicyValidateRejects(t *testing.T) {
 		{"limit above max", core.Policy{Limit: core.MaxLimit + 1, Window: time.Hour}, "limit", "1000000001", core.ErrInvalidPolicy},
 		{"sliding log limit above its max", core.Policy{Limit: maxLogLimit + 1, Window: time.Hour, Algorithm: core.SlidingLog}, "limit", "100001", core.ErrInvalidPolicy},
 		{"missing window", core.Policy{Limit: 10}, "window", "0s", core.ErrInvalidPolicy},
+		{"burst on a fixed window", core.Policy{Limit: 10, Window: time.Minute, Burst: 20, Algorithm: core.FixedWindow}, "burst", "20", core.ErrInvalidPolicy},
+		{"burst on a sliding window", core.Policy{Limit: 10, Window: time.Minute, Burst: 7, Algorithm: core.SlidingWindow}, "burst", "7", core.ErrInvalidPolicy},
 		{"negative window", core.Policy{Limit: 10, Window: -time.Second}, "window", "-1s", core.ErrInvalidPolicy},
 		{"window above max", core.Policy{Limit: 10, Window: maxWindow + time.Microsecond}, "window", (maxWindow + time.Microsecond).String(), core.ErrInvalidPolicy},
 		{"sub-microsecond window", core.Policy{Limit: 1, Window: 999 * time.Nanosecond}, "window", "999ns", core.ErrInvalidPolicy},
@@ -94,8 +96,6 @@ func TestPolicyParams(t *testing.T) {
 	}{
 		{core.Policy{Limit: 100, Window: time.Minute, Algorithm: core.FixedWindow},
 			core.Params{Algorithm: core.FixedWindow, Limit: 100, Burst: 100, Window: 60e6, Capacity: 100}},
-		{core.Policy{Limit: 100, Window: time.Minute, Burst: 7, Algorithm: core.SlidingWindow},
-			core.Params{Algorithm: core.SlidingWindow, Limit: 100, Burst: 7, Window: 60e6, Capacity: 100}},
 		{core.Policy{Limit: maxLogLimit, Window: time.Minute, Algorithm: core.SlidingLog},
 			core.Params{Algorithm: core.SlidingLog, Limit: maxLogLimit, Burst: maxLogLimit, Window: 60e6, Capacity: maxLogLimit}},
 		// Empty algorithm resolves to GCRA; 10/s gives a 100ms interval.

@@ -109,3 +109,18 @@ func TestRoutePatterns(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckPatternsAgainstTheRoutes: given the router's routes, a route
+// table entry no route serves is refused.
+func TestCheckPatternsAgainstTheRoutes(t *testing.T) {
+	e := echo.New()
+	e.POST("/login", func(c echo.Context) error { return nil })
+	for pattern, ok := range map[string]bool{"/login": true, "/logni": false} {
+		m := must.Do(ratelimit.New(ratelimit.WithLimiter(limiter()), ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
+			ratelimit.WithRoute("POST", pattern, core.MustParsePolicy("5/1m"))))
+		var re *ratelimit.RouteError
+		if err := echorl.CheckPatterns(m, e.Routes()...); (err == nil) != ok || !ok && !errors.As(err, &re) {
+			t.Errorf("POST %s: %v", pattern, err)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/adapter"
 	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/internal/routecheck"
 )
 
 // New builds a ratelimit.Middleware from opts (ratelimit.WithKeyFunc is
@@ -28,14 +29,20 @@ func New(opts ...ratelimit.Option) (fiber.Handler, error) {
 }
 
 // CheckPatterns returns a *ratelimit.RouteError for the first route table
-// pattern of m that Fiber can never report as a route's path: one with a
-// net/http-style wildcard ("/users/{id}", which Fiber writes "/users/:id").
-func CheckPatterns(m *ratelimit.Middleware) error {
-	return m.CheckPatterns(func(p string) string {
+// entry of m that Fiber can never report as a route's path: one with a net/http-style
+// wildcard ("/users/{id}", which Fiber writes "/users/:id"), or, when routes
+// (the router's list, app.GetRoutes()) are given, one that no route serves
+// ("/logni" beside "/login"). Call it once the routes are registered.
+func CheckPatterns(m *ratelimit.Middleware, routes ...fiber.Route) error {
+	list := make([]routecheck.Route, len(routes))
+	for i, r := range routes {
+		list[i] = routecheck.Route{Method: r.Method, Path: r.Path}
+	}
+	return m.CheckPatterns(func(method, p string) string {
 		if strings.ContainsAny(p, "{}") {
 			return "Fiber writes route parameters as :name, * and +, not {name}"
 		}
-		return ""
+		return routecheck.Unserved(method, p, list)
 	})
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/ratelimit-go/ratelimit/adapter"
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/internal/nethttp"
+	"github.com/ratelimit-go/ratelimit/internal/routecheck"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
 
@@ -28,14 +29,20 @@ func New(opts ...ratelimit.Option) (gin.HandlerFunc, error) {
 }
 
 // CheckPatterns returns a *ratelimit.RouteError for the first route table
-// pattern of m that Gin can never report as Context.FullPath: one with a
-// net/http-style wildcard ("/users/{id}", which Gin writes "/users/:id").
-func CheckPatterns(m *ratelimit.Middleware) error {
-	return m.CheckPatterns(func(p string) string {
+// entry of m that Gin can never report as Context.FullPath: one with a net/http-style
+// wildcard ("/users/{id}", which Gin writes "/users/:id"), or, when routes
+// (the router's list, r.Routes()) are given, one that no route serves
+// ("/logni" beside "/login"). Call it once the routes are registered.
+func CheckPatterns(m *ratelimit.Middleware, routes ...gin.RouteInfo) error {
+	list := make([]routecheck.Route, len(routes))
+	for i, r := range routes {
+		list[i] = routecheck.Route{Method: r.Method, Path: r.Path}
+	}
+	return m.CheckPatterns(func(method, p string) string {
 		if strings.ContainsAny(p, "{}") {
 			return "Gin writes route parameters as :name and *name, not {name}"
 		}
-		return ""
+		return routecheck.Unserved(method, p, list)
 	})
 }
 

@@ -1,6 +1,10 @@
 package keyfuncs
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/ratelimit-go/ratelimit/internal/keycheck"
+)
 
 // separator joins the parts of a composed key.
 const separator = '|'
@@ -29,7 +33,7 @@ func Compose(fns ...KeyFunc) KeyFunc {
 			parts = append(parts, f)
 		}
 	}
-	return func(r Request) (string, error) {
+	composed := func(r Request) (string, error) {
 		var stack [8]string
 		keys := stack[:0]
 		n := len(parts) - 1
@@ -54,6 +58,12 @@ func Compose(fns ...KeyFunc) KeyFunc {
 		}
 		return b.String(), nil
 	}
+	for _, f := range parts {
+		if err := keycheck.Err(f); err != nil {
+			return keycheck.Mark(KeyFunc(composed), err)
+		}
+	}
+	return composed
 }
 
 // needsEscape reports whether c is escaped inside a composed key.

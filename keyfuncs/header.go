@@ -3,7 +3,11 @@ package keyfuncs
 import (
 	"crypto/sha256"
 	"encoding/base64"
+	"fmt"
 	"net/textproto"
+	"strings"
+
+	"github.com/ratelimit-go/ratelimit/internal/keycheck"
 )
 
 // Limits on header values used as keys.
@@ -110,6 +114,9 @@ func MaxVerbatim(n int) HeaderOption {
 // lets a client rotate values to get fresh quotas. Key by a header only after
 // it is authenticated, or compose it with the client IP.
 //
+// A name that is not a header field name (empty, or with a space or a colon)
+// makes ratelimit.New fail with an error matching ErrInvalidOption.
+//
 // The returned KeyFunc is safe for concurrent use.
 func Header(name string, opts ...HeaderOption) KeyFunc {
 	// The canonical form lets net/http's Header.Get skip its own
@@ -120,7 +127,25 @@ func Header(name string, opts ...HeaderOption) KeyFunc {
 			o.apply(h)
 		}
 	}
+	switch {
+	case !validFieldName(name):
+		return keycheck.Mark(KeyFunc(h.key), fmt.Errorf("%w: Header(%q): not a header field name", ErrInvalidOption, name))
+	case h.fallback != nil && keycheck.Err(h.fallback) != nil:
+		return keycheck.Mark(KeyFunc(h.key), keycheck.Err(h.fallback))
+	}
 	return h.key
+}
+
+// validFieldName reports whether name is a field name of RFC 9110: a
+// non-empty token.
+func validFieldName(name string) bool {
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return name != ""
 }
 
 // key is the KeyFunc returned by Header.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/ratelimit-go/ratelimit"
@@ -63,7 +64,7 @@ func New(opts ...ratelimit.Option) (func(http.Handler) http.Handler, error) {
 // a pattern ServeMux rejects, or one with a Gin-style parameter ("/users/:id",
 // which ServeMux writes "/users/{id}").
 func CheckPatterns(m *ratelimit.Middleware) error {
-	return m.CheckPatterns(func(p string) string {
+	return m.CheckPatterns(func(_, p string) string {
 		for _, seg := range strings.Split(p, "/") {
 			if strings.HasPrefix(seg, ":") || strings.HasPrefix(seg, "*") {
 				return "net/http's ServeMux writes wildcards as {name} and {name...}, not :name or *name"
@@ -138,7 +139,55 @@ func Wrap(m *ratelimit.Middleware, next http.Handler, opts ...WrapOption) (http.
 	if !m.HasRoutes() {
 		h.mux = nil
 	}
+	if h.mux != nil {
+		if err := checkServed(m, h.mux); err != nil {
+			return nil, err
+		}
+	}
 	return h, nil
+}
+
+// checkServed returns a *ratelimit.RouteError for the first route table
+// entry of m that mux does not serve: a request for it, with each wildcard
+// filled in, is routed to another pattern or to none ("/logni" beside a mux
+// serving "/login"). It runs when the middleware is wired, so the mux's
+// routes must be registered by then.
+func checkServed(m *ratelimit.Middleware, mux *http.ServeMux) error {
+	return m.CheckPatterns(func(method, pattern string) string {
+		try := []string{method}
+		if method == "" {
+			try = []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions}
+		}
+		routed := ""
+		for _, verb := range try {
+			_, got := mux.Handler(&http.Request{Method: verb, URL: &url.URL{Path: samplePath(pattern)}})
+			if nethttp.StripMethod(got) == pattern {
+				return ""
+			}
+			if routed == "" {
+				routed = got
+			}
+		}
+		if routed == "" {
+			return "the ServeMux serves no route for it (register the mux's routes before wrapping it)"
+		}
+		return fmt.Sprintf("the ServeMux routes it to %q: the entry would never apply", routed)
+	})
+}
+
+// samplePath is a request path that pattern matches: each wildcard
+// segment replaced by "x", "{$}" by nothing.
+func samplePath(pattern string) string {
+	segs := strings.Split(pattern, "/")
+	for i, seg := range segs {
+		switch {
+		case seg == "{$}":
+			segs[i] = ""
+		case strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}"):
+			segs[i] = "x"
+		}
+	}
+	return strings.Join(segs, "/")
 }
 
 // Route returns middleware for a single route, checking policies instead

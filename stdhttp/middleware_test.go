@@ -132,8 +132,8 @@ func TestRouteTableNeedsTheMux(t *testing.T) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /search", ok)
 	logging := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { mux.ServeHTTP(w, r) })
-	if _, err := stdhttp.Wrap(m, logging); !errors.Is(err, ratelimit.ErrInvalidConfig) || !errors.Is(err, ratelimit.ErrInvalidConfig) {
-		t.Fatalf("Wrap(non-mux) = %v, want ErrRoutesUnresolvable", err)
+	if _, err := stdhttp.Wrap(m, logging); !errors.Is(err, ratelimit.ErrInvalidConfig) {
+		t.Fatalf("Wrap(non-mux) = %v, want ErrInvalidConfig", err)
 	}
 	func() {
 		defer func() {
@@ -166,6 +166,44 @@ func TestRouteTableNeedsTheMux(t *testing.T) {
 		var re *ratelimit.RouteError
 		if err := stdhttp.CheckPatterns(bad); !errors.As(err, &re) || !strings.Contains(err.Error(), mention) {
 			t.Errorf("pattern %q: %v", pattern, err)
+		}
+	}
+}
+
+// TestRouteTheMuxDoesNotServe: with the mux known, a route table entry the
+// mux routes elsewhere or nowhere is refused when wrapping; entries it
+// serves, wildcards and "" for every method included, are accepted.
+func TestRouteTheMuxDoesNotServe(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /login", ok)
+	mux.HandleFunc("GET /users/{id}", ok)
+	mux.HandleFunc("/files/{path...}", ok)
+	for _, c := range []struct {
+		method, pattern, mention string
+	}{
+		{"POST", "/login", ""},
+		{"", "/login", ""},
+		{"GET", "/users/{id}", ""},
+		{"HEAD", "/users/{id}", ""},
+		{"DELETE", "/files/{path...}", ""},
+		{"POST", "/logni", "serves no route"},
+		{"GET", "/login", "serves no route"},
+		{"GET", "/users/{name}", `routes it to "GET /users/{id}"`},
+	} {
+		m := must.Do(ratelimit.New(ratelimit.WithLimiter(limiter()), ratelimit.WithKeyFunc(keyfuncs.Constant("k")),
+			ratelimit.WithRoute(c.method, c.pattern, core.MustParsePolicy("1/1m"))))
+		for name, wrap := range map[string]func() error{
+			"the mux": func() error { _, err := stdhttp.Wrap(m, mux); return err },
+			"WithMux": func() error { _, err := stdhttp.Wrap(m, http.NotFoundHandler(), stdhttp.WithMux(mux)); return err },
+		} {
+			err := wrap()
+			var re *ratelimit.RouteError
+			switch {
+			case c.mention == "" && err != nil:
+				t.Errorf("%s %q around %s: %v", c.method, c.pattern, name, err)
+			case c.mention != "" && (!errors.As(err, &re) || !strings.Contains(err.Error(), c.mention)):
+				t.Errorf("%s %q around %s: %v, want a RouteError mentioning %q", c.method, c.pattern, name, err, c.mention)
+			}
 		}
 	}
 }

@@ -87,11 +87,11 @@ func (e *exchange) Route() string {
 	if p == "" {
 		p = e.r.Pattern
 	}
-	return stripMethod(p)
+	return StripMethod(p)
 }
 
-// stripMethod removes the "METHOD " prefix of a ServeMux pattern.
-func stripMethod(p string) string {
+// StripMethod removes the "METHOD " prefix of a ServeMux pattern.
+func StripMethod(p string) string {
 	if p == "" || p[0] == '/' {
 		return p
 	}
