@@ -8,6 +8,7 @@ import (
 
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/internal/must"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
 
@@ -77,5 +78,32 @@ func TestMisconfigurationIsAnError(t *testing.T) {
 		if _, err := ratelimit.New(opts...); err != nil {
 			t.Errorf("valid configuration refused: %v", err)
 		}
+	}
+}
+
+// TestErrorMessagesSayWhatIsWrong pins the wording of errors that once
+// repeated a prefix, lost the input, gave advice for another call or were a
+// nil dereference.
+func TestErrorMessagesSayWhatIsWrong(t *testing.T) {
+	key := ratelimit.WithKeyFunc(keyfuncs.RemoteIP)
+	_, err := core.ParsePolicy("0/1m")
+	mustSay(t, err, core.ErrInvalidPolicy, `ratelimit: invalid policy "0/1m": limit 0: must be at least 1`)
+	_, err = ratelimit.New(key, ratelimit.WithPolicy(core.MustParsePolicy("1/1s")), ratelimit.WithRoute("GET", "/x"))
+	mustSay(t, err, ratelimit.ErrInvalidConfig, `ratelimit: invalid middleware configuration: WithRoute("GET", "/x") has no policy; give it at least one`)
+	m := must.Do(ratelimit.New(key, ratelimit.WithPolicy(core.MustParsePolicy("1/1s"))))
+	_, err = m.Route()
+	mustSay(t, err, ratelimit.ErrInvalidConfig, "Route needs at least one policy for the route")
+	var nilM *ratelimit.Middleware
+	_, err = nilM.Route(core.MustParsePolicy("1/1s"))
+	mustSay(t, err, ratelimit.ErrInvalidConfig, "a nil *Middleware")
+	_, err = nilM.With()
+	mustSay(t, err, ratelimit.ErrInvalidConfig, "a nil *Middleware")
+	mustSay(t, nilM.CheckPatterns(func(_, _ string) string { return "" }), ratelimit.ErrInvalidConfig, "a nil *Middleware")
+}
+
+func mustSay(t *testing.T, err, sentinel error, text string) {
+	t.Helper()
+	if !errors.Is(err, sentinel) || !strings.Contains(err.Error(), text) || strings.Count(err.Error(), "ratelimit:") > 1 {
+		t.Errorf("error %v, want %v saying %q, with one prefix", err, sentinel, text)
 	}
 }

@@ -20,6 +20,8 @@ var (
 	// errNoPolicy: a Middleware that could never limit a request. To let
 	// every request through on purpose, do not install the middleware.
 	errNoPolicy = fmt.Errorf("%w: no policy at all: give WithPolicy, WithRoute or WithPlans", ErrInvalidConfig)
+	// errNilMiddleware: a method called on a nil *Middleware.
+	errNilMiddleware = fmt.Errorf("%w: a nil *Middleware; build it with New", ErrInvalidConfig)
 	// errNegativeCost: a bug of the cost function, answered 500 whatever the
 	// failure mode.
 	errNegativeCost = fmt.Errorf("%w: the cost function returned a negative cost", core.ErrInvalidCost)

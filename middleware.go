@@ -62,6 +62,9 @@ func New(opts ...Option) (*Middleware, error) {
 // With returns a new Middleware with the options of m followed by opts,
 // sharing m's limiter (and so its state) unless opts replace it.
 func (m *Middleware) With(opts ...Option) (*Middleware, error) {
+	if m == nil {
+		return nil, errNilMiddleware
+	}
 	s := m.s.clone()
 	for _, o := range opts {
 		if o != nil {
@@ -85,6 +88,12 @@ func (m *Middleware) With(opts ...Option) (*Middleware, error) {
 // with the global ones in the route table instead, WithRoute(method,
 // pattern, global..., stricter...): one atomic check, all or nothing.
 func (m *Middleware) Route(policies ...core.Policy) (*Middleware, error) {
+	if m == nil {
+		return nil, errNilMiddleware
+	}
+	if len(policies) == 0 {
+		return nil, fmt.Errorf("%w: Route needs at least one policy for the route", ErrInvalidConfig)
+	}
 	return m.With(func(s *settings) { s.routes, s.plans, s.choose = nil, nil, nil }, WithPolicy(policies...))
 }
 
@@ -140,9 +149,12 @@ func build(s settings) (*Middleware, error) {
 			if _, dup := m.routes[k]; dup {
 				return nil, fmt.Errorf("%w: WithRoute(%q, %q) given twice", ErrInvalidConfig, r.method, r.pattern)
 			}
+			if len(r.policies) == 0 {
+				return nil, fmt.Errorf("%w: WithRoute(%q, %q) has no policy; give it at least one", ErrInvalidConfig, r.method, r.pattern)
+			}
 			ps, err := newSet(s.mode, withDefaults(r.policies, s.algorithm, s.maxDelay))
 			if err != nil {
-				return nil, fmt.Errorf("route %q %q: %w", r.method, r.pattern, err)
+				return nil, fmt.Errorf("WithRoute(%q, %q): %w", r.method, r.pattern, err)
 			}
 			m.routes[k] = ps
 		}
@@ -178,7 +190,7 @@ func (m *Middleware) Limiter() *core.Limiter { return m.limiter }
 // HasRoutes reports whether the middleware has a route table, so that an
 // adapter running before its router knows whether resolving the route
 // pattern early is worth its cost.
-func (m *Middleware) HasRoutes() bool { return len(m.routes) > 0 }
+func (m *Middleware) HasRoutes() bool { return m != nil && len(m.routes) > 0 }
 
 // routeSet returns the route table entry for a request: the one with its
 // exact method, else, for HEAD, the GET one (routers serve HEAD with the GET

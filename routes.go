@@ -78,6 +78,9 @@ func isTokenChar(c byte) bool {
 // syntax or a route the router does not serve. It returns nil when every
 // entry is acceptable.
 func (m *Middleware) CheckPatterns(reason func(method, pattern string) string) error {
+	if m == nil {
+		return errNilMiddleware
+	}
 	for _, r := range m.s.routes {
 		if why := reason(r.method, r.pattern); why != "" {
 			return &RouteError{Method: r.method, Pattern: r.pattern, Reason: why}

@@ -42,11 +42,14 @@ type PolicyError struct {
 
 // Error describes the problem; it is safe to log.
 func (e *PolicyError) Error() string {
-	if e.Input != "" || e.Field == "" {
+	if e.Field == "" {
 		return fmt.Sprintf("%v %q: at offset %d (%q): %s", ErrInvalidPolicy, e.Input, e.Offset, e.Value, e.Reason)
 	}
 	name := ""
-	if e.Policy != "" {
+	switch {
+	case e.Input != "":
+		name = fmt.Sprintf(" %q", e.Input)
+	case e.Policy != "":
 		name = fmt.Sprintf(" %q", e.Policy)
 	}
 	return fmt.Sprintf("%v%s: %s %s: %s", e.Err, name, e.Field, e.Value, e.Reason)

@@ -16,6 +16,12 @@ import (
 //	period = unit | 1*DIGIT unit | Go duration ("1h30m", "1.5s")
 //	unit   = "us" | "ms" | "s" | "sec" | "m" | "min" | "h" | "hour" | "d" | "day"
 //	param  = "burst=" 1*DIGIT | "algorithm=" algorithm | "name=" text
+//	       | "max_delay=" period | "shadow=" ("true" | "false")
+//
+// burst applies to the rate-based algorithms (gcra, token_bucket,
+// leaky_bucket); max_delay to leaky_bucket only, the longest a middleware
+// holds an admitted request (Policy.MaxDelay); shadow=true reports
+// decisions without enforcing them (Policy.Shadow).
 //
 // Spaces around tokens are ignored; each param may appear once. Examples:
 //
@@ -106,6 +112,9 @@ func ParsePolicy(s string) (Policy, error) {
 		}
 	}
 	if err := p.Validate(); err != nil {
+		if pe, ok := err.(*PolicyError); ok {
+			pe.Input = s // quote what the caller wrote
+		}
 		return Policy{}, err
 	}
 	return p, nil

@@ -18,6 +18,8 @@ import (
 // handler that is not a *http.ServeMux, with neither WithMux nor InsideMux:
 // the route of a request would be unknown when the check runs, and the
 // table would silently limit nothing.
+var errNilMiddleware = fmt.Errorf("%w: stdhttp: a nil *ratelimit.Middleware or handler; build the Middleware with ratelimit.New or use stdhttp.New", ratelimit.ErrInvalidConfig)
+
 var errRoutesUnresolvable = fmt.Errorf("%w: stdhttp: the route table needs the ServeMux: wrap the mux, or use WithMux(mux) or InsideMux()", ratelimit.ErrInvalidConfig)
 
 // WrapOption tells Wrap and Middleware where route patterns come from.
@@ -117,7 +119,7 @@ func Middleware(m *ratelimit.Middleware, opts ...WrapOption) func(http.Handler) 
 // the error of CheckPatterns instead of panicking.
 func Wrap(m *ratelimit.Middleware, next http.Handler, opts ...WrapOption) (http.Handler, error) {
 	if m == nil || next == nil {
-		return nil, fmt.Errorf("%w: stdhttp.Wrap needs a Middleware and a handler", ratelimit.ErrInvalidConfig)
+		return nil, errNilMiddleware
 	}
 	if err := CheckPatterns(m); err != nil {
 		return nil, err

@@ -207,3 +207,17 @@ func TestRouteTheMuxDoesNotServe(t *testing.T) {
 		}
 	}
 }
+
+// TestNilMiddlewareIsAClearError: a nil *ratelimit.Middleware is a
+// configuration error, not a nil dereference.
+func TestNilMiddlewareIsAClearError(t *testing.T) {
+	if _, err := stdhttp.Wrap(nil, http.NewServeMux()); !errors.Is(err, ratelimit.ErrInvalidConfig) {
+		t.Fatalf("Wrap(nil) = %v", err)
+	}
+	defer func() {
+		if err, _ := recover().(error); !errors.Is(err, ratelimit.ErrInvalidConfig) || !strings.Contains(err.Error(), "nil *Middleware") {
+			t.Fatalf("Middleware(nil) panicked with %v", err)
+		}
+	}()
+	stdhttp.Middleware(nil)
+}
