@@ -7,7 +7,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -196,6 +198,34 @@ func (e *configError) Error() string {
 	return b.String()
 }
 
+// unknownField matches go.yaml.in/yaml's report of a misspelled field; the
+// type it names carries the accepted fields' tags.
+var (
+	unknownField = regexp.MustCompile(`^line (\d+): field (\S+) not found in type (.*)$`)
+	yamlTag      = regexp.MustCompile(`yaml:\\?"([^",\\]+)`)
+)
+
+// yamlError turns a decoding error into a *configError with the file and
+// line (base is the line the document starts at, minus one); a misspelled
+// field reads `unknown field "bugdet" (want url, budget, on_failure,
+// deny_cache)` instead of naming a Go type.
+func yamlError(path string, base int, err error) error {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) || len(te.Errors) == 0 {
+		return &configError{File: path, Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
+	}
+	m := unknownField.FindStringSubmatch(te.Errors[0])
+	if m == nil {
+		return &configError{File: path, Msg: te.Errors[0]}
+	}
+	line, _ := strconv.Atoi(m[1])
+	var want []string
+	for _, t := range yamlTag.FindAllStringSubmatch(m[3], -1) {
+		want = append(want, t[1])
+	}
+	return &configError{File: path, Line: base + line, Msg: fmt.Sprintf("unknown field %q (want %s)", m[2], strings.Join(want, ", "))}
+}
+
 // emptyRuntime is the configuration without a file: the memory store, no
 // policy, no domain.
 func emptyRuntime() *runtime {
@@ -222,7 +252,7 @@ func loadConfig(path, redisURL string) (*runtime, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(raw))
 	dec.KnownFields(true)
 	if err := dec.Decode(&fc); err != nil && !errors.Is(err, io.EOF) {
-		return nil, &configError{File: path, Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
+		return nil, yamlError(path, 0, err)
 	}
 	bad := func(line int, field, format string, args ...any) error {
 		return &configError{File: path, Line: line, Field: field, Msg: fmt.Sprintf(format, args...)}

@@ -757,7 +757,8 @@ func TestConfigErrors(t *testing.T) {
 		files []string
 		want  []string
 	}{
-		{"unknown field", []string{"c.yaml", "backend:\n  url: memory\n  colour: blue\n"}, []string{"c.yaml", "line 3", "colour"}},
+		{"unknown field", []string{"c.yaml", "backend:\n  url: memory\n  colour: blue\n"}, []string{"c.yaml:3: unknown field \"colour\" (want url, budget, on_failure, deny_cache)"}},
+		{"misspelled top-level field", []string{"c.yaml", "polices:\n  api: 1/s\n"}, []string{"c.yaml:1: unknown field \"polices\" (want "}},
 		{"bad policy", []string{"c.yaml", "policies:\n  ok: \"1/s\"\n  api: \"10/x\"\n"}, []string{"c.yaml:3", "policies.api", "unknown period"}},
 		{"bad budget", []string{"c.yaml", "backend:\n  budget: forever\n"}, []string{"c.yaml:2", "backend.budget"}},
 		{"bad failure mode", []string{"c.yaml", "backend:\n  on_failure: maybe\n"}, []string{"c.yaml:2", "backend.on_failure"}},
@@ -768,7 +769,7 @@ func TestConfigErrors(t *testing.T) {
 		{"deny cache not a number", []string{"c.yaml", "backend:\n  url: redis://127.0.0.1:1/0\n  deny_cache: lots\n"}, []string{"c.yaml", "line 3", "lots"}},
 		{"unset token", []string{"c.yaml", "admin_token_env: RATELIMITD_NO_SUCH_VAR\n"}, []string{"c.yaml:1", "admin_token_env", "RATELIMITD_NO_SUCH_VAR is not set"}},
 		{"missing domain file", []string{"c.yaml", "envoy:\n  files: [\"nope/*.yaml\"]\n"}, []string{"c.yaml:2", "envoy.files"}},
-		{"domain: unknown field", []string{"c.yaml", "envoy:\n  files: [\"d.yaml\"]\n", "d.yaml", "domain: x\ndescriptors:\n  - key: a\n    rate_limit:\n      unit: second\n      requests_per_unit: 1\n      colour: red\n"}, []string{"d.yaml", "line 7", "colour"}},
+		{"domain: unknown field", []string{"c.yaml", "envoy:\n  files: [\"d.yaml\"]\n", "d.yaml", "domain: x\ndescriptors:\n  - key: a\n    rate_limit:\n      unit: second\n      requests_per_unit: 1\n      colour: red\n"}, []string{"d.yaml:7: unknown field \"colour\" (want "}},
 		{"domain: bad unit", []string{"c.yaml", "envoy:\n  files: [\"d.yaml\"]\n", "d.yaml", "domain: x\ndescriptors:\n  - key: a\n    rate_limit:\n      unit: fortnight\n      requests_per_unit: 1\n"}, []string{"d.yaml:4", "rate_limit.unit", "fortnight"}},
 		{"domain twice", []string{"c.yaml", "envoy:\n  files: [\"d*.yaml\"]\n", "d1.yaml", "domain: x\n", "d2.yaml", "domain: x\n"}, []string{"domain", "twice"}},
 	} {
@@ -1139,6 +1140,9 @@ func TestAnswerBeforeCallersDeadline(t *testing.T) {
 	if !strings.Contains(metrics, `ratelimit_backend_errors_total{kind="timeout"} 3`) {
 		t.Errorf("the three timeouts are not counted against the backend:\n%s", grepLines(metrics, "backend_errors"))
 	}
+	if logs := in.logs.String(); !strings.Contains(logs, `"msg":"ratelimit: primary backend failed"`) {
+		t.Errorf("the service logged nothing about the hung Redis:\n%s", logs)
+	}
 }
 
 // grepLines returns the lines of s that contain sub.
@@ -1169,5 +1173,15 @@ func TestAnswerMargin(t *testing.T) {
 	}
 	if _, ok := core.WaitLimit(answerBy(context.Background())); ok {
 		t.Error("a wait limit for a call without a deadline")
+	}
+}
+
+// TestNoConfigNamesTheBackend: started with -redis and no configuration,
+// the service says it uses Redis, not the memory store.
+func TestNoConfigNamesTheBackend(t *testing.T) {
+	in := start(t, "-redis", "redis://"+hungRedis(t)+"/0")
+	first, _, _ := strings.Cut(in.logs.String(), "\n")
+	if !strings.Contains(first, "no configuration") || !strings.Contains(first, "backend redis") || strings.Contains(first, "memory") {
+		t.Fatalf("first log line %q", first)
 	}
 }

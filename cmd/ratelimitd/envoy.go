@@ -170,7 +170,7 @@ func loadDomainFile(path string) (*domain, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, &configError{File: path, Msg: "empty domain file"}
 		}
-		return nil, &configError{File: path, Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
+		return nil, yamlError(path, 0, err)
 	}
 	return buildDomain(path, 1, df)
 }
@@ -186,7 +186,11 @@ func parseDomainNode(file string, n *yaml.Node) (*domain, error) {
 	}
 	df, err := decodeDomain(raw, n.Line)
 	if err != nil {
-		return nil, &configError{File: file, Line: n.Line, Field: "envoy.domains", Msg: strings.TrimPrefix(err.Error(), "yaml: ") + " (lines counted from the domain's first)"}
+		ce := yamlError(file, n.Line-1, err).(*configError)
+		if ce.Line == 0 {
+			ce.Line, ce.Field = n.Line, "envoy.domains"
+		}
+		return nil, ce
 	}
 	return buildDomain(file, n.Line, df)
 }

@@ -100,7 +100,7 @@ func run(ctx context.Context, args []string, lookupEnv func(string) (string, boo
 	defer s.close()
 	rt := s.cfg.Load()
 	if o.config == "" {
-		log.Info("no configuration: the memory store and no policy; give -config to configure", "backend", s.store.desc)
+		log.Info("no configuration: no policy, backend "+s.store.desc+"; give -config to configure", "backend", s.store.desc)
 	} else {
 		log.Info("configuration loaded", "file", o.config, "backend", s.store.desc, "policies", len(rt.policies), "domains", len(rt.domains))
 	}

@@ -61,7 +61,7 @@ func newService(configPath, redisURL string, log *slog.Logger) (*service, error)
 	if err := c.Register(reg); err != nil {
 		return nil, err
 	}
-	st, err := openStore(rt.backend, c)
+	st, err := openStore(rt.backend, c, log)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"strings"
 
@@ -31,7 +32,7 @@ type store struct {
 }
 
 // openStore builds the backend spec describes, feeding c.
-func openStore(spec backendSpec, c *metrics.Collector) (*store, error) {
+func openStore(spec backendSpec, c *metrics.Collector, log *slog.Logger) (*store, error) {
 	if spec.URL == "memory" {
 		m, err := memstore.New(memstore.WithMaxKeys(10_000_000))
 		if err != nil {
@@ -70,7 +71,9 @@ func openStore(spec backendSpec, c *metrics.Collector) (*store, error) {
 		_ = client.Close()
 		return nil, err
 	}
-	ropts := []resilient.Option{resilient.WithBudget(spec.Budget), resilient.WithEvents(c.ResilientEvents())}
+	// The wrapper logs failures (the fallback taking over) and the breaker
+	// closing again (Redis back), at most one line per 10 s.
+	ropts := []resilient.Option{resilient.WithBudget(spec.Budget), resilient.WithEvents(c.ResilientEvents()), resilient.WithLogger(log, 0)}
 	switch spec.OnFailure {
 	case "open":
 		ropts = append(ropts, resilient.WithFailOpen())

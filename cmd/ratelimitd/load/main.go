@@ -103,7 +103,7 @@ func parse(args []string) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("load", flag.ContinueOnError)
 	fs.StringVar(&o.mode, "mode", "http", "http (POST /v1/check), grpc (ShouldRateLimit) or json (envoyproxy/ratelimit's POST /json)")
-	fs.StringVar(&o.target, "target", "127.0.0.1:8080", "host:port of the service; loopback only")
+	fs.StringVar(&o.target, "target", "", "host:port of the service; loopback only (default 127.0.0.1:8081 for -mode grpc, ratelimitd's gRPC port, else 127.0.0.1:8080)")
 	fs.StringVar(&o.policy, "policy", "api", "policy name (or inline policy) for -mode http")
 	fs.StringVar(&o.domain, "domain", "load", "Envoy domain for -mode grpc and json")
 	fs.StringVar(&o.descriptor, "descriptor", "user", "descriptor key for -mode grpc and json; the request's key is its value")
@@ -119,6 +119,12 @@ func parse(args []string) (options, error) {
 	fs.StringVar(&o.serve, "serve", "", "serve the do-nothing server of -floor on this loopback host:port, in this process alone, until stopped (10 minutes at most), and send no load")
 	if err := fs.Parse(args); err != nil {
 		return o, err
+	}
+	if o.target == "" {
+		o.target = "127.0.0.1:8080"
+		if o.mode == "grpc" {
+			o.target = "127.0.0.1:8081"
+		}
 	}
 	if err := loopback("-target", o.target); err != nil {
 		return o, err

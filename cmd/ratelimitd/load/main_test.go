@@ -308,3 +308,14 @@ func TestRate(t *testing.T) {
 		}
 	}
 }
+
+// TestDefaultTargetFollowsTheMode: -mode grpc aims at ratelimitd's gRPC
+// port, the other modes at its HTTP port.
+func TestDefaultTargetFollowsTheMode(t *testing.T) {
+	for mode, want := range map[string]string{"grpc": "127.0.0.1:8081", "http": "127.0.0.1:8080", "json": "127.0.0.1:8080"} {
+		o, err := parse([]string{"-mode", mode})
+		if err != nil || o.target != want {
+			t.Errorf("-mode %s: target %q, %v; want %q", mode, o.target, err, want)
+		}
+	}
+}
