@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/ratelimit-go/ratelimit/adapter"
 	"github.com/ratelimit-go/ratelimit/core"
@@ -135,7 +134,7 @@ func build(s settings) (*Middleware, error) {
 	m := &Middleware{s: s, limiter: s.limiter, defaultDenied: defaultDenied}
 	var err error
 	if len(s.policies) > 0 {
-		if m.global, err = newSet(s.mode, withDefaults(s.policies, s.algorithm, s.maxDelay)); err != nil {
+		if m.global, err = newSet(s.mode, withDefaults(s.policies, s)); err != nil {
 			return nil, err
 		}
 	}
@@ -152,7 +151,7 @@ func build(s settings) (*Middleware, error) {
 			if len(r.policies) == 0 {
 				return nil, fmt.Errorf("%w: WithRoute(%q, %q) has no policy; give it at least one", ErrInvalidConfig, r.method, r.pattern)
 			}
-			ps, err := newSet(s.mode, withDefaults(r.policies, s.algorithm, s.maxDelay))
+			ps, err := newSet(s.mode, withDefaults(r.policies, s))
 			if err != nil {
 				return nil, fmt.Errorf("WithRoute(%q, %q): %w", r.method, r.pattern, err)
 			}
@@ -168,7 +167,7 @@ func build(s settings) (*Middleware, error) {
 			if len(ps) == 0 {
 				return nil, fmt.Errorf("%w: WithPlans: plan %q has no policy (to let a plan through unchecked, return keyfuncs.ErrSkip from the PlanFunc)", ErrInvalidConfig, name)
 			}
-			set, err := newSet(s.mode, withDefaults(ps, s.algorithm, s.maxDelay))
+			set, err := newSet(s.mode, withDefaults(ps, s))
 			if err != nil {
 				return nil, fmt.Errorf("plan %q: %w", name, err)
 			}
@@ -434,17 +433,20 @@ func (m *Middleware) call(o Observer, ctx context.Context, ev Event) {
 // count.
 func (m *Middleware) ObserverPanics() uint64 { return m.panics.Load() }
 
-// withDefaults returns a copy of policies with a set on those that name no
-// algorithm, and the ceiling maxDelay (defaultMaxDelay when 0) on the
-// leaky-bucket ones that set no MaxDelay.
-func withDefaults(policies []core.Policy, a core.Algorithm, maxDelay time.Duration) []core.Policy {
-	if maxDelay == 0 {
+// withDefaults returns a copy of policies with s's algorithm on those that
+// name none and, on the leaky-bucket ones that set no MaxDelay, the ceiling
+// of WithMaxDelay (1 s when unset and shaping is on, none without shaping).
+func withDefaults(policies []core.Policy, s settings) []core.Policy {
+	maxDelay := s.maxDelay
+	if maxDelay == 0 && s.shaper != nil {
+		// The ceiling bounds a hold; without shaping nothing is held, and the
+		// leaky bucket meters: it admits up to its capacity at once.
 		maxDelay = defaultMaxDelay
 	}
 	out := append([]core.Policy(nil), policies...)
 	for i := range out {
 		if out[i].Algorithm == "" {
-			out[i].Algorithm = a
+			out[i].Algorithm = s.algorithm
 		}
 		if out[i].Algorithm.Resolve() == core.LeakyBucket && out[i].MaxDelay == 0 {
 			out[i].MaxDelay = maxDelay

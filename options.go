@@ -250,7 +250,9 @@ func WithObserver(o Observer) Option {
 // default 1s). wait is called with the request's context
 // and the longest delay of the check; an error (the client went away)
 // ends the request without a response. The default waits on a timer; nil
-// disables shaping: requests proceed at once.
+// disables shaping: requests proceed at once, and a leaky bucket then meters
+// without a ceiling (it admits up to its capacity at once, as the stores do)
+// unless WithMaxDelay or the policy's MaxDelay sets one.
 func WithShaping(wait func(ctx context.Context, d time.Duration) error) Option {
 	return func(s *settings) { s.shaper = wait }
 }

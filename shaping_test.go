@@ -92,3 +92,28 @@ func shaped(limit time.Duration) core.Policy {
 	p.MaxDelay = limit
 	return p
 }
+
+// TestNoShapingMeters: with WithShaping(nil) nothing is held, so no ceiling
+// applies: a leaky bucket 3/1m admits its capacity at once, as the stores
+// do, and then denies with the exact Retry-After.
+func TestNoShapingMeters(t *testing.T) {
+	clock := core.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	m := must.Do(ratelimit.New(
+		ratelimit.WithLimiter(core.NewLimiter(must.Do(memstore.New()), core.WithClock(clock))),
+		ratelimit.WithKeyFunc(keyfuncs.Constant("k")),
+		ratelimit.WithPolicy(core.MustParsePolicy("3/1m;algorithm=leaky_bucket")),
+		ratelimit.WithShaping(nil)))
+	for i := range 3 {
+		if v := m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), newRecorder()); v != adapter.Continue {
+			t.Fatalf("request %d denied without shaping", i+1)
+		}
+	}
+	res := newRecorder()
+	if m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), res) != adapter.Handled || res.status != 429 || res.h.Get("Retry-After") != "20" {
+		t.Fatalf("fourth request: %d, Retry-After %q; want 429 after 20 s", res.status, res.h.Get("Retry-After"))
+	}
+	clock.Advance(20 * time.Second)
+	if m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), newRecorder()) != adapter.Continue {
+		t.Fatal("denied at its Retry-After")
+	}
+}
