@@ -1,6 +1,7 @@
 package core
 
 import (
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -30,6 +31,16 @@ func (SystemClock) Now() time.Time { return wallNow() }
 type ManualClock struct {
 	ns atomic.Int64
 	_  [120]byte
+
+	waiting atomic.Int32 // len(timers), read without the lock
+	mu      sync.Mutex
+	timers  []manualTimer
+}
+
+// manualTimer is a channel of After, sent the reading that reached at.
+type manualTimer struct {
+	at int64
+	c  chan time.Time
 }
 
 // NewManualClock returns a ManualClock reading t.
@@ -43,10 +54,53 @@ func NewManualClock(t time.Time) *ManualClock {
 func (c *ManualClock) Now() time.Time { return time.Unix(0, c.ns.Load()).UTC() }
 
 // Set moves the clock to t, forwards or backwards.
-func (c *ManualClock) Set(t time.Time) { c.ns.Store(t.UnixNano()) }
+func (c *ManualClock) Set(t time.Time) {
+	c.ns.Store(t.UnixNano())
+	c.fire()
+}
 
 // Advance moves the clock by d (backwards if d is negative) and returns the
 // new reading.
 func (c *ManualClock) Advance(d time.Duration) time.Time {
-	return time.Unix(0, c.ns.Add(int64(d))).UTC()
+	now := c.ns.Add(int64(d))
+	c.fire()
+	return time.Unix(0, now).UTC()
+}
+
+// After returns a channel that receives the clock's reading once Set or
+// Advance has moved it d or more past its reading now; at once when d <= 0.
+// Limiter.Wait waits on it, so that a test moves waiters on by moving the
+// clock.
+func (c *ManualClock) After(d time.Duration) <-chan time.Time {
+	ch := make(chan time.Time, 1)
+	c.mu.Lock()
+	at := c.ns.Load() + int64(d)
+	if d <= 0 {
+		ch <- time.Unix(0, c.ns.Load()).UTC()
+	} else {
+		c.timers = append(c.timers, manualTimer{at: at, c: ch})
+		c.waiting.Add(1)
+	}
+	c.mu.Unlock()
+	return ch
+}
+
+// fire sends to every timer the reading has reached.
+func (c *ManualClock) fire() {
+	if c.waiting.Load() == 0 {
+		return
+	}
+	c.mu.Lock()
+	now := c.ns.Load()
+	kept := c.timers[:0]
+	for _, t := range c.timers {
+		if now >= t.at {
+			t.c <- time.Unix(0, now).UTC()
+			c.waiting.Add(-1)
+		} else {
+			kept = append(kept, t)
+		}
+	}
+	c.timers = kept
+	c.mu.Unlock()
 }

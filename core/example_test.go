@@ -167,3 +167,25 @@ func ExampleWithWaitLimit() {
 	fmt.Println(d.Allowed, d.Remaining, err)
 	// Output: true 9 <nil>
 }
+
+// Wait blocks until the policy admits the call, like x/time/rate's Wait,
+// and returns at once when the wait would pass the context's deadline.
+func ExampleLimiter_Wait() {
+	store, err := memstore.New()
+	if err != nil {
+		panic(err)
+	}
+	defer store.Close()
+	limiter := core.NewLimiter(store)
+	partner := core.MustParsePolicy("2/1h;name=partner")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for range 3 {
+		d, err := limiter.Wait(ctx, "api.partner.example", partner)
+		fmt.Println(d.Allowed, d.Remaining, errors.Is(err, context.DeadlineExceeded))
+	}
+	// Output:
+	// true 1 false
+	// true 0 false
+	// false 0 true
+}

@@ -1,0 +1,65 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"time"
+)
+
+// Wait is WaitN with cost 1.
+func (l *Limiter) Wait(ctx context.Context, key string, p Policy) (Decision, error) {
+	return l.WaitN(ctx, key, p, 1)
+}
+
+// WaitN blocks until p admits cost units for key, consumes them and returns
+// the admitting decision. A denial's RetryAfter is exact, so one wait
+// usually suffices; a waiter that loses the race to another checks again
+// after the new RetryAfter, never in a busy loop. Each wait adds a random
+// share of up to a quarter of the policy's emission interval (Window/Limit),
+// so that waiters on one key, in one process or many, do not all check at
+// the same instant.
+//
+// When the context's deadline comes before the RetryAfter, WaitN returns at
+// once with the denying decision and an error matching
+// context.DeadlineExceeded; when the context ends during the wait, its
+// error. Invalid arguments yield the typed errors of AllowN. With a
+// ManualClock the wait ends when the clock has been moved past it.
+func (l *Limiter) WaitN(ctx context.Context, key string, p Policy, cost int) (Decision, error) {
+	for {
+		d, err := l.AllowN(ctx, key, p, cost)
+		if err != nil || d.Allowed {
+			return d, err
+		}
+		wait := max(d.RetryAfter, time.Millisecond) // a denial always names a wait; never spin
+		if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < wait {
+			return d, fmt.Errorf("ratelimit: waiting %v for key %q would pass the context's deadline: %w", wait, key, context.DeadlineExceeded)
+		}
+		if interval := p.Window / time.Duration(p.Limit); interval >= 4 {
+			wait += rand.N(min(interval, wait) / 4)
+		}
+		if err := l.sleep(ctx, wait); err != nil {
+			return d, err
+		}
+	}
+}
+
+// sleep waits d on the Limiter's clock, or until ctx is done.
+func (l *Limiter) sleep(ctx context.Context, d time.Duration) error {
+	var fired <-chan time.Time
+	if c, ok := l.clock.(interface {
+		After(time.Duration) <-chan time.Time
+	}); ok {
+		fired = c.After(d)
+	} else {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		fired = t.C
+	}
+	select {
+	case <-fired:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
