@@ -19,6 +19,7 @@ import (
 	"github.com/ratelimit-go/ratelimit/core/redisstore"
 	"github.com/ratelimit-go/ratelimit/core/resilient"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
+	"github.com/ratelimit-go/ratelimit/outbound"
 	"github.com/ratelimit-go/ratelimit/stdhttp"
 )
 
@@ -130,4 +131,18 @@ func Example_shaping() {
 		log.Fatal(err)
 	}
 	_ = m
+}
+
+// docs/waiting.md, an outbound limit: compiled, not run.
+func Example_outbound() {
+	store, err := memstore.New()
+	if err != nil {
+		log.Fatal(err)
+	}
+	transport, err := outbound.New(core.NewLimiter(store), core.MustParsePolicy("5000/1h;name=partner"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	client := &http.Client{Transport: transport}
+	_ = client
 }

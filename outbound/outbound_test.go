@@ -1,0 +1,217 @@
+package outbound_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/memstore"
+	"github.com/ratelimit-go/ratelimit/internal/must"
+	"github.com/ratelimit-go/ratelimit/keyfuncs"
+	"github.com/ratelimit-go/ratelimit/outbound"
+	"github.com/ratelimit-go/ratelimit/stdhttp"
+)
+
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// upstream is a loopback server limited by this project's own middleware at
+// policy, on clock; served counts the requests its handler saw.
+func upstream(t *testing.T, clock *core.ManualClock, policy string, served *atomic.Int64) *httptest.Server {
+	t.Helper()
+	mw := must.Do(stdhttp.New(
+		ratelimit.WithLimiter(core.NewLimiter(must.Do(memstore.New()), core.WithClock(clock))),
+		ratelimit.WithKeyFunc(keyfuncs.Constant("everyone")),
+		ratelimit.WithPolicy(core.MustParsePolicy(policy))))
+	srv := httptest.NewServer(mw(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		served.Add(1)
+		_, _ = io.WriteString(w, "ok")
+	})))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func get(t *testing.T, c *http.Client, ctx context.Context, url string) (int, error) {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
+	res, err := c.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	_, _ = io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	return res.StatusCode, nil
+}
+
+func short() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), 2*time.Second)
+}
+
+// TestClientLimitHolds: two Transports sharing one store (two instances of
+// a fleet) send no more than the policy allows, and a request past it waits
+// for the Limiter, or fails at once when the wait cannot fit its deadline,
+// without reaching the upstream.
+func TestClientLimitHolds(t *testing.T) {
+	clock := core.NewManualClock(t0)
+	var served atomic.Int64
+	srv := upstream(t, clock, "100/1m", &served)
+	store := must.Do(memstore.New())
+	defer store.Close()
+	policy := core.MustParsePolicy("3/1m;algorithm=fixed_window;name=partner")
+	var clients []*http.Client
+	for range 2 {
+		tr := must.Do(outbound.New(core.NewLimiter(store, core.WithClock(clock)), policy))
+		clients = append(clients, &http.Client{Transport: tr})
+	}
+	for i := range 3 {
+		ctx, cancel := short()
+		code, err := get(t, clients[i%2], ctx, srv.URL)
+		cancel()
+		if err != nil || code != 200 {
+			t.Fatalf("request %d: %d %v", i+1, code, err)
+		}
+	}
+	ctx, cancel := short()
+	_, err := get(t, clients[1], ctx, srv.URL)
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) || served.Load() != 3 {
+		t.Fatalf("fourth request: %v, upstream served %d; want a deadline error and 3 served", err, served.Load())
+	}
+	// Without a deadline it waits for the next window.
+	done := make(chan error, 1)
+	go func() {
+		code, err := get(t, clients[0], context.Background(), srv.URL)
+		if err == nil && code != 200 {
+			err = errors.New(http.StatusText(code))
+		}
+		done <- err
+	}()
+	waitFor(t, func() bool { return pendingAdvance(clock, done) })
+	if err := <-done; err != nil || served.Load() != 4 {
+		t.Fatalf("waited request: %v, served %d", err, served.Load())
+	}
+}
+
+// pendingAdvance moves the clock a second and reports whether the waiting
+// request has finished, leaving its result in done.
+func pendingAdvance(clock *core.ManualClock, done chan error) bool {
+	select {
+	case err := <-done:
+		done <- err
+		return true
+	default:
+		clock.Advance(time.Second)
+		return false
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 10 s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestUpstreamHoldsTheKey: once the upstream (this project's middleware,
+// 2/1m) reports nothing remaining, the key is held until its reset: a
+// request that cannot wait fails without reaching the upstream, and at the
+// reset requests go through again.
+func TestUpstreamHoldsTheKey(t *testing.T) {
+	clock := core.NewManualClock(t0)
+	var served atomic.Int64
+	srv := upstream(t, clock, "2/1m;algorithm=fixed_window", &served)
+	tr := must.Do(outbound.New(core.NewLimiter(must.Do(memstore.New()), core.WithClock(clock)), core.MustParsePolicy("100/1m")))
+	c := &http.Client{Transport: tr}
+	for i, want := range []int{200, 200} {
+		ctx, cancel := short()
+		code, err := get(t, c, ctx, srv.URL)
+		cancel()
+		if err != nil || code != want {
+			t.Fatalf("request %d: %d %v, want %d", i+1, code, err, want)
+		}
+	}
+	ctx, cancel := short()
+	_, err := get(t, c, ctx, srv.URL)
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) || served.Load() != 2 {
+		t.Fatalf("while held: %v, served %d; want a deadline error and no new request upstream", err, served.Load())
+	}
+	clock.Advance(time.Minute)
+	ctx, cancel = short()
+	code, err := get(t, c, ctx, srv.URL)
+	cancel()
+	if err != nil || code != 200 || served.Load() != 3 {
+		t.Fatalf("after the reset: %d %v, served %d", code, err, served.Load())
+	}
+}
+
+// TestRateLimitFieldsHold: a 2xx whose RateLimit fields report nothing
+// remaining holds the key until their reset, in each of the forms
+// upstreams send.
+func TestRateLimitFieldsHold(t *testing.T) {
+	for name, fields := range map[string]http.Header{
+		"draft 08+":  {"Ratelimit": {`"api";r=0;t=30`}},
+		"draft 06":   {"Ratelimit-Remaining": {"0"}, "Ratelimit-Reset": {"30"}},
+		"X- delay":   {"X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {"30"}},
+		"X- unix":    {"X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {"1767225630"}}, // t0 + 30 s
+		"429 header": {"Retry-After": {"30"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			clock := core.NewManualClock(t0)
+			var served atomic.Int64
+			status := 200
+			if name == "429 header" {
+				status = 429
+			}
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				served.Add(1)
+				for k, v := range fields {
+					w.Header()[k] = v
+				}
+				w.WriteHeader(status)
+			}))
+			defer srv.Close()
+			c := &http.Client{Transport: must.Do(outbound.New(core.NewLimiter(must.Do(memstore.New()), core.WithClock(clock)), core.MustParsePolicy("100/1m")))}
+			ctx, cancel := short()
+			defer cancel()
+			if _, err := get(t, c, ctx, srv.URL); err != nil {
+				t.Fatal(err)
+			}
+			clock.Advance(29 * time.Second)
+			early, cancelEarly := context.WithTimeout(context.Background(), 500*time.Millisecond)
+			defer cancelEarly()
+			if _, err := get(t, c, early, srv.URL); !errors.Is(err, context.DeadlineExceeded) || served.Load() != 1 {
+				t.Fatalf("1 s before the reset: %v, served %d", err, served.Load())
+			}
+			clock.Advance(time.Second)
+			if _, err := get(t, c, ctx, srv.URL); err != nil || served.Load() != 2 {
+				t.Fatalf("at the reset: %v, served %d", err, served.Load())
+			}
+		})
+	}
+}
+
+func TestNewRefusesBadInput(t *testing.T) {
+	if _, err := outbound.New(nil, core.MustParsePolicy("1/1s")); err == nil {
+		t.Fatal("a nil Limiter accepted")
+	}
+	l := core.NewLimiter(must.Do(memstore.New()))
+	if _, err := outbound.New(l, core.Policy{Limit: 0, Window: time.Second}); !errors.Is(err, core.ErrInvalidPolicy) {
+		t.Fatalf("invalid policy: %v", err)
+	}
+	tr := must.Do(outbound.New(l, core.MustParsePolicy("1/1s"), outbound.WithKey(func(*http.Request) string { return "" })))
+	req, _ := http.NewRequest("GET", "http://127.0.0.1:1/", nil)
+	if _, err := tr.RoundTrip(req); err == nil {
+		t.Fatal("a request without a key was sent")
+	}
+}
