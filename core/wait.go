@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"time"
+
+	"github.com/ratelimit-go/ratelimit/internal/clocksleep"
 )
 
 // Wait is WaitN with cost 1.
@@ -38,28 +40,8 @@ func (l *Limiter) WaitN(ctx context.Context, key string, p Policy, cost int) (De
 		if interval := p.Window / time.Duration(p.Limit); interval >= 4 {
 			wait += rand.N(min(interval, wait) / 4)
 		}
-		if err := l.sleep(ctx, wait); err != nil {
+		if err := clocksleep.Sleep(ctx, l.clock, wait); err != nil {
 			return d, err
 		}
-	}
-}
-
-// sleep waits d on the Limiter's clock, or until ctx is done.
-func (l *Limiter) sleep(ctx context.Context, d time.Duration) error {
-	var fired <-chan time.Time
-	if c, ok := l.clock.(interface {
-		After(time.Duration) <-chan time.Time
-	}); ok {
-		fired = c.After(d)
-	} else {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		fired = t.C
-	}
-	select {
-	case <-fired:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 }

@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/internal/clocksleep"
 )
 
 // maxHeld bounds the keys a Transport holds at once; past it, expired holds
@@ -147,7 +148,7 @@ func (t *Transport) waitHold(ctx context.Context, key string) error {
 		if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < left {
 			return fmt.Errorf("outbound: the upstream asked %q to wait %v, past the request's deadline: %w", key, left, context.DeadlineExceeded)
 		}
-		if err := sleep(ctx, t.limiter.Clock(), left); err != nil {
+		if err := clocksleep.Sleep(ctx, t.limiter.Clock(), left); err != nil {
 			return err
 		}
 	}
@@ -175,27 +176,6 @@ func (t *Transport) hold(key string, until time.Time) {
 		}
 	}
 	t.held[key] = until
-}
-
-// sleep waits d on clock (a ManualClock's After when it has one), or until
-// ctx is done.
-func sleep(ctx context.Context, clock core.Clock, d time.Duration) error {
-	var fired <-chan time.Time
-	if c, ok := clock.(interface {
-		After(time.Duration) <-chan time.Time
-	}); ok {
-		fired = c.After(d)
-	} else {
-		tm := time.NewTimer(d)
-		defer tm.Stop()
-		fired = tm.C
-	}
-	select {
-	case <-fired:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // upstreamWait returns how long the upstream asks its client to wait: the
