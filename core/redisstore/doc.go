@@ -27,11 +27,8 @@
 // (WithChecksPerCall): a script runs without interleaving, so each check is
 // as atomic and all-or-nothing as in its own call, and one that fails (a key
 // of the wrong type) answers with its own error while the others proceed.
-// Checks that cannot share a call share a pipeline. That is how one client at
-// 64 goroutines outruns single EVALSHA calls of a script that does nothing:
-// Redis pays its per-call cost once for many checks, and one write and one
-// read carry them. A script call or pipeline that meets NOSCRIPT is sent
-// again with EVAL.
+// Checks that cannot share a call share a pipeline. A script call or
+// pipeline that meets NOSCRIPT is sent again with EVAL.
 //
 // Time is a parameter: the caller's instant travels to Redis as integer
 // microseconds and Redis's own clock is never read. Keys whose callers'
@@ -67,6 +64,6 @@
 // go-redis retries a command after a network error or timeout (Options.
 // MaxRetries, 3 by default). A script that timed out may still have run, so a
 // retried check can be counted twice: it can only consume more, never admit
-// more than the limit. Set MaxRetries to -1 on the client to rule that out,
-// and ContextTimeoutEnabled so that context deadlines bound socket I/O.
+// more than the limit. resilient.RedisOptions sets MaxRetries to -1 to rule
+// that out, and ContextTimeoutEnabled so that deadlines bound socket I/O.
 package redisstore
