@@ -80,7 +80,7 @@ func (failing) Reset(context.Context, string, []core.Policy) error { return errS
 
 func TestKeyFuncRequired(t *testing.T) {
 	_, err := ratelimit.New(ratelimit.WithPolicy(core.MustParsePolicy("1/s")))
-	if !errors.Is(err, ratelimit.ErrInvalidConfig) || !errors.Is(err, ratelimit.ErrInvalidConfig) {
+	if !errors.Is(err, ratelimit.ErrInvalidConfig) || !strings.Contains(err.Error(), "WithKeyFunc") {
 		t.Fatalf("err = %v, want ErrInvalidConfig", err)
 	}
 }
