@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"sort"
 	"strconv"
@@ -198,12 +199,37 @@ func (e *configError) Error() string {
 	return b.String()
 }
 
-// unknownField matches go.yaml.in/yaml's report of a misspelled field; the
-// type it names carries the accepted fields' tags.
-var (
-	unknownField = regexp.MustCompile(`^line (\d+): field (\S+) not found in type (.*)$`)
-	yamlTag      = regexp.MustCompile(`yaml:\\?"([^",\\]+)`)
-)
+// unknownField matches go.yaml.in/yaml's report of a misspelled field.
+var unknownField = regexp.MustCompile(`^line (\d+): field (\S+) not found in type (.*)$`)
+
+// yamlFields maps the name of every struct type reachable from the
+// configuration's document types to its fields' YAML names, for the
+// message of a misspelled field.
+var yamlFields = func() map[string][]string {
+	m := map[string][]string{}
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Map {
+			t = t.Elem()
+		}
+		if _, seen := m[t.String()]; seen || t.Kind() != reflect.Struct {
+			return
+		}
+		m[t.String()] = nil // before the fields: descriptors nest
+		var names []string
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if name, _, _ := strings.Cut(f.Tag.Get("yaml"), ","); name != "" && name != "-" {
+				names = append(names, name)
+				walk(f.Type)
+			}
+		}
+		m[t.String()] = names
+	}
+	walk(reflect.TypeOf(fileConfig{}))
+	walk(reflect.TypeOf(domainFile{}))
+	return m
+}()
 
 // yamlError turns a decoding error into a *configError with the file and
 // line (base is the line the document starts at, minus one); a misspelled
@@ -219,11 +245,11 @@ func yamlError(path string, base int, err error) error {
 		return &configError{File: path, Msg: te.Errors[0]}
 	}
 	line, _ := strconv.Atoi(m[1])
-	var want []string
-	for _, t := range yamlTag.FindAllStringSubmatch(m[3], -1) {
-		want = append(want, t[1])
+	msg := fmt.Sprintf("unknown field %q", m[2])
+	if want := yamlFields[m[3]]; len(want) > 0 {
+		msg += " (want " + strings.Join(want, ", ") + ")"
 	}
-	return &configError{File: path, Line: base + line, Msg: fmt.Sprintf("unknown field %q (want %s)", m[2], strings.Join(want, ", "))}
+	return &configError{File: path, Line: base + line, Msg: msg}
 }
 
 // emptyRuntime is the configuration without a file: the memory store, no

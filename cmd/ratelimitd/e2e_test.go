@@ -668,7 +668,7 @@ func TestReload(t *testing.T) {
 	waitFor(t, "the rejection", func() bool {
 		return strings.Contains(in.metrics(), `ratelimitd_config_reloads_total{result="rejected"} 1`)
 	})
-	if !strings.Contains(in.logs.String(), "configuration rejected") || !strings.Contains(in.logs.String(), "line 4") {
+	if !strings.Contains(in.logs.String(), "configuration rejected") || !strings.Contains(in.logs.String(), `ratelimitd.yaml:4: unknown field \"nope\" (want backend, policies,`) {
 		t.Fatalf("the rejection is not logged with its line:\n%s", in.logs)
 	}
 	if code, res, _ := in.check(key+"-probe2", "api"); code != 200 || res.Decisions[0].Limit != 4 {
