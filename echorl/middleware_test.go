@@ -33,20 +33,6 @@ func do(h http.Handler, method, target string) *httptest.ResponseRecorder {
 
 func noContent(c echo.Context) error { return c.NoContent(http.StatusNoContent) }
 
-func TestRoutePanicsWithTheTypedError(t *testing.T) {
-	m, err := ratelimit.New(ratelimit.WithLimiter(limiter()), ratelimit.WithKeyFunc(keyfuncs.RemoteIP), ratelimit.WithPolicy(core.MustParsePolicy("100/1m")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		err, _ := recover().(error)
-		if !errors.Is(err, core.ErrInvalidPolicy) {
-			t.Fatalf("panic value %v, want core.ErrInvalidPolicy", err)
-		}
-	}()
-	echorl.Route(m, core.Policy{Limit: 0})
-}
-
 // A denied request reaches neither later middleware nor the handler, and
 // Echo's error handler is not involved: the 429 is complete.
 func TestDenialStopsTheChain(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/fiberrl"
 	"github.com/ratelimit-go/ratelimit/internal/httpsuite"
 )
@@ -11,5 +12,8 @@ import (
 // TestConstructors: New leaks no goroutine and refuses patterns in
 // net/http's syntax.
 func TestConstructors(t *testing.T) {
-	httpsuite.RunConstructors(t, func(opts ...ratelimit.Option) (any, error) { return fiberrl.New(opts...) })
+	httpsuite.RunConstructors(t, func(opts ...ratelimit.Option) (any, error) { return fiberrl.New(opts...) }, httpsuite.Constructors{
+		Route:      func(m *ratelimit.Middleware, ps ...core.Policy) any { return fiberrl.Route(m, ps...) },
+		Middleware: func(m *ratelimit.Middleware) any { return fiberrl.Middleware(m) },
+	})
 }

@@ -30,20 +30,6 @@ func do(h http.Handler, method, target string) *httptest.ResponseRecorder {
 	return rec
 }
 
-func TestRoutePanicsWithTheTypedError(t *testing.T) {
-	m, err := ratelimit.New(ratelimit.WithLimiter(limiter()), ratelimit.WithKeyFunc(keyfuncs.RemoteIP), ratelimit.WithPolicy(core.MustParsePolicy("100/1m")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		err, _ := recover().(error)
-		if !errors.Is(err, core.ErrInvalidPolicy) {
-			t.Fatalf("panic value %v, want core.ErrInvalidPolicy", err)
-		}
-	}()
-	ginrl.Route(m, core.Policy{Limit: 0})
-}
-
 // A denied request aborts the chain: neither later middleware nor the
 // handler runs.
 func TestDenialAbortsTheChain(t *testing.T) {

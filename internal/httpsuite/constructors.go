@@ -15,12 +15,22 @@ import (
 // New is an adapter's New, its handler type erased.
 type New func(opts ...ratelimit.Option) (any, error)
 
+// Constructors are an adapter's Route and Middleware, their handler types
+// erased.
+type Constructors struct {
+	Route      func(m *ratelimit.Middleware, policies ...core.Policy) any
+	Middleware func(m *ratelimit.Middleware) any
+}
+
 // RunConstructors checks an adapter's New as the README shows it: 100 calls,
 // never closed, leave no goroutine behind (the default memory store has no
 // sweeper), a route pattern in net/http's syntax, which the adapter's
 // framework never reports, is refused with a *ratelimit.RouteError, and so is
-// a Middleware without a key function, with ratelimit.ErrInvalidConfig.
-func RunConstructors(t *testing.T, newFn New) {
+// a Middleware without a key function, with ratelimit.ErrInvalidConfig; and
+// that c's Route and Middleware panic with the typed error on an invalid
+// policy, a route without a policy and a nil Middleware, as routes are
+// wired at start-up.
+func RunConstructors(t *testing.T, newFn New, c Constructors) {
 	t.Run("NoGoroutine", func(t *testing.T) {
 		existing := goleak.IgnoreCurrent()
 		var keep []any
@@ -48,4 +58,26 @@ func RunConstructors(t *testing.T, newFn New) {
 			t.Fatalf("New = %v, want a *ratelimit.RouteError for /users/{id}", err)
 		}
 	})
+	m, err := ratelimit.New(ratelimit.WithKeyFunc(keyfuncs.RemoteIP), ratelimit.WithPolicy(core.MustParsePolicy("100/1m")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range map[string]struct {
+		build func()
+		want  error
+	}{
+		"RouteInvalidPolicy": {func() { c.Route(m, core.Policy{Limit: 0}) }, core.ErrInvalidPolicy},
+		"RouteNoPolicy":      {func() { c.Route(m) }, ratelimit.ErrInvalidConfig},
+		"RouteNilMiddleware": {func() { c.Route(nil, core.MustParsePolicy("1/1s")) }, ratelimit.ErrInvalidConfig},
+		"NilMiddleware":      {func() { c.Middleware(nil) }, ratelimit.ErrInvalidConfig},
+	} {
+		t.Run(name, func(t *testing.T) {
+			defer func() {
+				if err, _ := recover().(error); !errors.Is(err, tc.want) {
+					t.Fatalf("panic value %v, want %v", err, tc.want)
+				}
+			}()
+			tc.build()
+		})
+	}
 }
