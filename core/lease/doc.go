@@ -35,7 +35,7 @@
 // half as large. Cold keys, multi-policy checks and policies not named at
 // New go straight to the store.
 //
-// Leaky-bucket policies are refused (ErrUnsupported): each admitted request
+// Leaky-bucket policies are refused (core.ErrUnsupported): each admitted request
 // of a leaky bucket gets its own Delay, its place in the queue, which a lease
 // of many units cannot give.
 package lease

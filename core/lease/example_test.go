@@ -24,7 +24,7 @@ func Example() {
 	api := core.MustParsePolicy("100000/1s;name=api")
 	leased, err := lease.New(store, []core.Policy{api}) // the policies that may be leased
 	if err != nil {
-		log.Fatal(err) // a leaky-bucket policy is refused: lease.ErrUnsupported
+		log.Fatal(err) // a leaky-bucket policy is refused: core.ErrUnsupported
 	}
 	clock := core.NewManualClock(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
 	limiter := core.NewLimiter(leased, core.WithClock(clock))

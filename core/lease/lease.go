@@ -13,9 +13,9 @@ import (
 	"github.com/ratelimit-go/ratelimit/core"
 )
 
-// ErrUnsupported reports a policy New cannot lease: a leaky bucket, whose
+// errLeaky reports a policy New cannot lease: a leaky bucket, whose
 // admitted requests each get their own Delay.
-var ErrUnsupported = errors.New("lease: leaky-bucket policies cannot be leased: each admitted request has its own delay")
+var errLeaky = fmt.Errorf("%w: lease: leaky-bucket policies cannot be leased: each admitted request has its own delay", core.ErrUnsupported)
 
 // Defaults of the options.
 const (
@@ -151,7 +151,7 @@ var (
 func (b *Backend) Bounded() bool { return core.IsBounded(b.store) }
 
 // New returns a Backend over store that may lease the given policies (each
-// compared with ==, as the stores do). It returns ErrUnsupported, wrapped,
+// compared with ==, as the stores do). It returns an error matching core.ErrUnsupported
 // for a leaky-bucket policy, the policy's validation error for an invalid
 // one, and an error for a nil store or an invalid option.
 func New(store core.Backend, policies []core.Policy, opts ...Option) (*Backend, error) {
@@ -175,7 +175,7 @@ func New(store core.Backend, policies []core.Policy, opts ...Option) (*Backend, 
 			return nil, err
 		}
 		if pr.Algorithm == core.LeakyBucket {
-			return nil, fmt.Errorf("%w (policy %s)", ErrUnsupported, p)
+			return nil, fmt.Errorf("%w (policy %s)", errLeaky, p)
 		}
 		b.leasable = append(b.leasable, p)
 		b.params = append(b.params, pr)

@@ -53,7 +53,7 @@ func newLeased(t *testing.T, store core.Backend, ps []core.Policy, opts ...lease
 
 func TestNewErrors(t *testing.T) {
 	_, err := lease.New(must.Do(memstore.New()), []core.Policy{{Limit: 10, Window: time.Second, Algorithm: core.LeakyBucket}})
-	if !errors.Is(err, lease.ErrUnsupported) {
+	if !errors.Is(err, core.ErrUnsupported) {
 		t.Errorf("leaky bucket: %v, want ErrUnsupported", err)
 	}
 	if _, err := lease.New(must.Do(memstore.New()), []core.Policy{{Limit: 0, Window: time.Second}}); !errors.Is(err, core.ErrInvalidPolicy) {
