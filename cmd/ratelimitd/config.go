@@ -21,6 +21,7 @@ import (
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/resilient"
 	"github.com/ratelimit-go/ratelimit/internal/fields"
+	"github.com/ratelimit-go/ratelimit/internal/redact"
 )
 
 // located is a YAML scalar and the line it was on, so that an invalid value
@@ -484,5 +485,5 @@ func checkBackendURL(u string) error {
 		strings.HasPrefix(u, "redis-sentinel://"), strings.HasPrefix(u, "redis-cluster://"):
 		return nil
 	}
-	return fmt.Errorf("%q: want memory, redis://, rediss://, redis-sentinel://host:port,host:port/master or redis-cluster://host:port,host:port", u)
+	return fmt.Errorf("%q: want memory, redis://, rediss://, redis-sentinel://host:port,host:port/master or redis-cluster://host:port,host:port", redact.URL(u))
 }

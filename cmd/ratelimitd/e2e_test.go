@@ -1185,3 +1185,51 @@ func TestNoConfigNamesTheBackend(t *testing.T) {
 		t.Fatalf("first log line %q", first)
 	}
 }
+
+// TestNoSecretInLogsOrErrors: a Redis URL's password appears in no log
+// line, error, readiness answer or metric, whether the URL is malformed,
+// the server refuses connections, or it refuses the credentials.
+func TestNoSecretInLogsOrErrors(t *testing.T) {
+	const secret = "s3cretPassw0rd"
+	t.Run("malformed", func(t *testing.T) {
+		for _, u := range []string{"redis://user:" + secret + "@[::1:6379/0", "redis://user:" + secret + "@127.0.0.1:6379/x", "rudis://user:" + secret + "@h/0"} {
+			var logs syncBuffer
+			err := run(context.Background(), []string{"-http", "127.0.0.1:0", "-grpc", "127.0.0.1:0", "-redis", u}, func(string) (string, bool) { return "", false }, &logs, make(chan os.Signal), nil)
+			if err == nil {
+				t.Fatalf("%s: started", u)
+			}
+			if strings.Contains(err.Error(), secret) || strings.Contains(logs.String(), secret) {
+				t.Fatalf("the password is printed: %v\n%s", err, logs.String())
+			}
+		}
+	})
+	servers := map[string]func(t *testing.T) string{
+		"refused": func(t *testing.T) string {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			addr := ln.Addr().String()
+			ln.Close() // nothing listens there now
+			return addr
+		},
+		"wrong password": func(t *testing.T) string {
+			redistest.Client(t)
+			return os.Getenv(redistest.AddrEnv)
+		},
+	}
+	for name, addr := range servers {
+		t.Run(name, func(t *testing.T) {
+			in := start(t, "-redis", "redis://user:"+secret+"@"+addr(t)+"/0")
+			in.check(randomName(t), "1/s") // reaches Redis, fails, answers from the fallback
+			_, _, ready := in.do("GET", "/readyz", "", "")
+			_, _, metrics := in.do("GET", "/metrics", "", "")
+			waitFor(t, "the failure logged", func() bool { return strings.Contains(in.logs.String(), "primary backend failed") })
+			for what, text := range map[string]string{"logs": in.logs.String(), "/readyz": ready, "/metrics": metrics} {
+				if strings.Contains(text, secret) {
+					t.Fatalf("the password is in the %s:\n%s", what, text)
+				}
+			}
+		})
+	}
+}

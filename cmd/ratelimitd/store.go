@@ -14,6 +14,7 @@ import (
 	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/core/redisstore"
 	"github.com/ratelimit-go/ratelimit/core/resilient"
+	"github.com/ratelimit-go/ratelimit/internal/redact"
 	"github.com/ratelimit-go/ratelimit/metrics"
 )
 
@@ -118,7 +119,7 @@ func redisClient(spec backendSpec) (redis.UniversalClient, string, error) {
 	case strings.HasPrefix(spec.URL, "redis-cluster://"), strings.HasPrefix(spec.URL, "redis-sentinel://"):
 		u, err := url.Parse(spec.URL)
 		if err != nil {
-			return nil, "", fmt.Errorf("backend url: %w", err)
+			return nil, "", fmt.Errorf("backend url: %w", redact.Error(err)) // url.Error quotes the URL, password included
 		}
 		addrs := strings.Split(u.Host, ",")
 		password, _ := u.User.Password()
@@ -137,7 +138,7 @@ func redisClient(spec backendSpec) (redis.UniversalClient, string, error) {
 	}
 	o, err := redis.ParseURL(spec.URL)
 	if err != nil {
-		return nil, "", fmt.Errorf("backend url: %w", err)
+		return nil, "", fmt.Errorf("backend url: %w", redact.Error(err))
 	}
 	resilient.RedisOptions(o, spec.Budget)
 	return redis.NewClient(o), "redis " + o.Addr, nil

@@ -141,3 +141,21 @@ func TestServeHTTPReportsAServeError(t *testing.T) {
 		t.Fatal("no error from a closed listener")
 	}
 }
+
+// TestRedisURLPasswordIsNotPrinted: a malformed or refused -redis URL's
+// error carries no password.
+func TestRedisURLPasswordIsNotPrinted(t *testing.T) {
+	const secret = "s3cretPassw0rd"
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := ln.Addr().String()
+	ln.Close()
+	for _, u := range []string{"redis://user:" + secret + "@[::1:6379/0", "redis://user:" + secret + "@" + refused + "/0"} {
+		_, _, err := exampleenv.OpenLimiter(context.Background(), exampleenv.Flags{RedisURL: u, Budget: 50 * time.Millisecond}, nil)
+		if err == nil || strings.Contains(err.Error(), secret) {
+			t.Fatalf("OpenLimiter(%q) = %v", u, err)
+		}
+	}
+}

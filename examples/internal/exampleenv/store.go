@@ -12,6 +12,7 @@ import (
 	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/core/redisstore"
 	"github.com/ratelimit-go/ratelimit/core/resilient"
+	"github.com/ratelimit-go/ratelimit/internal/redact"
 	"github.com/ratelimit-go/ratelimit/metrics"
 )
 
@@ -49,7 +50,7 @@ func OpenLimiter(ctx context.Context, f Flags, c *metrics.Collector) (l *core.Li
 	}
 	opts, err := redis.ParseURL(f.RedisURL)
 	if err != nil {
-		return nil, nil, fmt.Errorf("-redis: %w", err)
+		return nil, nil, fmt.Errorf("-redis: %w", redact.Error(err)) // url.Error quotes the URL, password included
 	}
 	resilient.RedisOptions(opts, f.Budget)
 	client := redis.NewClient(opts)
