@@ -55,8 +55,12 @@ type fileConfig struct {
 	// Policies name policies in the policy grammar.
 	Policies map[string]located[string] `yaml:"policies"`
 	// AdminTokenEnv names the environment variable holding the token that
-	// POST /v1/reset requires.
+	// POST /v1/reset requires, or two separated by a comma while one
+	// replaces the other.
 	AdminTokenEnv located[string] `yaml:"admin_token_env"`
+	// AdminTokenFile names a file holding that token, or two on two lines;
+	// it is read again at every reload.
+	AdminTokenFile located[string] `yaml:"admin_token_file"`
 	// Envoy configures the gRPC rate-limit service.
 	Envoy struct {
 		// Files are envoyproxy/ratelimit domain files (globs, relative to
@@ -89,7 +93,7 @@ type runtime struct {
 	source     string // the file it came from, "" for none
 	backend    backendSpec
 	policies   map[string]core.Policy
-	adminToken string // "" disables POST /v1/reset
+	adminTokens []string // none disables POST /v1/reset; two during a rotation
 	domains    map[string]*domain
 	headers    bool     // Envoy response_headers_to_add
 	files      []string // the domain files loaded
@@ -341,16 +345,30 @@ func loadConfig(path, redisURL string) (*runtime, error) {
 		rt.policies[name] = p
 	}
 	// Admin token.
-	if env := fc.AdminTokenEnv.V; env != "" {
-		tok := os.Getenv(env)
-		if len(tok) < 16 {
-			what := "is not set"
-			if tok != "" {
-				what = fmt.Sprintf("holds %d characters", len(tok))
-			}
-			return nil, bad(fc.AdminTokenEnv.Line, "admin_token_env", "the environment variable %s %s; set it to a token of at least 16 characters (POST /v1/reset needs it), or remove admin_token_env to disable reset", env, what)
+	env, file := fc.AdminTokenEnv, fc.AdminTokenFile
+	switch {
+	case env.V != "" && file.V != "":
+		return nil, bad(file.Line, "admin_token_file", "give admin_token_env or admin_token_file, not both")
+	case env.V != "":
+		tok := os.Getenv(env.V)
+		if tok == "" {
+			return nil, bad(env.Line, "admin_token_env", "the environment variable %s is not set; set it to a token of at least 16 characters (POST /v1/reset needs it), or remove admin_token_env to disable reset", env.V)
 		}
-		rt.adminToken = tok
+		if rt.adminTokens, err = adminTokens(strings.Split(tok, ",")); err != nil {
+			return nil, bad(env.Line, "admin_token_env", "the environment variable %s: %v", env.V, err)
+		}
+	case file.V != "":
+		p := file.V
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(filepath.Dir(path), p)
+		}
+		raw, err := readConfigFile(p)
+		if err != nil {
+			return nil, bad(file.Line, "admin_token_file", "%v", err)
+		}
+		if rt.adminTokens, err = adminTokens(strings.Split(strings.TrimRight(string(raw), "\r\n"), "\n")); err != nil {
+			return nil, bad(file.Line, "admin_token_file", "%s: %v", p, err)
+		}
 	}
 	// Envoy.
 	switch h := fc.Envoy.ResponseHeaders.V; h {
@@ -474,6 +492,23 @@ func validName(s string) bool {
 		}
 	}
 	return true
+}
+
+// adminTokens checks the admin tokens given: one, or two during a rotation,
+// each of at least 16 characters. The error never quotes a token.
+func adminTokens(toks []string) ([]string, error) {
+	for i, t := range toks {
+		toks[i] = strings.TrimSpace(t)
+	}
+	if len(toks) > 2 {
+		return nil, fmt.Errorf("holds %d tokens; give one, or two while one replaces the other", len(toks))
+	}
+	for i, t := range toks {
+		if len(t) < 16 {
+			return nil, fmt.Errorf("token %d of %d holds %d characters; give at least 16", i+1, len(toks), len(t))
+		}
+	}
+	return toks, nil
 }
 
 // checkBackendURL validates a backend URL's form.

@@ -768,6 +768,10 @@ func TestConfigErrors(t *testing.T) {
 		{"deny cache on memory", []string{"c.yaml", "backend:\n  deny_cache: 100\n"}, []string{"c.yaml:2", "backend.deny_cache", "Redis"}},
 		{"deny cache not a number", []string{"c.yaml", "backend:\n  url: redis://127.0.0.1:1/0\n  deny_cache: lots\n"}, []string{"c.yaml", "line 3", "lots"}},
 		{"unset token", []string{"c.yaml", "admin_token_env: RATELIMITD_NO_SUCH_VAR\n"}, []string{"c.yaml:1", "admin_token_env", "RATELIMITD_NO_SUCH_VAR is not set"}},
+		{"token file missing", []string{"c.yaml", "admin_token_file: nope.txt\n"}, []string{"c.yaml:1", "admin_token_file", "nope.txt"}},
+		{"short token in the file", []string{"c.yaml", "admin_token_file: t.txt\n", "t.txt", "short\n"}, []string{"c.yaml:1", "admin_token_file", "token 1 of 1 holds 5 characters"}},
+		{"three tokens", []string{"c.yaml", "admin_token_file: t.txt\n", "t.txt", "aaaaaaaaaaaaaaaa\nbbbbbbbbbbbbbbbb\ncccccccccccccccc\n"}, []string{"c.yaml:1", "holds 3 tokens"}},
+		{"env and file", []string{"c.yaml", "admin_token_env: X\nadmin_token_file: t.txt\n"}, []string{"c.yaml:2", "not both"}},
 		{"missing domain file", []string{"c.yaml", "envoy:\n  files: [\"nope/*.yaml\"]\n"}, []string{"c.yaml:2", "envoy.files"}},
 		{"domain: unknown field", []string{"c.yaml", "envoy:\n  files: [\"d.yaml\"]\n", "d.yaml", "domain: x\ndescriptors:\n  - key: a\n    rate_limit:\n      unit: second\n      requests_per_unit: 1\n      colour: red\n"}, []string{"d.yaml:7: unknown field \"colour\" (want "}},
 		{"domain: bad unit", []string{"c.yaml", "envoy:\n  files: [\"d.yaml\"]\n", "d.yaml", "domain: x\ndescriptors:\n  - key: a\n    rate_limit:\n      unit: fortnight\n      requests_per_unit: 1\n"}, []string{"d.yaml:4", "rate_limit.unit", "fortnight"}},
@@ -1232,4 +1236,40 @@ func TestNoSecretInLogsOrErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAdminTokenRotation: two tokens, from a file or from the environment
+// variable, are both accepted while one replaces the other, and a reload
+// that drops the old one refuses it from then on.
+func TestAdminTokenRotation(t *testing.T) {
+	const old, next = "old-admin-token-0123456789", "new-admin-token-0123456789"
+	reset := func(in *instance, tok string) int {
+		code, _, _ := in.do("POST", "/v1/reset", "application/json", `{"key":"k","policies":["1/s"]}`, "Authorization", "Bearer "+tok)
+		return code
+	}
+	t.Run("file", func(t *testing.T) {
+		path := writeConfig(t, "ratelimitd.yaml", "admin_token_file: token.txt\n", "token.txt", old+"\n"+next+"\n")
+		in := start(t, "-config", path)
+		if a, b, c := reset(in, old), reset(in, next), reset(in, "some-other-token-0123456789"); a != 200 || b != 200 || c != 403 {
+			t.Fatalf("old %d, new %d, other %d; want 200 200 403", a, b, c)
+		}
+		if err := os.WriteFile(filepath.Join(filepath.Dir(path), "token.txt"), []byte(next+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		in.hup <- os.Interrupt // the SIGHUP channel
+		waitFor(t, "the old token refused after the reload", func() bool { return reset(in, old) == 403 })
+		if code := reset(in, next); code != 200 {
+			t.Fatalf("the new token after the reload: %d", code)
+		}
+		if strings.Contains(in.logs.String(), old) || strings.Contains(in.logs.String(), next) {
+			t.Fatalf("a token is in the logs:\n%s", in.logs)
+		}
+	})
+	t.Run("env", func(t *testing.T) {
+		t.Setenv("RATELIMITD_TEST_TOKENS", old+","+next)
+		in := start(t, "-config", writeConfig(t, "ratelimitd.yaml", "admin_token_env: RATELIMITD_TEST_TOKENS\n"))
+		if a, b := reset(in, old), reset(in, next); a != 200 || b != 200 {
+			t.Fatalf("old %d, new %d", a, b)
+		}
+	})
 }

@@ -538,6 +538,16 @@ func inspectQuery(raw string) (url.Values, error) {
 	return q, nil
 }
 
+// adminTokenMatches compares tok with every configured token in constant
+// time, so that neither the match nor which token matched shows in timing.
+func adminTokenMatches(tokens []string, tok string) bool {
+	ok := 0
+	for _, t := range tokens {
+		ok |= subtle.ConstantTimeCompare([]byte(tok), []byte(t))
+	}
+	return ok == 1
+}
+
 func (s *service) handleReset(w *exchange, r *http.Request) error {
 	rt := s.cfg.Load()
 	auth := r.Header.Get("Authorization")
@@ -546,9 +556,9 @@ func (s *service) handleReset(w *exchange, r *http.Request) error {
 	case auth == "" || !hasBearer:
 		w.Header().Set("WWW-Authenticate", `Bearer realm="ratelimitd"`)
 		return &apiError{status: http.StatusUnauthorized, field: "Authorization", detail: "send the admin token as Authorization: Bearer <token>"}
-	case rt.adminToken == "":
-		return &apiError{status: http.StatusForbidden, field: "Authorization", detail: "reset is disabled: no admin token is configured (admin_token_env)"}
-	case subtle.ConstantTimeCompare([]byte(tok), []byte(rt.adminToken)) != 1:
+	case len(rt.adminTokens) == 0:
+		return &apiError{status: http.StatusForbidden, field: "Authorization", detail: "reset is disabled: no admin token is configured (admin_token_env or admin_token_file)"}
+	case !adminTokenMatches(rt.adminTokens, tok):
 		return &apiError{status: http.StatusForbidden, field: "Authorization", detail: "wrong admin token"}
 	}
 	var req client.ResetRequest
