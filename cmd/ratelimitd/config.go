@@ -90,14 +90,14 @@ const maxDenyCache = 1_000_000
 // runtime is one complete, validated configuration: everything a request
 // reads, swapped whole on reload.
 type runtime struct {
-	source     string // the file it came from, "" for none
-	backend    backendSpec
-	policies   map[string]core.Policy
+	source      string // the file it came from, "" for none
+	backend     backendSpec
+	policies    map[string]core.Policy
 	adminTokens []string // none disables POST /v1/reset; two during a rotation
-	domains    map[string]*domain
-	headers    bool     // Envoy response_headers_to_add
-	files      []string // the domain files loaded
-	globs      []string // envoy.files, each joined to the configuration's directory when relative
+	domains     map[string]*domain
+	headers     bool     // Envoy response_headers_to_add
+	files       []string // the domain files loaded
+	globs       []string // envoy.files, each joined to the configuration's directory when relative
 
 	writers cache // policies' String()s joined by "\x00" -> *fields.Writer
 	sets    cache // policy names a request gave, joined by "\x00" -> *resolvedSet
