@@ -24,8 +24,10 @@ func TestURL(t *testing.T) {
 }
 
 func TestError(t *testing.T) {
-	_, err := url.Parse("redis://user:s3cret@[::1:6379/0")
-	if got := Error(err).Error(); strings.Contains(got, "s3cret") || !strings.Contains(got, "missing ']'") {
-		t.Fatalf("Error = %q", got)
+	for _, raw := range []string{"redis://user:s3cret@[::1:6379/0"} { // malformed on purpose
+		_, err := url.Parse(raw)
+		if got := Error(err).Error(); strings.Contains(got, "s3cret") || !strings.Contains(got, "missing ']'") {
+			t.Fatalf("Error = %q", got)
+		}
 	}
 }
