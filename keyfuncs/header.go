@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net/textproto"
-	"strings"
 
 	"github.com/ratelimit-go/ratelimit/internal/keycheck"
 )
@@ -140,8 +139,7 @@ func Header(name string, opts ...HeaderOption) KeyFunc {
 // non-empty token.
 func validFieldName(name string) bool {
 	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+		if !isTokenChar(name[i]) {
 			return false
 		}
 	}
