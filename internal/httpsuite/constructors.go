@@ -20,6 +20,9 @@ type New func(opts ...ratelimit.Option) (any, error)
 type Constructors struct {
 	Route      func(m *ratelimit.Middleware, policies ...core.Policy) any
 	Middleware func(m *ratelimit.Middleware) any
+	// CheckServed is the adapter's CheckPatterns given the route list of a
+	// router serving POST /login alone.
+	CheckServed func(m *ratelimit.Middleware) error
 }
 
 // RunConstructors checks an adapter's New as the README shows it: 100 calls,
@@ -29,7 +32,8 @@ type Constructors struct {
 // a Middleware without a key function, with ratelimit.ErrInvalidConfig; and
 // that c's Route and Middleware panic with the typed error on an invalid
 // policy, a route without a policy and a nil Middleware, as routes are
-// wired at start-up.
+// wired at start-up; and that CheckPatterns, given the router's routes,
+// refuses a route table entry no route serves.
 func RunConstructors(t *testing.T, newFn New, c Constructors) {
 	t.Run("NoGoroutine", func(t *testing.T) {
 		existing := goleak.IgnoreCurrent()
@@ -80,4 +84,16 @@ func RunConstructors(t *testing.T, newFn New, c Constructors) {
 			tc.build()
 		})
 	}
+	t.Run("CheckPatternsAgainstTheRoutes", func(t *testing.T) {
+		for pattern, ok := range map[string]bool{"/login": true, "/logni": false} {
+			m, err := ratelimit.New(ratelimit.WithKeyFunc(keyfuncs.RemoteIP), ratelimit.WithRoute("POST", pattern, core.MustParsePolicy("5/1m")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var re *ratelimit.RouteError
+			if err := c.CheckServed(m); (err == nil) != ok || !ok && !errors.As(err, &re) {
+				t.Errorf("POST %s: %v", pattern, err)
+			}
+		}
+	})
 }
