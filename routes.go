@@ -1,14 +1,17 @@
 package ratelimit
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // validateRoute checks a route table entry for the mistakes that would make
 // it match nothing on any framework, returning a *RouteError.
 func validateRoute(method, pattern string) error {
 	bad := func(reason string) error { return &RouteError{Method: method, Pattern: pattern, Reason: reason} }
-	if method != "" && !knownMethod(method) {
+	if method != "" && !slices.Contains(methods, method) {
 		switch {
-		case knownMethod(strings.ToUpper(method)):
+		case slices.Contains(methods, strings.ToUpper(method)):
 			return bad("methods are case-sensitive and written in upper case (" + strings.ToUpper(method) + ")")
 		case method == "*" || method == "ANY":
 			return bad("\"\" is the method that matches every method")
@@ -40,14 +43,6 @@ func validateRoute(method, pattern string) error {
 var methods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "CONNECT", "OPTIONS", "TRACE",
 	"PROPFIND", "PROPPATCH", "MKCOL", "COPY", "MOVE", "LOCK", "UNLOCK", "REPORT", "SEARCH"}
 
-func knownMethod(m string) bool {
-	for _, k := range methods {
-		if m == k {
-			return true
-		}
-	}
-	return false
-}
 
 func quote(s string) string { return `"` + s + `"` }
 

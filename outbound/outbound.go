@@ -139,7 +139,7 @@ func (t *Transport) waitHold(ctx context.Context, key string) error {
 		left := until.Sub(t.limiter.Clock().Now())
 		if left <= 0 {
 			t.mu.Lock()
-			if t.held[key] == until {
+			if t.held[key].Equal(until) {
 				delete(t.held, key)
 			}
 			t.mu.Unlock()
