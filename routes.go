@@ -43,7 +43,6 @@ func validateRoute(method, pattern string) error {
 var methods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "CONNECT", "OPTIONS", "TRACE",
 	"PROPFIND", "PROPPATCH", "MKCOL", "COPY", "MOVE", "LOCK", "UNLOCK", "REPORT", "SEARCH"}
 
-
 func quote(s string) string { return `"` + s + `"` }
 
 // isMethodToken reports whether s looks like a method: upper-case token
