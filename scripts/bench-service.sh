@@ -36,6 +36,11 @@ peer=${RATELIMIT_PEER:-$(command -v service_cmd || { [[ -x /tmp/peers/service_cm
 cat >"$work/ratelimitd.yaml" <<YAML
 policies:
   api: "1000/1s;algorithm=fixed_window"
+forward_auth:
+  edge: # what Caddy's forward_auth asks; the load tool's -mode forward
+    trusted_proxies: ["127.0.0.1"]
+    rules:
+      "/": {policies: [api]}
 envoy:
   files: ["load.yaml"]
 YAML
@@ -128,6 +133,8 @@ start_ours
 floor http 18070
 measured "$ours" -mode http -target 127.0.0.1:18080 -label "ratelimitd /v1/check, memory"
 measured "$ours" -mode http -target 127.0.0.1:18080 -rate "$rate" -label "ratelimitd /v1/check, memory, $rate/s"
+measured "$ours" -mode forward -target 127.0.0.1:18080 -label "ratelimitd forward-auth, memory"
+measured "$ours" -mode http -target 127.0.0.1:18080 -label "ratelimitd /v1/check, memory (again)"
 floor grpc 18071
 measured "$ours" -mode grpc -target 127.0.0.1:18081 -label "ratelimitd ShouldRateLimit, memory"
 measured "$ours" -mode grpc -target 127.0.0.1:18081 -rate "$rate" -label "ratelimitd ShouldRateLimit, memory, $rate/s"

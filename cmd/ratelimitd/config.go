@@ -61,6 +61,9 @@ type fileConfig struct {
 	// AdminTokenFile names a file holding that token, or two on two lines;
 	// it is read again at every reload.
 	AdminTokenFile located[string] `yaml:"admin_token_file"`
+	// ForwardAuth names the forward-auth endpoints, for nginx's
+	// auth_request, Caddy's forward_auth and Traefik's ForwardAuth.
+	ForwardAuth map[string]forwardEndpointSpec `yaml:"forward_auth"`
 	// Envoy configures the gRPC rate-limit service.
 	Envoy struct {
 		// Files are envoyproxy/ratelimit domain files (globs, relative to
@@ -95,9 +98,10 @@ type runtime struct {
 	policies    map[string]core.Policy
 	adminTokens []string // none disables POST /v1/reset; two during a rotation
 	domains     map[string]*domain
-	headers     bool     // Envoy response_headers_to_add
-	files       []string // the domain files loaded
-	globs       []string // envoy.files, each joined to the configuration's directory when relative
+	forward     map[string]*forwardEndpoint // forward_auth endpoints by name
+	headers     bool                        // Envoy response_headers_to_add
+	files       []string                    // the domain files loaded
+	globs       []string                    // envoy.files, each joined to the configuration's directory when relative
 
 	writers cache // policies' String()s joined by "\x00" -> *fields.Writer
 	sets    cache // policy names a request gave, joined by "\x00" -> *resolvedSet
@@ -369,6 +373,10 @@ func loadConfig(path, redisURL string) (*runtime, error) {
 		if rt.adminTokens, err = adminTokens(strings.Split(strings.TrimRight(string(raw), "\r\n"), "\n")); err != nil {
 			return nil, bad(file.Line, "admin_token_file", "%s: %v", p, err)
 		}
+	}
+	// Forward auth.
+	if rt.forward, err = parseForwardAuth(path, fc.ForwardAuth, rt.policies); err != nil {
+		return nil, err
 	}
 	// Envoy.
 	switch h := fc.Envoy.ResponseHeaders.V; h {

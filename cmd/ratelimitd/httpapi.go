@@ -64,6 +64,7 @@ func (s *service) handler() http.Handler {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 		return nil
 	}))
+	mux.Handle("/v1/forward-auth/{endpoint}", s.instrument("forward_auth", s.handleForwardAuth))
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
 	mux.Handle("/", s.instrument("other", func(w *exchange, r *http.Request) error {
 		// The patterns above name their methods, so a known path asked
@@ -73,7 +74,7 @@ func (s *service) handler() http.Handler {
 			w.Header().Set("Allow", allow)
 			return &apiError{status: http.StatusMethodNotAllowed, detail: r.URL.Path + " answers " + allow + " only"}
 		}
-		return &apiError{status: http.StatusNotFound, detail: "no such endpoint; see /v1/check, /v1/inspect, /v1/reset, /healthz, /readyz, /metrics"}
+		return &apiError{status: http.StatusNotFound, detail: "no such endpoint; see /v1/check, /v1/inspect, /v1/reset, /v1/forward-auth/{name}, /healthz, /readyz, /metrics"}
 	}))
 	return mux
 }
@@ -171,7 +172,12 @@ func (s *service) instrument(endpoint string, h func(*exchange, *http.Request) e
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
+	writeJSONAs(w, status, "application/json", v)
+}
+
+// writeJSONAs writes v as JSON of the media type ct.
+func writeJSONAs(w http.ResponseWriter, status int, ct string, v any) {
+	w.Header().Set("Content-Type", ct)
 	w.WriteHeader(status)
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)

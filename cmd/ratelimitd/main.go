@@ -1,6 +1,8 @@
 // Command ratelimitd is the rate limiter as a service: an HTTP JSON API
 // (POST /v1/check, GET /v1/inspect, POST /v1/reset, /healthz, /readyz,
-// /metrics) and Envoy's gRPC rate-limit service (ShouldRateLimit), over the
+// /metrics), the forward-auth endpoints of nginx, Caddy and Traefik
+// (/v1/forward-auth/{name}) and Envoy's gRPC rate-limit service
+// (ShouldRateLimit), over the
 // memory store or Redis, configured by one YAML file that is reloaded when
 // it changes or on SIGHUP.
 //

@@ -7,6 +7,7 @@
 //	go run ./cmd/ratelimitd/load -mode http  -target 127.0.0.1:8080   # POST /v1/check (ratelimitd)
 //	go run ./cmd/ratelimitd/load -mode grpc  -target 127.0.0.1:8081   # ShouldRateLimit (either service)
 //	go run ./cmd/ratelimitd/load -mode json  -target 127.0.0.1:8080   # POST /json (envoyproxy/ratelimit)
+//	go run ./cmd/ratelimitd/load -mode forward -endpoint edge         # GET /v1/forward-auth/edge (ratelimitd)
 //	go run ./cmd/ratelimitd/load -mode grpc  -floor                   # a do-nothing server, for scale
 //
 // -floor starts, in the same process, a server of the mode's protocol that
@@ -28,7 +29,9 @@
 // -grpc-timeout D gives every ShouldRateLimit call a deadline D away, as
 // Envoy does (its rate-limit filter's timeout, 20ms by default): the
 // grpc-timeout header field, or a context deadline with -client std.
-// The policy is -policy for -mode http; the Envoy modes send domain -domain
+// The policy is -policy for -mode http; -mode forward asks as Caddy's
+// forward_auth does (X-Forwarded-Method GET, X-Forwarded-Uri /, each key an
+// address in X-Forwarded-For), at the forward_auth endpoint -endpoint; the Envoy modes send domain -domain
 // with one descriptor (-descriptor, the key per request as its value).
 package main
 
@@ -58,6 +61,7 @@ import (
 
 type options struct {
 	mode, target, policy, domain, descriptor, label string
+	endpoint                                        string
 	client                                          string
 	conc, keys, n                                   int
 	duration                                        time.Duration
@@ -102,7 +106,8 @@ func main() {
 func parse(args []string) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("load", flag.ContinueOnError)
-	fs.StringVar(&o.mode, "mode", "http", "http (POST /v1/check), grpc (ShouldRateLimit) or json (envoyproxy/ratelimit's POST /json)")
+	fs.StringVar(&o.mode, "mode", "http", "http (POST /v1/check), forward (GET /v1/forward-auth/ENDPOINT), grpc (ShouldRateLimit) or json (envoyproxy/ratelimit's POST /json)")
+	fs.StringVar(&o.endpoint, "endpoint", "edge", "forward_auth endpoint for -mode forward")
 	fs.StringVar(&o.target, "target", "", "host:port of the service; loopback only (default 127.0.0.1:8081 for -mode grpc, ratelimitd's gRPC port, else 127.0.0.1:8080)")
 	fs.StringVar(&o.policy, "policy", "api", "policy name (or inline policy) for -mode http")
 	fs.StringVar(&o.domain, "domain", "load", "Envoy domain for -mode grpc and json")
@@ -135,8 +140,8 @@ func parse(args []string) (options, error) {
 		}
 	}
 	switch {
-	case o.mode != "http" && o.mode != "grpc" && o.mode != "json":
-		return o, fmt.Errorf("-mode %q: want http, grpc or json", o.mode)
+	case o.mode != "http" && o.mode != "grpc" && o.mode != "json" && o.mode != "forward":
+		return o, fmt.Errorf("-mode %q: want http, forward, grpc or json", o.mode)
 	case o.client != "raw" && o.client != "std":
 		return o, fmt.Errorf("-client %q: want raw or std", o.client)
 	case o.conc < 1 || o.conc > 1024:
@@ -349,14 +354,20 @@ func newCallersFor(o options, deadline time.Time, keys []string) ([]caller, func
 		}), func() { conn.Close() }, nil
 	}
 	path := "/v1/check"
-	if o.mode == "json" {
+	switch o.mode {
+	case "json":
 		path = "/json"
+	case "forward":
+		path = "/v1/forward-auth/" + o.endpoint
 	}
 	bodies := make([][]byte, len(keys))
 	for i, k := range keys {
-		if o.mode == "json" {
+		switch {
+		case o.mode == "forward":
+			bodies[i] = nil // a GET; the key is the address of forwardFor(i)
+		case o.mode == "json":
 			bodies[i] = fmt.Appendf(nil, `{"domain":%q,"descriptors":[{"entries":[{"key":%q,"value":%q}]}]}`, o.domain, o.descriptor, k)
-		} else {
+		default:
 			bodies[i] = fmt.Appendf(nil, `{"key":%q,"policies":[%q]}`, k, o.policy)
 		}
 	}
@@ -364,6 +375,9 @@ func newCallersFor(o options, deadline time.Time, keys []string) ([]caller, func
 		reqs := make([][]byte, len(bodies))
 		for i, b := range bodies {
 			reqs[i] = rawRequest(o.target, path, b)
+			if o.mode == "forward" {
+				reqs[i] = fmt.Appendf(nil, "GET %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: ratelimit-load\r\nX-Forwarded-Method: GET\r\nX-Forwarded-Uri: /\r\nX-Forwarded-For: %s\r\n\r\n", path, o.target, forwardFor(i))
+			}
 		}
 		conns := make([]*rawConn, o.conc)
 		for w := range callers {
@@ -386,11 +400,22 @@ func newCallersFor(o options, deadline time.Time, keys []string) ([]caller, func
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: o.conc, MaxConnsPerHost: o.conc}, Timeout: 10 * time.Second}
 	url := "http://" + o.target + path
 	return same(func(ctx context.Context, i int) (string, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(bodies[i%len(bodies)]))
+		var req *http.Request
+		var err error
+		if o.mode == "forward" {
+			req, err = http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+			if err == nil {
+				req.Header.Set("X-Forwarded-Method", "GET")
+				req.Header.Set("X-Forwarded-Uri", "/")
+				req.Header.Set("X-Forwarded-For", forwardFor(i%len(bodies)))
+			}
+		} else {
+			req, err = http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(bodies[i%len(bodies)]))
+			req.Header.Set("Content-Type", "application/json")
+		}
 		if err != nil {
 			return "", err
 		}
-		req.Header.Set("Content-Type", "application/json")
 		res, err := hc.Do(req)
 		if err != nil {
 			return "", err
@@ -399,4 +424,10 @@ func newCallersFor(o options, deadline time.Time, keys []string) ([]caller, func
 		res.Body.Close()
 		return strconv.Itoa(res.StatusCode), nil
 	}), hc.CloseIdleConnections, nil
+}
+
+// forwardFor is the client address of key i in -mode forward: 10.0.0.0/8
+// counted up, so that keys are distinct addresses.
+func forwardFor(i int) string {
+	return fmt.Sprintf("10.%d.%d.%d", i>>16&255, i>>8&255, i&255)
 }
