@@ -6,9 +6,12 @@ package ratelimit_test
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"log"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -73,6 +76,31 @@ func Example_redis() {
 	}
 	limiter := core.NewLimiter(store)
 	_ = limiter
+}
+
+// docs/redis.md, TLS and an ACL user: compiled, not run (it needs a
+// server).
+func Example_redisTLS() {
+	caPEM, err := os.ReadFile("/etc/ratelimit/redis-ca.pem") // the CA that signed Redis's certificate
+	if err != nil {
+		log.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(caPEM) {
+		log.Fatal("redis-ca.pem holds no certificate")
+	}
+	opts := &redis.Options{
+		Addr:      "redis.internal:6380",
+		Username:  "ratelimit", // the ACL user below
+		Password:  os.Getenv("REDIS_PASSWORD"),
+		TLSConfig: &tls.Config{RootCAs: roots, ServerName: "redis.internal", MinVersion: tls.VersionTLS12},
+	}
+	resilient.RedisOptions(opts, resilient.DefaultBudget)
+	primary, err := redisstore.New(redis.NewClient(opts))
+	if err != nil {
+		log.Fatal(err)
+	}
+	_ = primary
 }
 
 // README, HTTP middleware.

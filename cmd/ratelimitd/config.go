@@ -51,6 +51,22 @@ type fileConfig struct {
 		// answers itself until they expire (resilient.WithDenyCache); 0,
 		// the default, turns it off. Redis backends only.
 		DenyCache located[int] `yaml:"deny_cache"`
+		// PasswordEnv and PasswordFile give Redis's password (the URL's
+		// user is the ACL user) from an environment variable or a file,
+		// instead of the URL; SentinelPasswordEnv and
+		// SentinelPasswordFile give the Sentinels' own.
+		PasswordEnv          located[string] `yaml:"password_env"`
+		PasswordFile         located[string] `yaml:"password_file"`
+		SentinelPasswordEnv  located[string] `yaml:"sentinel_password_env"`
+		SentinelPasswordFile located[string] `yaml:"sentinel_password_file"`
+		// TLS configures TLS to Redis: a rediss:// URL, or a Cluster or
+		// Sentinel URL with this section.
+		TLS *struct {
+			CAFile     located[string] `yaml:"ca_file"`
+			CertFile   located[string] `yaml:"cert_file"`
+			KeyFile    located[string] `yaml:"key_file"`
+			ServerName located[string] `yaml:"server_name"`
+		} `yaml:"tls"`
 	} `yaml:"backend"`
 	// Policies name policies in the policy grammar.
 	Policies map[string]located[string] `yaml:"policies"`
@@ -83,6 +99,26 @@ type backendSpec struct {
 	Budget    time.Duration
 	OnFailure string
 	DenyCache int // entries; 0: off
+	// Password and SentinelPassword, when set, replace the URL's.
+	Password, SentinelPassword secret
+	TLS                        tlsSpec
+}
+
+// secret is a password read from the configuration's sources; it prints
+// as [redacted], so that no log line or error carries it.
+type secret struct{ v string }
+
+func (s secret) String() string {
+	if s.v == "" {
+		return ""
+	}
+	return "[redacted]"
+}
+
+// tlsSpec is the validated backend.tls section, its files made absolute.
+type tlsSpec struct {
+	On                                    bool // the section is there
+	CAFile, CertFile, KeyFile, ServerName string
 }
 
 // maxDenyCache bounds backend.deny_cache. The table is allocated whole at
@@ -326,6 +362,9 @@ func loadConfig(path, redisURL string) (*runtime, error) {
 		return nil, bad(fc.Backend.DenyCache.Line, "backend.deny_cache", "the memory store decides every check locally already; a deny cache is for a Redis backend")
 	default:
 		rt.backend.DenyCache = n
+	}
+	if err := loadBackendSecrets(&fc, &rt.backend, path, bad); err != nil {
+		return nil, err
 	}
 	// Policies.
 	names := make([]string, 0, len(fc.Policies))

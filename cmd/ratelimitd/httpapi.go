@@ -25,6 +25,7 @@ import (
 	"github.com/ratelimit-go/ratelimit/client"
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/internal/fields"
+	"github.com/ratelimit-go/ratelimit/internal/redact"
 )
 
 // maxBody bounds a request body.
@@ -58,8 +59,12 @@ func (s *service) handler() http.Handler {
 	}))
 	mux.Handle("GET /readyz", s.instrument("readyz", func(w *exchange, r *http.Request) error {
 		if err := s.ready(r.Context()); err != nil {
-			s.log.Warn("not ready", "error", err.Error())
-			return &apiError{status: http.StatusServiceUnavailable, detail: "the backend does not answer within its budget"}
+			s.log.Warn("not ready", "error", redact.Error(err).Error())
+			detail := "the backend does not answer within its budget"
+			if why := redisConfigError(err); why != "" {
+				detail = "the backend refuses the service: " + why
+			}
+			return &apiError{status: http.StatusServiceUnavailable, detail: detail}
 		}
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 		return nil

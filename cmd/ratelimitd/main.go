@@ -106,6 +106,9 @@ func run(ctx context.Context, args []string, lookupEnv func(string) (string, boo
 	} else {
 		log.Info("configuration loaded", "file", o.config, "backend", s.store.desc, "policies", len(rt.policies), "domains", len(rt.domains))
 	}
+	if err := s.store.unreachable; err != nil {
+		log.Warn("Redis does not answer at start; serving as backend.on_failure says until it does", "backend", s.store.desc, "on_failure", rt.backend.OnFailure, "error", err.Error())
+	}
 
 	hl, err := net.Listen("tcp", o.httpAddr)
 	if err != nil {

@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -30,6 +32,9 @@ type store struct {
 	ping    func(context.Context) error // readiness: the backend answers within its budget
 	close   func() error
 	desc    string // for the logs: "memory" or the Redis addresses
+	// unreachable is why Redis did not answer the start's probe, nil when
+	// it did: the service starts all the same, and logs it.
+	unreachable error
 }
 
 // openStore builds the backend spec describes, feeding c.
@@ -67,6 +72,11 @@ func openStore(spec backendSpec, c *metrics.Collector, log *slog.Logger) (*store
 		_ = client.Close()
 		return nil, err
 	}
+	unreachable, err := probeRedis(primary, desc)
+	if err != nil {
+		_ = client.Close()
+		return nil, err
+	}
 	fallback, err := memstore.New(memstore.WithMaxKeys(1_000_000))
 	if err != nil {
 		_ = client.Close()
@@ -100,7 +110,7 @@ func openStore(spec backendSpec, c *metrics.Collector, log *slog.Logger) (*store
 		defer cancel()
 		return client.Ping(ctx).Err()
 	}
-	return &store{limiter: core.NewLimiter(b, core.WithClock(clock)), ping: ping, close: client.Close, desc: desc}, nil
+	return &store{limiter: core.NewLimiter(b, core.WithClock(clock)), ping: ping, close: client.Close, desc: desc, unreachable: unreachable}, nil
 }
 
 // domainOfKey is the slot key of a state key: its domain, the part before
@@ -115,6 +125,16 @@ func domainOfKey(key string) string {
 // redisClient builds the go-redis client of a backend URL, with
 // resilient.RedisOptions for the budget.
 func redisClient(spec backendSpec) (redis.UniversalClient, string, error) {
+	tc, err := spec.TLS.config()
+	if err != nil {
+		return nil, "", fmt.Errorf("backend tls: %w", err)
+	}
+	pw := func(fromURL string) string {
+		if spec.Password.v != "" {
+			return spec.Password.v
+		}
+		return fromURL
+	}
 	switch {
 	case strings.HasPrefix(spec.URL, "redis-cluster://"), strings.HasPrefix(spec.URL, "redis-sentinel://"):
 		u, err := url.Parse(spec.URL)
@@ -124,22 +144,101 @@ func redisClient(spec backendSpec) (redis.UniversalClient, string, error) {
 		addrs := strings.Split(u.Host, ",")
 		password, _ := u.User.Password()
 		if u.Scheme == "redis-cluster" {
-			o := &redis.ClusterOptions{Addrs: addrs, Username: u.User.Username(), Password: password}
+			o := &redis.ClusterOptions{Addrs: addrs, Username: u.User.Username(), Password: pw(password), TLSConfig: tc}
 			resilient.RedisOptions(o, spec.Budget)
-			return redis.NewClusterClient(o), "cluster " + u.Host, nil
+			return redis.NewClusterClient(o), "cluster " + u.Host + tlsDesc(tc), nil
 		}
 		master := strings.Trim(u.Path, "/")
 		if master == "" {
 			return nil, "", errors.New("backend url: redis-sentinel:// needs the master's name as its path")
 		}
-		o := &redis.FailoverOptions{MasterName: master, SentinelAddrs: addrs, Username: u.User.Username(), Password: password}
+		o := &redis.FailoverOptions{MasterName: master, SentinelAddrs: addrs, Username: u.User.Username(), Password: pw(password),
+			SentinelPassword: spec.SentinelPassword.v, TLSConfig: tc}
 		resilient.RedisOptions(o, spec.Budget)
-		return redis.NewFailoverClient(o), "sentinel " + u.Host + " master " + master, nil
+		return redis.NewFailoverClient(o), "sentinel " + u.Host + " master " + master + tlsDesc(tc), nil
 	}
 	o, err := redis.ParseURL(spec.URL)
 	if err != nil {
 		return nil, "", fmt.Errorf("backend url: %w", redact.Error(err))
 	}
+	o.Password = pw(o.Password)
+	if tc != nil {
+		if tc.ServerName == "" && o.TLSConfig != nil {
+			tc.ServerName = o.TLSConfig.ServerName // the URL's host, as go-redis sets it
+		}
+		o.TLSConfig = tc
+	}
 	resilient.RedisOptions(o, spec.Budget)
-	return redis.NewClient(o), "redis " + o.Addr, nil
+	return redis.NewClient(o), "redis " + o.Addr + tlsDesc(o.TLSConfig), nil
+}
+
+// tlsDesc is " over TLS" when c is set, for the logs.
+func tlsDesc(c *tls.Config) string {
+	if c == nil {
+		return ""
+	}
+	return " over TLS"
+}
+
+// probePolicies are one policy of every algorithm, so that the probe runs
+// every command the store's script sends.
+var probePolicies = func() []core.Policy {
+	var ps []core.Policy
+	for _, a := range []string{"gcra", "token_bucket", "leaky_bucket", "fixed_window", "sliding_window", "sliding_log"} {
+		ps = append(ps, core.MustParsePolicy("1000/1s;algorithm="+a+";name=ratelimitd-probe-"+a))
+	}
+	return ps
+}()
+
+// probeTimeout bounds the start's probe of Redis.
+const probeTimeout = 5 * time.Second
+
+// probeRedis checks a Redis backend at start with what every check does:
+// one script call over every algorithm, and a reset. A refused password,
+// a TLS failure or a missing ACL permission is a configuration error that
+// no retry heals, so it fails the start (err) whatever on_failure says. A
+// Redis that does not answer is returned as unreachable: the service
+// starts and answers as on_failure says until Redis is back, and /readyz
+// says so.
+func probeRedis(b core.Backend, desc string) (unreachable, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+	defer cancel()
+	l := core.NewLimiter(b, core.WithClock(clock))
+	_, err = l.Check(ctx, "ratelimitd-probe", probePolicies, 1, nil)
+	if err == nil {
+		err = l.Reset(ctx, "ratelimitd-probe", probePolicies...)
+	}
+	if err == nil {
+		return nil, nil
+	}
+	if why := redisConfigError(err); why != "" {
+		return nil, fmt.Errorf("backend %s: %s", desc, why)
+	}
+	return redact.Error(err), nil
+}
+
+// redisConfigError describes err when it is one no retry heals (a refused
+// password, TLS, an ACL permission), "" otherwise. It never quotes a
+// secret: Redis's own messages name no password.
+func redisConfigError(err error) string {
+	msg := err.Error()
+	after := func(sub string) string { return msg[strings.Index(msg, sub):] }
+	var rh tls.RecordHeaderError
+	switch {
+	case strings.Contains(msg, "x509: "):
+		return "TLS: the server's certificate is not trusted (" + after("x509: ") + "); check backend.tls.ca_file and server_name"
+	case errors.As(err, &rh), strings.Contains(msg, "first record does not look like a TLS handshake"):
+		return "TLS: the server does not speak TLS on this port"
+	case strings.Contains(msg, "tls: "):
+		return "TLS: " + after("tls: ")
+	case strings.Contains(msg, "WRONGPASS"), strings.Contains(msg, "NOAUTH"), strings.Contains(msg, "invalid username-password"):
+		return "Redis refused the user name or password (WRONGPASS)"
+	case strings.Contains(msg, "NOPERM"):
+		return "the Redis user lacks a permission the store needs: " + after("NOPERM") + " (see the ACL line in docs/redis.md)"
+	case strings.Contains(msg, "can't run this command or subcommand"):
+		// A command the script runs, refused by the ACL; Redis's ACL LOG
+		// names it.
+		return "the Redis user lacks a permission the store needs: a command its script runs is refused (" + after("The user") + "); ACL LOG names the command, and docs/redis.md the ACL line"
+	}
+	return ""
 }
