@@ -77,6 +77,19 @@ type fileConfig struct {
 	// AdminTokenFile names a file holding that token, or two on two lines;
 	// it is read again at every reload.
 	AdminTokenFile located[string] `yaml:"admin_token_file"`
+	// Limits bound what one request may ask and what the memory store
+	// holds; a change needs a restart.
+	Limits struct {
+		MaxBodyBytes   located[int] `yaml:"max_body_bytes"`
+		MaxPolicies    located[int] `yaml:"max_policies"`
+		MaxDescriptors located[int] `yaml:"max_descriptors"`
+		MaxEntries     located[int] `yaml:"max_entries"`
+		MaxKeyBytes    located[int] `yaml:"max_key_bytes"`
+		MemoryKeys     located[int] `yaml:"memory_keys"`
+	} `yaml:"limits"`
+	// TLS serves HTTP and gRPC over TLS, and with ClientCAFile requires
+	// client certificates (mTLS).
+	TLS *serverTLSSpec `yaml:"tls"`
 	// ForwardAuth names the forward-auth endpoints, for nginx's
 	// auth_request, Caddy's forward_auth and Traefik's ForwardAuth.
 	ForwardAuth map[string]forwardEndpointSpec `yaml:"forward_auth"`
@@ -135,13 +148,33 @@ type runtime struct {
 	adminTokens []string // none disables POST /v1/reset; two during a rotation
 	domains     map[string]*domain
 	forward     map[string]*forwardEndpoint // forward_auth endpoints by name
-	headers     bool                        // Envoy response_headers_to_add
-	files       []string                    // the domain files loaded
-	globs       []string                    // envoy.files, each joined to the configuration's directory when relative
+	tls         *serverTLS                  // nil: plaintext
+	limits      limits
+	headers     bool     // Envoy response_headers_to_add
+	files       []string // the domain files loaded
+	globs       []string // envoy.files, each joined to the configuration's directory when relative
 
 	writers cache // policies' String()s joined by "\x00" -> *fields.Writer
 	sets    cache // policy names a request gave, joined by "\x00" -> *resolvedSet
 	inline  *inlineSet
+}
+
+// limits are the bounds of the limits section.
+type limits struct {
+	body, policies, descriptors, entries, keyBytes, memoryKeys int
+}
+
+// defaultLimits are the bounds without a limits section.
+var defaultLimits = limits{body: 64 << 10, policies: 16, descriptors: 64, entries: 16, keyBytes: 4096, memoryKeys: 10_000_000}
+
+// limitRanges are each bound's accepted range.
+var limitRanges = map[string][2]int{
+	"max_body_bytes":  {1 << 10, 16 << 20},
+	"max_policies":    {1, 64},
+	"max_descriptors": {1, 1024},
+	"max_entries":     {1, 256},
+	"max_key_bytes":   {16, core.MaxKeyLen},
+	"memory_keys":     {1000, 1_000_000_000},
 }
 
 // maxInlinePolicies bounds the distinct inline policies a service takes in
@@ -301,7 +334,7 @@ func yamlError(path string, base int, err error) error {
 // policy, no domain.
 func emptyRuntime() *runtime {
 	return &runtime{backend: backendSpec{URL: "memory", Budget: resilient.DefaultBudget, OnFailure: "fallback"},
-		policies: map[string]core.Policy{}, domains: map[string]*domain{}}
+		policies: map[string]core.Policy{}, domains: map[string]*domain{}, limits: defaultLimits}
 }
 
 // loadConfig reads and validates the configuration file at path; redisURL,
@@ -366,6 +399,27 @@ func loadConfig(path, redisURL string) (*runtime, error) {
 	if err := loadBackendSecrets(&fc, &rt.backend, path, bad); err != nil {
 		return nil, err
 	}
+	// Limits.
+	l := &fc.Limits
+	for _, b := range []struct {
+		name string
+		v    located[int]
+		dst  *int
+	}{{"max_body_bytes", l.MaxBodyBytes, &rt.limits.body}, {"max_policies", l.MaxPolicies, &rt.limits.policies},
+		{"max_descriptors", l.MaxDescriptors, &rt.limits.descriptors}, {"max_entries", l.MaxEntries, &rt.limits.entries},
+		{"max_key_bytes", l.MaxKeyBytes, &rt.limits.keyBytes}, {"memory_keys", l.MemoryKeys, &rt.limits.memoryKeys}} {
+		if b.v.Line == 0 {
+			continue
+		}
+		r := limitRanges[b.name]
+		if b.v.V < r[0] || b.v.V > r[1] {
+			return nil, bad(b.v.Line, "limits."+b.name, "%d: want %d to %d (default %d)", b.v.V, r[0], r[1], *b.dst)
+		}
+		*b.dst = b.v.V
+	}
+	if l.MemoryKeys.Line > 0 && rt.backend.URL != "memory" {
+		return nil, bad(l.MemoryKeys.Line, "limits.memory_keys", "bounds the memory store; the backend is Redis (its fallback holds at most 1,000,000 states)")
+	}
 	// Policies.
 	names := make([]string, 0, len(fc.Policies))
 	for name := range fc.Policies {
@@ -413,8 +467,12 @@ func loadConfig(path, redisURL string) (*runtime, error) {
 			return nil, bad(file.Line, "admin_token_file", "%s: %v", p, err)
 		}
 	}
+	// TLS.
+	if rt.tls, err = loadServerTLS(path, fc.TLS, bad); err != nil {
+		return nil, err
+	}
 	// Forward auth.
-	if rt.forward, err = parseForwardAuth(path, fc.ForwardAuth, rt.policies); err != nil {
+	if rt.forward, err = parseForwardAuth(path, fc.ForwardAuth, rt.policies, rt.limits.policies); err != nil {
 		return nil, err
 	}
 	// Envoy.

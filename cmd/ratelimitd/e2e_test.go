@@ -705,9 +705,9 @@ func TestInlinePolicyBound(t *testing.T) {
 	if code, _ := send(inline(0), "50000/1h", "50000/1h"); code != 400 {
 		t.Fatalf("a policy listed twice: %d", code)
 	}
-	for i := 0; i < maxInlinePolicies; i += maxPolicies {
+	for i := 0; i < maxInlinePolicies; i += defaultLimits.policies {
 		var ps []string
-		for j := i; j < min(i+maxPolicies, maxInlinePolicies); j++ {
+		for j := i; j < min(i+defaultLimits.policies, maxInlinePolicies); j++ {
 			ps = append(ps, inline(j))
 		}
 		if code, p := send(ps...); code != 200 {

@@ -64,7 +64,7 @@ type forwardRuleSpec struct {
 
 // parseForwardAuth validates the forward_auth section against the
 // configured policies.
-func parseForwardAuth(file string, specs map[string]forwardEndpointSpec, policies map[string]core.Policy) (map[string]*forwardEndpoint, error) {
+func parseForwardAuth(file string, specs map[string]forwardEndpointSpec, policies map[string]core.Policy, maxPolicies int) (map[string]*forwardEndpoint, error) {
 	out := make(map[string]*forwardEndpoint, len(specs))
 	names := make([]string, 0, len(specs))
 	for name := range specs {
@@ -72,7 +72,7 @@ func parseForwardAuth(file string, specs map[string]forwardEndpointSpec, policie
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		ep, err := parseForwardEndpoint(file, name, specs[name], policies)
+		ep, err := parseForwardEndpoint(file, name, specs[name], policies, maxPolicies)
 		if err != nil {
 			return nil, err
 		}
@@ -81,7 +81,7 @@ func parseForwardAuth(file string, specs map[string]forwardEndpointSpec, policie
 	return out, nil
 }
 
-func parseForwardEndpoint(file, name string, spec forwardEndpointSpec, policies map[string]core.Policy) (*forwardEndpoint, error) {
+func parseForwardEndpoint(file, name string, spec forwardEndpointSpec, policies map[string]core.Policy, maxPolicies int) (*forwardEndpoint, error) {
 	field := "forward_auth." + name
 	bad := func(line int, f, format string, args ...any) error {
 		return &configError{File: file, Line: line, Field: field + f, Msg: fmt.Sprintf(format, args...)}
@@ -161,7 +161,7 @@ func parseForwardEndpoint(file, name string, spec forwardEndpointSpec, policies 
 			rule.policies = append(rule.policies, p)
 		}
 		if len(rule.policies) > maxPolicies {
-			return nil, bad(line, rf+".policies", "at most %d policies", maxPolicies)
+			return nil, bad(line, rf+".policies", "at most %d policies (limits.max_policies)", maxPolicies)
 		}
 		if c := rs.Cost; c.Line > 0 {
 			if c.V < 1 {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/memstore"
 )
 
 // rlsServer is Envoy's rate-limit service over the running configuration.
@@ -23,9 +24,6 @@ type rlsServer struct {
 	rlsv3.UnimplementedRateLimitServiceServer
 	s *service
 }
-
-// maxDescriptors bounds the descriptors of one request.
-const maxDescriptors = 64
 
 // maxStreamsPerConn is the number of calls one gRPC connection may have in
 // flight, advertised to the client in HTTP/2's SETTINGS_MAX_CONCURRENT_STREAMS.
@@ -96,8 +94,8 @@ func (s *service) shouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReque
 	if len(ds) == 0 {
 		return nil, status.Error(codes.InvalidArgument, "descriptors: a request has at least one descriptor")
 	}
-	if len(ds) > maxDescriptors {
-		return nil, status.Errorf(codes.InvalidArgument, "descriptors: at most %d per request", maxDescriptors)
+	if len(ds) > rt.limits.descriptors {
+		return nil, status.Errorf(codes.InvalidArgument, "descriptors: at most %d per request (limits.max_descriptors)", rt.limits.descriptors)
 	}
 	cost := int(req.GetHitsAddend())
 	if cost == 0 {
@@ -128,6 +126,9 @@ func (s *service) shouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReque
 		if len(desc.GetEntries()) == 0 {
 			return nil, status.Errorf(codes.InvalidArgument, "descriptors[%d]: a descriptor has at least one entry", i)
 		}
+		if n := len(desc.GetEntries()); n > rt.limits.entries {
+			return nil, status.Errorf(codes.InvalidArgument, "descriptors[%d]: %d entries, at most %d (limits.max_entries)", i, n, rt.limits.entries)
+		}
 		entries = entries[:0]
 		for j, e := range desc.GetEntries() {
 			if e.GetKey() == "" {
@@ -140,10 +141,10 @@ func (s *service) shouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReque
 		if r == nil {
 			continue
 		}
-		if !r.unlimited && !r.blocked && len(key) > core.MaxKeyLen {
+		if !r.unlimited && !r.blocked && len(key) > rt.limits.keyBytes {
 			// Escaping makes the state key longer than the entries: a
 			// request within the message size can still exceed it.
-			return nil, status.Errorf(codes.InvalidArgument, "descriptors[%d]: its entries make a state key of %d bytes, more than %d", i, len(key), core.MaxKeyLen)
+			return nil, status.Errorf(codes.InvalidArgument, "descriptors[%d]: its entries make a state key of %d bytes, more than %d (limits.max_key_bytes)", i, len(key), rt.limits.keyBytes)
 		}
 		for _, name := range r.replaces {
 			replaced[name] = true
@@ -205,6 +206,9 @@ func (s *service) shouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReque
 		if err != nil {
 			if ctx.Err() != nil { // the caller gave up
 				return nil, status.FromContextError(ctx.Err()).Err()
+			}
+			if errors.Is(err, memstore.ErrStoreFull) {
+				return nil, status.Error(codes.ResourceExhausted, storeFullDetail)
 			}
 			s.log.Error("check failed", "domain", req.Domain, "error", err.Error())
 			return nil, status.Error(codes.Unavailable, "the rate limiter could not decide")

@@ -24,15 +24,19 @@ import (
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/client"
 	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/internal/fields"
 	"github.com/ratelimit-go/ratelimit/internal/redact"
 )
 
-// maxBody bounds a request body.
-const maxBody = 64 << 10
+// storeFullDetail answers a check of a new key when the memory store holds
+// limits.memory_keys states: keys it holds go on being checked.
+const storeFullDetail = "the memory store holds as many states as limits.memory_keys allows: a new key is refused until states expire; keys already held are checked as usual"
 
-// maxPolicies bounds the policies of one request.
-const maxPolicies = 16
+// fastPolicies is the most policies decodeCheck's fast parser takes; a
+// request naming more goes through the strict decoder (and is bounded by
+// limits.max_policies).
+const fastPolicies = 16
 
 // apiError is a 4xx (or 5xx) answer: a problem document naming the field.
 type apiError struct {
@@ -158,7 +162,7 @@ func (s *service) instrument(endpoint string, h func(*exchange, *http.Request) e
 		ex := &exchange{ResponseWriter: w, status: http.StatusOK}
 		ex.hdr.h = w.Header()
 		body := r.Body
-		r.Body = http.MaxBytesReader(ex, body, maxBody)
+		r.Body = http.MaxBytesReader(ex, body, int64(s.cfg.Load().limits.body))
 		err := h(ex, r)
 		// The server's own body again: net/http skips its discarding read
 		// after the handler only for a body it recognises, and a handler
@@ -191,7 +195,9 @@ func writeJSONAs(w http.ResponseWriter, status int, ct string, v any) {
 
 func writeProblem(w http.ResponseWriter, err error, s *service) {
 	var ae *apiError
-	if !errors.As(err, &ae) {
+	if errors.Is(err, memstore.ErrStoreFull) {
+		ae = &apiError{status: http.StatusServiceUnavailable, detail: storeFullDetail}
+	} else if !errors.As(err, &ae) {
 		s.log.Error("request failed", "error", err.Error())
 		ae = &apiError{status: http.StatusServiceUnavailable, detail: "the rate limiter could not decide; try again"}
 	}
@@ -231,7 +237,7 @@ func decodeJSON(rd io.Reader, v any) error {
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return &apiError{status: http.StatusRequestEntityTooLarge, field: "body", detail: fmt.Sprintf("the body is larger than %d bytes", maxBody)}
+			return &apiError{status: http.StatusRequestEntityTooLarge, field: "body", detail: fmt.Sprintf("the body is larger than %d bytes (limits.max_body_bytes)", mbe.Limit)}
 		}
 		return badRequest("body", "the body could not be read")
 	}
@@ -354,8 +360,8 @@ func (rt *runtime) resolve(names []string, field string) ([]core.Policy, error) 
 	if len(names) == 0 {
 		return nil, badRequest(field, "at least one policy")
 	}
-	if len(names) > maxPolicies {
-		return nil, badRequest(field, "at most %d policies", maxPolicies)
+	if len(names) > rt.limits.policies {
+		return nil, badRequest(field, "at most %d policies (limits.max_policies)", rt.limits.policies)
 	}
 	out := make([]core.Policy, len(names))
 	for i, n := range names {
@@ -424,9 +430,11 @@ func (rt *runtime) policySet(names []string, field string) (*resolvedSet, error)
 	return set, nil
 }
 
-func checkKey(key string) error {
-	if err := core.ValidateKey(key); err != nil {
-		return badRequest("key", "the key must be 1 to %d bytes", core.MaxKeyLen)
+// checkKey refuses a key the store would refuse, or one longer than
+// limits.max_key_bytes.
+func (rt *runtime) checkKey(key string) error {
+	if err := core.ValidateKey(key); err != nil || len(key) > rt.limits.keyBytes {
+		return badRequest("key", "the key must be 1 to %d bytes (limits.max_key_bytes)", rt.limits.keyBytes)
 	}
 	return nil
 }
@@ -457,10 +465,10 @@ func (s *service) handleCheck(w *exchange, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := checkKey(req.Key); err != nil {
+	rt := s.cfg.Load()
+	if err := rt.checkKey(req.Key); err != nil {
 		return err
 	}
-	rt := s.cfg.Load()
 	set, err := rt.policySet(req.Policies, "policies")
 	if err != nil {
 		return err
@@ -502,10 +510,10 @@ func (s *service) handleInspect(w *exchange, r *http.Request) error {
 		return err
 	}
 	key := q.Get("key")
-	if err := checkKey(key); err != nil {
+	rt := s.cfg.Load()
+	if err := rt.checkKey(key); err != nil {
 		return err
 	}
-	rt := s.cfg.Load()
 	policies, err := rt.resolve(q["policy"], "policy")
 	if err != nil {
 		return err
@@ -576,7 +584,7 @@ func (s *service) handleReset(w *exchange, r *http.Request) error {
 	if err := decodeBody(r, &req); err != nil {
 		return err
 	}
-	if err := checkKey(req.Key); err != nil {
+	if err := rt.checkKey(req.Key); err != nil {
 		return err
 	}
 	policies, err := rt.resolve(req.Policies, "policies")

@@ -33,6 +33,7 @@ import (
 
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 )
 
 func main() {
@@ -122,9 +123,17 @@ func run(ctx context.Context, args []string, lookupEnv func(string) (string, boo
 		IdleTimeout:       60 * time.Second,
 		MaxHeaderBytes:    16 << 10,
 		ConnState:         connStateHook,
+		// net/http's own messages (a refused TLS handshake, a client
+		// without a certificate under mTLS) as JSON lines too.
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	errs := make(chan error, 3)
-	go func() { errs <- httpSrv.Serve(hl) }()
+	if rt.tls != nil {
+		httpSrv.TLSConfig = s.listenerConfig("h2", "http/1.1")
+		go func() { errs <- httpSrv.ServeTLS(hl, "", "") }()
+	} else {
+		go func() { errs <- httpSrv.Serve(hl) }()
+	}
 	addrs := listening{HTTP: hl.Addr().String()}
 	var grpcSrv *grpc.Server
 	if o.grpcAddr != "" {
@@ -133,7 +142,11 @@ func run(ctx context.Context, args []string, lookupEnv func(string) (string, boo
 			_ = httpSrv.Close()
 			return err
 		}
-		grpcSrv = grpc.NewServer(grpc.MaxRecvMsgSize(maxBody), grpc.ConnectionTimeout(5*time.Second),
+		gopts := []grpc.ServerOption{grpc.MaxRecvMsgSize(rt.limits.body), grpc.ConnectionTimeout(5 * time.Second)}
+		if rt.tls != nil {
+			gopts = append(gopts, grpc.Creds(credentials.NewTLS(s.listenerConfig("h2"))))
+		}
+		grpcSrv = grpc.NewServer(append(gopts,
 			// A fixed pool of stream workers instead of a goroutine per call:
 			// a worker keeps the stack a call grew, where a new goroutine
 			// grows (copies) its stack on every call. A call waiting on
@@ -142,12 +155,12 @@ func run(ctx context.Context, args []string, lookupEnv func(string) (string, boo
 			// 19% of the service's CPU growing stacks in a CPU profile; with
 			// 64, 3%.
 			grpc.NumStreamWorkers(uint32(max(64, 32*goruntime.GOMAXPROCS(0)))),
-			grpc.MaxConcurrentStreams(maxStreamsPerConn))
+			grpc.MaxConcurrentStreams(maxStreamsPerConn))...)
 		rlsv3.RegisterRateLimitServiceServer(grpcSrv, &rlsServer{s: s})
 		go func() { errs <- grpcSrv.Serve(gl) }()
 		addrs.GRPC = gl.Addr().String()
 	}
-	log.Info("serving", "http", addrs.HTTP, "grpc", addrs.GRPC)
+	log.Info("serving", "http", addrs.HTTP, "grpc", addrs.GRPC, "transport", rt.tls.mode())
 
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()

@@ -61,7 +61,7 @@ func newService(configPath, redisURL string, log *slog.Logger) (*service, error)
 	if err := c.Register(reg); err != nil {
 		return nil, err
 	}
-	st, err := openStore(rt.backend, c, log)
+	st, err := openStore(rt.backend, rt.limits.memoryKeys, c, log)
 	if err != nil {
 		return nil, err
 	}
@@ -80,6 +80,12 @@ func (s *service) reload() error {
 	rt, err := loadConfig(s.configPath, s.redisURL)
 	if err == nil && rt.backend != s.cfg.Load().backend {
 		err = &configError{File: s.configPath, Field: "backend", Msg: "the backend cannot change without a restart"}
+	}
+	if err == nil && rt.limits != s.cfg.Load().limits {
+		err = &configError{File: s.configPath, Field: "limits", Msg: "the limits cannot change without a restart"}
+	}
+	if was := s.cfg.Load().tls.mode(); err == nil && rt.tls.mode() != was {
+		err = &configError{File: s.configPath, Field: "tls", Msg: "the service runs " + was + "; changing that needs a restart (a new certificate or client CA does not)"}
 	}
 	if err != nil {
 		s.m.reloads.WithLabelValues("rejected").Inc()

@@ -38,9 +38,9 @@ type store struct {
 }
 
 // openStore builds the backend spec describes, feeding c.
-func openStore(spec backendSpec, c *metrics.Collector, log *slog.Logger) (*store, error) {
+func openStore(spec backendSpec, memoryKeys int, c *metrics.Collector, log *slog.Logger) (*store, error) {
 	if spec.URL == "memory" {
-		m, err := memstore.New(memstore.WithMaxKeys(10_000_000))
+		m, err := memstore.New(memstore.WithMaxKeys(memoryKeys))
 		if err != nil {
 			return nil, err
 		}

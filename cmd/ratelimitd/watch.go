@@ -76,6 +76,11 @@ func (s *service) watchDirs(w *fsnotify.Watcher) {
 	for _, f := range rt.files {
 		dirs[filepath.Dir(f)] = true
 	}
+	if rt.tls != nil {
+		for _, f := range rt.tls.files {
+			dirs[filepath.Dir(f)] = true
+		}
+	}
 	for _, g := range rt.globs {
 		// A pattern whose directory part is a pattern too ("*/x.yaml") is
 		// watched through the directories of the files it matched.
@@ -91,7 +96,7 @@ func (s *service) watchDirs(w *fsnotify.Watcher) {
 }
 
 // relevant reports whether a changed path is the configuration, one of its
-// domain files, a path one of envoy.files' patterns matches (a domain file
+// domain files or TLS files, a path one of envoy.files' patterns matches (a domain file
 // added, removed or renamed), or the "..data" link Kubernetes swaps to
 // update a mounted ConfigMap.
 func (s *service) relevant(name string) bool {
@@ -103,7 +108,11 @@ func (s *service) relevant(name string) bool {
 		return true
 	}
 	rt := s.cfg.Load()
-	for _, f := range rt.files {
+	files := rt.files
+	if rt.tls != nil {
+		files = append(files[:len(files):len(files)], rt.tls.files...)
+	}
+	for _, f := range files {
 		if name == filepath.Clean(f) {
 			return true
 		}

@@ -54,8 +54,8 @@ func readBody(r io.Reader, buf []byte) ([]byte, error) {
 		case err == io.EOF:
 			return buf, nil
 		case err != nil:
-			if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-				return buf, &apiError{status: http.StatusRequestEntityTooLarge, field: "body", detail: fmt.Sprintf("the body is larger than %d bytes", maxBody)}
+			if mbe, ok := errors.AsType[*http.MaxBytesError](err); ok {
+				return buf, &apiError{status: http.StatusRequestEntityTooLarge, field: "body", detail: fmt.Sprintf("the body is larger than %d bytes (limits.max_body_bytes)", mbe.Limit)}
 			}
 			return buf, badRequest("body", "malformed JSON")
 		}
@@ -133,7 +133,7 @@ func parseCheck(b []byte) (req checkRequest, ok bool) {
 						return req, false
 					}
 					v, ok := p.str()
-					if !ok || len(req.Policies) == maxPolicies {
+					if !ok || len(req.Policies) == fastPolicies {
 						return req, false
 					}
 					req.Policies = append(req.Policies, string(v))

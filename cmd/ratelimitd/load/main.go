@@ -38,6 +38,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
@@ -54,6 +56,7 @@ import (
 	extv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -62,6 +65,7 @@ import (
 type options struct {
 	mode, target, policy, domain, descriptor, label string
 	endpoint                                        string
+	tls                                             *tls.Config // nil: plaintext
 	client                                          string
 	conc, keys, n                                   int
 	duration                                        time.Duration
@@ -108,6 +112,12 @@ func parse(args []string) (options, error) {
 	fs := flag.NewFlagSet("load", flag.ContinueOnError)
 	fs.StringVar(&o.mode, "mode", "http", "http (POST /v1/check), forward (GET /v1/forward-auth/ENDPOINT), grpc (ShouldRateLimit) or json (envoyproxy/ratelimit's POST /json)")
 	fs.StringVar(&o.endpoint, "endpoint", "edge", "forward_auth endpoint for -mode forward")
+	var useTLS bool
+	var caFile, certFile, keyFile string
+	fs.BoolVar(&useTLS, "tls", false, "speak TLS to the target (ALPN h2 for gRPC), trusting -ca")
+	fs.StringVar(&caFile, "ca", "", "with -tls: the CA file of the target's certificate (default: the system's roots)")
+	fs.StringVar(&certFile, "cert", "", "with -tls: a client certificate file, for a target that requires one (with -key)")
+	fs.StringVar(&keyFile, "key", "", "with -tls: the client certificate's key file")
 	fs.StringVar(&o.target, "target", "", "host:port of the service; loopback only (default 127.0.0.1:8081 for -mode grpc, ratelimitd's gRPC port, else 127.0.0.1:8080)")
 	fs.StringVar(&o.policy, "policy", "api", "policy name (or inline policy) for -mode http")
 	fs.StringVar(&o.domain, "domain", "load", "Envoy domain for -mode grpc and json")
@@ -124,6 +134,14 @@ func parse(args []string) (options, error) {
 	fs.StringVar(&o.serve, "serve", "", "serve the do-nothing server of -floor on this loopback host:port, in this process alone, until stopped (10 minutes at most), and send no load")
 	if err := fs.Parse(args); err != nil {
 		return o, err
+	}
+	if useTLS {
+		var err error
+		if o.tls, err = clientTLS(caFile, certFile, keyFile); err != nil {
+			return o, err
+		}
+	} else if caFile != "" || certFile != "" || keyFile != "" {
+		return o, errors.New("-ca, -cert and -key are for -tls")
 	}
 	if o.target == "" {
 		o.target = "127.0.0.1:8080"
@@ -146,10 +164,10 @@ func parse(args []string) (options, error) {
 		return o, fmt.Errorf("-client %q: want raw or std", o.client)
 	case o.conc < 1 || o.conc > 1024:
 		return o, fmt.Errorf("-c %d: want 1 to 1024", o.conc)
-	case o.keys < 1, o.n < 1, o.n > 10_000_000:
-		return o, errors.New("-keys and -n must be positive, -n at most 10,000,000")
-	case o.duration <= 0 || o.duration > 5*time.Minute:
-		return o, errors.New("-duration: want up to 5m")
+	case o.keys < 1, o.n < 1, o.n > 100_000_000, o.keys > 10_000_000:
+		return o, errors.New("-keys and -n must be positive, -keys at most 10,000,000 and -n at most 100,000,000")
+	case o.duration <= 0 || o.duration > 15*time.Minute:
+		return o, errors.New("-duration: want up to 15m")
 	case o.rate < 0 || o.rate > 10_000_000:
 		return o, fmt.Errorf("-rate %v: want 0 to 10,000,000", o.rate)
 	case o.grpcTimeout != 0 && (o.grpcTimeout < time.Millisecond || o.grpcTimeout > time.Minute || o.grpcTimeout%time.Millisecond != 0):
@@ -237,7 +255,7 @@ func runLoad(ctx context.Context, o options) (result, error) {
 		every = time.Duration(float64(o.conc) / o.rate * float64(time.Second))
 	}
 	for w := range o.conc {
-		lat[w] = make([]time.Duration, 0, o.n/o.conc+1)
+		lat[w] = make([]time.Duration, 0, min(o.n/o.conc+1, 1<<16))
 		codes[w] = map[string]int{}
 		call := callers[w]
 		due := start.Add(every * time.Duration(w) / time.Duration(o.conc))
@@ -314,7 +332,7 @@ func newCallersFor(o options, deadline time.Time, keys []string) ([]caller, func
 	}
 	switch {
 	case o.mode == "grpc" && o.client == "raw":
-		h, err := dialH2(o.target, deadline, o.grpcTimeout)
+		h, err := dialH2(o.target, deadline, o.grpcTimeout, o.tls)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -331,7 +349,11 @@ func newCallersFor(o options, deadline time.Time, keys []string) ([]caller, func
 			return h.call(msgs[i%len(msgs)])
 		}), h.close, nil
 	case o.mode == "grpc":
-		conn, err := grpc.NewClient(o.target, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		creds := insecure.NewCredentials()
+		if o.tls != nil {
+			creds = credentials.NewTLS(o.tls)
+		}
+		conn, err := grpc.NewClient(o.target, grpc.WithTransportCredentials(creds))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -381,7 +403,7 @@ func newCallersFor(o options, deadline time.Time, keys []string) ([]caller, func
 		}
 		conns := make([]*rawConn, o.conc)
 		for w := range callers {
-			rc := &rawConn{addr: o.target, deadline: deadline}
+			rc := &rawConn{addr: o.target, deadline: deadline, tls: o.tls}
 			conns[w] = rc
 			callers[w] = func(_ context.Context, i int) (string, error) {
 				code, err := rc.do(reqs[i%len(reqs)])
@@ -397,8 +419,11 @@ func newCallersFor(o options, deadline time.Time, keys []string) ([]caller, func
 			}
 		}, nil
 	}
-	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: o.conc, MaxConnsPerHost: o.conc}, Timeout: 10 * time.Second}
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: o.conc, MaxConnsPerHost: o.conc, TLSClientConfig: o.tls}, Timeout: 10 * time.Second}
 	url := "http://" + o.target + path
+	if o.tls != nil {
+		url = "https://" + o.target + path
+	}
 	return same(func(ctx context.Context, i int) (string, error) {
 		var req *http.Request
 		var err error
@@ -430,4 +455,30 @@ func newCallersFor(o options, deadline time.Time, keys []string) ([]caller, func
 // counted up, so that keys are distinct addresses.
 func forwardFor(i int) string {
 	return fmt.Sprintf("10.%d.%d.%d", i>>16&255, i>>8&255, i&255)
+}
+
+// clientTLS is the TLS configuration of -tls.
+func clientTLS(caFile, certFile, keyFile string) (*tls.Config, error) {
+	c := &tls.Config{MinVersion: tls.VersionTLS12}
+	if caFile != "" {
+		pem, err := os.ReadFile(caFile)
+		if err != nil {
+			return nil, fmt.Errorf("-ca: %w", err)
+		}
+		c.RootCAs = x509.NewCertPool()
+		if !c.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("-ca %s: no PEM certificate", caFile)
+		}
+	}
+	if (certFile == "") != (keyFile == "") {
+		return nil, errors.New("-cert and -key go together")
+	}
+	if certFile != "" {
+		pair, err := tls.LoadX509KeyPair(certFile, keyFile)
+		if err != nil {
+			return nil, fmt.Errorf("-cert, -key: %w", err)
+		}
+		c.Certificates = []tls.Certificate{pair}
+	}
+	return c, nil
 }

@@ -206,7 +206,7 @@ func TestRawGRPCClient(t *testing.T) {
 	}
 
 	// Many calls in flight, past the server's 64 KiB windows both ways.
-	h, err := dialH2(addr, time.Now().Add(time.Minute), 0)
+	h, err := dialH2(addr, time.Now().Add(time.Minute), 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

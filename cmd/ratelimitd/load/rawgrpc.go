@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -68,7 +69,7 @@ const (
 // dialH2 connects to addr, sends the preface and its settings, and starts
 // the reader. No read or write outlasts deadline. A timeout above zero (in
 // whole milliseconds) goes with every call as its grpc-timeout.
-func dialH2(addr string, deadline time.Time, timeout time.Duration) (*h2Conn, error) {
+func dialH2(addr string, deadline time.Time, timeout time.Duration, tlsConfig *tls.Config) (*h2Conn, error) {
 	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
 	if err != nil {
 		return nil, err
@@ -77,10 +78,21 @@ func dialH2(addr string, deadline time.Time, timeout time.Duration) (*h2Conn, er
 		c.Close()
 		return nil, err
 	}
+	scheme := "http"
+	if tlsConfig != nil {
+		if c, err = handshake(c, addr, tlsConfig, "h2"); err != nil {
+			return nil, err
+		}
+		if p := c.(*tls.Conn).ConnectionState().NegotiatedProtocol; p != "h2" {
+			c.Close()
+			return nil, fmt.Errorf("TLS: the server negotiated %q, not h2", p)
+		}
+		scheme = "https"
+	}
 	var hb bytes.Buffer
 	enc := hpack.NewEncoder(&hb)
 	fields := [][2]string{
-		{":method", "POST"}, {":scheme", "http"}, {":path", "/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit"},
+		{":method", "POST"}, {":scheme", scheme}, {":path", "/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit"},
 		{":authority", addr}, {"content-type", "application/grpc"}, {"te", "trailers"}, {"user-agent", "ratelimit-load"},
 	}
 	if timeout > 0 {

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -24,7 +25,8 @@ import (
 // a body framed by the connection's end is an error.
 type rawConn struct {
 	addr     string
-	deadline time.Time // of every read and write
+	deadline time.Time   // of every read and write
+	tls      *tls.Config // nil: plaintext
 	c        net.Conn
 	r        *bufio.Reader
 }
@@ -39,6 +41,13 @@ func (rc *rawConn) do(req []byte) (int, error) {
 		if err := c.SetDeadline(rc.deadline); err != nil {
 			c.Close()
 			return 0, err
+		}
+		if rc.tls != nil {
+			tc, err := handshake(c, rc.addr, rc.tls, "http/1.1")
+			if err != nil {
+				return 0, err
+			}
+			c = tc
 		}
 		rc.c = c
 		if rc.r == nil {
@@ -170,4 +179,20 @@ func (rc *rawConn) line() ([]byte, error) {
 func rawRequest(host, path string, body []byte) []byte {
 	b := fmt.Appendf(nil, "POST %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: ratelimit-load\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", path, host, len(body))
 	return append(b, body...)
+}
+
+// handshake runs a TLS client handshake on c, offering proto by ALPN, and
+// returns the TLS connection; it closes c when the handshake fails.
+func handshake(c net.Conn, addr string, cfg *tls.Config, proto string) (net.Conn, error) {
+	cfg = cfg.Clone()
+	cfg.NextProtos = []string{proto}
+	if cfg.ServerName == "" {
+		cfg.ServerName, _, _ = net.SplitHostPort(addr)
+	}
+	tc := tls.Client(c, cfg)
+	if err := tc.Handshake(); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("TLS: %w", err)
+	}
+	return tc, nil
 }
