@@ -140,6 +140,32 @@ measured "$ours" -mode grpc -target 127.0.0.1:18081 -label "ratelimitd ShouldRat
 measured "$ours" -mode grpc -target 127.0.0.1:18081 -rate "$rate" -label "ratelimitd ShouldRateLimit, memory, $rate/s"
 stop_ours
 
+# TLS beside plaintext, keep-alive, memory store: the same configuration
+# served by a second instance with a tls section (a certificate openssl
+# makes here), the two loaded in turn, and the ratio of each pair.
+if command -v openssl >/dev/null; then
+  echo "== TLS and plaintext, memory store (keep-alive: one connection per client, or one for gRPC)"
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj /CN=ratelimitd \
+    -addext subjectAltName=IP:127.0.0.1 -keyout "$work/tls.key" -out "$work/tls.crt" 2>/dev/null
+  { printf 'tls:\n  cert_file: %s\n  key_file: %s\n' "$work/tls.crt" "$work/tls.key"; cat "$work/ratelimitd.yaml"; } >"$work/ratelimitd-tls.yaml"
+  start_ours
+  "$work/ratelimitd" -config "$work/ratelimitd-tls.yaml" -http 127.0.0.1:18180 -grpc 127.0.0.1:18181 2>"$work/tls.log" &
+  tlspid=$!
+  pids+=("$tlspid")
+  wait_port 127.0.0.1:18180 && wait_port 127.0.0.1:18181
+  for round in $(seq 1 "${ROUNDS:-2}"); do
+    measured "$ours" -mode http -target 127.0.0.1:18080 -label "/v1/check, plaintext" | tee -a "$work/tlspairs"
+    measured "$tlspid" -mode http -target 127.0.0.1:18180 -tls -ca "$work/tls.crt" -label "/v1/check, TLS" | tee -a "$work/tlspairs"
+    measured "$ours" -mode grpc -target 127.0.0.1:18081 -label "ShouldRateLimit, plaintext" | tee -a "$work/tlspairs"
+    measured "$tlspid" -mode grpc -target 127.0.0.1:18181 -tls -ca "$work/tls.crt" -label "ShouldRateLimit, TLS" | tee -a "$work/tlspairs"
+  done
+  awk 'function field(unit,  i) { for (i = 2; i <= NF; i++) if ($i == unit) return $(i - 1) }
+       /plaintext/ { plain = field("req/s"); next }
+       { printf "TLS/plaintext, %-16s %.2f\n", $1, field("req/s") / plain }' "$work/tlspairs"
+  kill "$tlspid"; wait "$tlspid" 2>/dev/null || true
+  stop_ours
+fi
+
 echo "== one Redis at $redis"
 start_ours -redis "redis://$redis/0"
 if [[ -n $peer ]]; then start_peer; fi

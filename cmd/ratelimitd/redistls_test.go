@@ -59,6 +59,20 @@ func TestRedisTLSAndACL(t *testing.T) {
 		}
 	})
 
+	t.Run("cluster", func(t *testing.T) {
+		_, addrs := redisproc.StartClusterTLS(t, ca, 3, 2*time.Second, redisproc.StoreACL("ratelimit", pw, "ratelimit:")+" +cluster|slots")
+		in := start(t, "-config", writeConfig(t, "c.yaml", config("redis-cluster://ratelimit@"+strings.Join(addrs, ","), ca.File, "")))
+		key := randomName(t)
+		for i, want := range []int{200, 200, 429} {
+			if code, _, _ := in.check(key, "api"); code != want {
+				t.Fatalf("check %d: %d, want %d\n%s", i+1, code, want, in.logs)
+			}
+		}
+		if !strings.Contains(in.logs.String(), "cluster "+strings.Join(addrs, ",")+" over TLS") {
+			t.Errorf("the logs do not name the cluster over TLS:\n%s", in.logs)
+		}
+	})
+
 	other := testcerts.NewCA(t, "other")
 	for _, tc := range []struct {
 		name, config, want string

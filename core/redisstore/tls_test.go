@@ -69,3 +69,24 @@ func TestClusterACL(t *testing.T) {
 		return newStore(t, c, redisstore.WithPrefix(prefix), redisstore.WithTTLMargin(realMargin))
 	})
 }
+
+// TestConformanceClusterTLS: the suite over a Cluster that speaks TLS to
+// clients and between its nodes, go-redis given one TLS configuration for
+// every node (their certificates name their IP address), as the ACL user.
+func TestConformanceClusterTLS(t *testing.T) {
+	ca := testcerts.NewCA(t, "cluster")
+	const prefix = "rlctls:"
+	_, addrs := redisproc.StartClusterTLS(t, ca, 3, 2*time.Second, redisproc.StoreACL("ratelimit", "s3cret", prefix)+" +cluster|slots")
+	pem, err := os.ReadFile(ca.File)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(pem)
+	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, Username: "ratelimit", Password: "s3cret", MaxRetries: -1,
+		TLSConfig: &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}})
+	t.Cleanup(func() { _ = c.Close() })
+	backendtest.Run(t, func(t *testing.T) core.Backend {
+		return newStore(t, c, redisstore.WithPrefix(prefix), redisstore.WithTTLMargin(realMargin))
+	})
+}

@@ -23,6 +23,13 @@ type Cluster struct {
 // apply to every node. The nodes are stopped when t ends.
 func StartCluster(t testing.TB, masters, replicasPerMaster int, nodeTimeout time.Duration, config ...string) *Cluster {
 	t.Helper()
+	return startCluster(t, masters, replicasPerMaster, nodeTimeout, nil, config)
+}
+
+// startCluster is StartCluster with, when node is not nil, the directives
+// node returns added to each node's own configuration.
+func startCluster(t testing.TB, masters, replicasPerMaster int, nodeTimeout time.Duration, node func() []string, config []string) *Cluster {
+	t.Helper()
 	cli, err := exec.LookPath("redis-cli")
 	if err != nil {
 		Require(t)
@@ -46,7 +53,11 @@ func StartCluster(t testing.TB, masters, replicasPerMaster int, nodeTimeout time
 	n := masters * (1 + replicasPerMaster)
 	args := []string{"--cluster", "create"}
 	for range n {
-		s := Start(t, conf...)
+		nc := conf
+		if node != nil {
+			nc = append(nc[:len(nc):len(nc)], node()...)
+		}
+		s := Start(t, nc...)
 		c.Nodes = append(c.Nodes, s)
 		args = append(args, s.Addr)
 	}

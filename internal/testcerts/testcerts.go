@@ -60,7 +60,7 @@ func NewCA(t testing.TB, name string) *CA {
 }
 
 // Server makes a server certificate for 127.0.0.1, ::1, localhost and the
-// given extra DNS names.
+// given extra DNS names, usable as a client certificate as well.
 func (ca *CA) Server(name string, dnsNames ...string) Pair {
 	ca.t.Helper()
 	return ca.issue(name, x509.ExtKeyUsageServerAuth, append([]string{"localhost"}, dnsNames...))
@@ -86,6 +86,9 @@ func (ca *CA) issue(name string, usage x509.ExtKeyUsage, dnsNames []string) Pair
 	}
 	if usage == x509.ExtKeyUsageServerAuth {
 		tmpl.IPAddresses = []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}
+		// A server is a client too where servers talk to each other (the
+		// nodes of a Redis Cluster over TLS present it to one another).
+		tmpl.ExtKeyUsage = append(tmpl.ExtKeyUsage, x509.ExtKeyUsageClientAuth)
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
 	if err != nil {
