@@ -236,12 +236,14 @@ func formatWindow(d time.Duration) string {
 // window, starts afresh. For an unnamed policy (Name "") every field is part
 // of the identity, as there is nothing else to tell two policies apart.
 //
-// How the kept state reads under new numbers: the window algorithms keep
-// their counts of admitted units (a client that used 60 of 100 has used 60
-// of the new limit); the rate algorithms keep time, how far the client is
-// from a full bucket or an empty queue (a client 30 s from full stays 30 s
-// from full, and its Remaining is that time at the new rate). Remaining is
-// never negative: a lowered limit denies until enough has expired.
+// How the kept state reads under new numbers: every algorithm keeps the
+// units a client used, so a client that used 60 of 100 has 40 of a limit of
+// 100 left and 140 of a limit of 200. The rate algorithms store the
+// interval their state was written with and convert what is still owed
+// into units of the new interval, a part of a unit counting whole. A state
+// written before intervals were stored reads with the current interval.
+// Remaining is never negative: a lowered limit denies until enough has
+// drained or expired.
 type Identity struct {
 	Name      string
 	Algorithm Algorithm // resolved: never empty

@@ -681,6 +681,39 @@ func TestReload(t *testing.T) {
 	waitFor(t, "the new policy", func() bool { code, _, _ := in.check(key, "other"); return code == 200 })
 }
 
+// TestReloadKeepsUnitsUsed: a raised limit takes effect at once on every
+// algorithm: a client that used 2 of 2/1m has 3 of 5/1m left after the
+// reload, the rate algorithms included (they used to keep the time, and a
+// GCRA client stayed denied for about 11 s).
+func TestReloadKeepsUnitsUsed(t *testing.T) {
+	for _, alg := range []string{"gcra", "token_bucket", "leaky_bucket", "fixed_window", "sliding_window", "sliding_log"} {
+		t.Run(alg, func(t *testing.T) {
+			path := writeConfig(t, "c.yaml", "policies:\n  api: \"2/1m;algorithm="+alg+"\"\n")
+			in := start(t, "-config", path)
+			key := randomName(t)
+			for i, want := range []int{200, 200, 429} {
+				if code, _, _ := in.check(key, "api"); code != want {
+					t.Fatalf("check %d under 2/1m: %d, want %d", i+1, code, want)
+				}
+			}
+			if err := os.WriteFile(path, []byte("policies:\n  api: \"5/1m;algorithm="+alg+"\"\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			in.hup <- os.Interrupt
+			waitFor(t, "the raised limit", func() bool {
+				code, res, _ := in.check(key+"-probe", "api")
+				return code == 200 && res.Decisions[0].Limit == 5
+			})
+			for i, want := range []int{200, 200, 200, 429} {
+				code, res, _ := in.check(key, "api")
+				if code != want || (code == 200 && res.Decisions[0].Remaining != 2-i) {
+					t.Fatalf("after the reload, check %d: %d %+v, want %d with %d remaining", i+1, code, res, want, 2-i)
+				}
+			}
+		})
+	}
+}
+
 // TestInlinePolicyBound: a service takes a bounded number of distinct
 // inline policies in its life (the stores keep every policy they see);
 // past it a new one is refused with a 400 naming it, while those taken

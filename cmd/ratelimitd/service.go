@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/ratelimit-go/ratelimit/metrics"
 )
@@ -61,6 +62,9 @@ func newService(configPath, redisURL string, log *slog.Logger) (*service, error)
 	if err := c.Register(reg); err != nil {
 		return nil, err
 	}
+	// The process's own figures (go_goroutines, go_memstats_*,
+	// process_resident_memory_bytes, ...), as any Go service exports them.
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	st, err := openStore(rt.backend, rt.limits.memoryKeys, c, log)
 	if err != nil {
 		return nil, err

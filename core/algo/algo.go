@@ -253,11 +253,30 @@ func floorNonNeg(x float64) int64 {
 }
 
 // TokenBucketState is how far the bucket is from full, in microseconds of
-// refill (one unit is Params.Interval), as of Last. The zero value is a full
+// refill (one unit is Interval), as of Last. The zero value is a full
 // bucket.
 type TokenBucketState struct {
 	Used int64
 	Last int64
+	// Interval is the policy's Interval when the state was written; 0 (a
+	// state of an earlier version) reads as the current one. See Rescale.
+	Interval int64
+}
+
+// maxBacklog bounds a rescaled backlog: core's bound on Burst*Interval,
+// so that now plus it stays exact.
+const maxBacklog = 1_000_000_000_000_000
+
+// Rescale returns backlog, microseconds of from-interval units, as the same
+// units at interval to: a policy whose limit changed keeps the units a
+// client used, not the time they take. A part of a unit counts whole, so a
+// change never forgives usage; the result is at most maxBacklog. A from of 0
+// (a state written before intervals were stored) is to.
+func Rescale(backlog, from, to int64) int64 {
+	if from == to || from == 0 || backlog <= 0 {
+		return backlog
+	}
+	return min((backlog+from-1)/from, maxBacklog/to) * to
 }
 
 // TokenBucket holds Burst units and refills one unit every Interval. A check
@@ -266,13 +285,13 @@ func TokenBucket(p *core.Params, st TokenBucketState, cost, now int64) (Answer, 
 	last, used := now, int64(0)
 	if st.Used > 0 { // a zero Used is a full bucket whatever Last says, also before 1970
 		last = max(st.Last, now)
-		used = max(st.Used-(last-st.Last), 0)
+		used = Rescale(max(st.Used-(last-st.Last), 0), st.Interval, p.Interval)
 	}
 	need := cost * p.Interval
 	if used+need <= p.Tolerance {
 		used += need
 		return Answer{Allowed: true, Remaining: (p.Tolerance - used) / p.Interval, ResetAfter: resetAt(last, used, now)},
-			TokenBucketState{Used: used, Last: last}
+			TokenBucketState{Used: used, Last: last, Interval: p.Interval}
 	}
 	return Answer{
 		Remaining:  max(p.Tolerance-used, 0) / p.Interval, // used exceeds a lowered capacity
@@ -306,6 +325,9 @@ var (
 // microseconds. The zero value is an empty key.
 type GCRAState struct {
 	TAT int64
+	// Interval is the policy's Interval when the state was written; 0 (a
+	// state of an earlier version) reads as the current one. See Rescale.
+	Interval int64
 }
 
 // GCRA keeps the theoretical arrival time (TAT) of the next unit. A check of
@@ -316,12 +338,12 @@ func GCRA(p *core.Params, st GCRAState, cost, now int64) (Answer, GCRAState) {
 	tat := st.TAT
 	base := now
 	if tat != 0 { // zero is an empty key, also before 1970
-		base = max(tat, now)
+		base = now + Rescale(max(tat-now, 0), st.Interval, p.Interval)
 	}
 	newTat := base + cost*p.Interval
 	allowAt := newTat - p.Tolerance
 	if allowAt <= now {
-		return Answer{Allowed: true, Remaining: max(p.Tolerance-(newTat-now), 0) / p.Interval, ResetAfter: newTat - now}, GCRAState{TAT: newTat}
+		return Answer{Allowed: true, Remaining: max(p.Tolerance-(newTat-now), 0) / p.Interval, ResetAfter: newTat - now}, GCRAState{TAT: newTat, Interval: p.Interval}
 	}
 	return Answer{
 		Remaining:  max(p.Tolerance-(base-now), 0) / p.Interval,
@@ -331,10 +353,13 @@ func GCRA(p *core.Params, st GCRAState, cost, now int64) (Answer, GCRAState) {
 }
 
 // LeakyBucketState is the queue's backlog in microseconds of draining (one
-// unit is Params.Interval), as of Last. The zero value is an empty queue.
+// unit is Interval), as of Last. The zero value is an empty queue.
 type LeakyBucketState struct {
 	Level int64
 	Last  int64
+	// Interval is the policy's Interval when the state was written; 0 (a
+	// state of an earlier version) reads as the current one. See Rescale.
+	Interval int64
 }
 
 // LeakyBucket is the queue form: a check joins a queue of Burst units that
@@ -347,7 +372,7 @@ func LeakyBucket(p *core.Params, st LeakyBucketState, cost, now int64) (Answer, 
 	last, backlog := now, int64(0)
 	if st.Level > 0 { // a zero Level is an empty queue whatever Last says, also before 1970
 		last = max(st.Last, now)
-		backlog = max(st.Level-(last-st.Last), 0)
+		backlog = Rescale(max(st.Level-(last-st.Last), 0), st.Interval, p.Interval)
 	}
 	// room is the backlog a unit check may find and still pass: the queue's
 	// capacity less one unit, and at most MaxDelay of waiting.
@@ -364,7 +389,7 @@ func LeakyBucket(p *core.Params, st LeakyBucketState, cost, now int64) (Answer, 
 			Remaining:  leakyRemaining(room, level, p.Interval),
 			ResetAfter: resetAt(last, level, now),
 			Wait:       wait,
-		}, LeakyBucketState{Level: level, Last: last}
+		}, LeakyBucketState{Level: level, Last: last, Interval: p.Interval}
 	}
 	retry := wait + need - p.Tolerance // until the queue has room
 	if p.MaxDelay > 0 {

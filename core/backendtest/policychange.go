@@ -10,8 +10,10 @@ import (
 
 // runPolicyChange pins core.Identity on every backend: consuming under a
 // named policy and then checking under the same name with another limit or
-// burst finds the state kept (a deploy that raises a limit resets no
-// client), and the new numbers apply at once; a rename starts afresh.
+// burst finds the units used kept, on every algorithm (a deploy that raises
+// a limit resets no client, and a client that used 6 of 10 has 14 of 20
+// left), and the new numbers apply at once; a lowered limit denies with
+// nothing negative; a rename starts afresh.
 func runPolicyChange(t *testing.T, newBackend Factory) {
 	b := newBackend(t)
 	ctx := context.Background()
@@ -37,22 +39,20 @@ func runPolicyChange(t *testing.T, newBackend Factory) {
 			if !d.Allowed || d.Remaining >= 19 {
 				t.Fatalf("after raising the limit to 20 the state was lost: %s", formatDecision(d))
 			}
-			if !alg.RateBased() && d.Remaining != 13 {
-				// Window algorithms keep their count: 7 of 20 used.
+			if d.Remaining != 13 {
+				// Every algorithm keeps the units used: 7 of 20.
 				t.Fatalf("raised to 20 after 6 + 1 units: %s, want remaining 13", formatDecision(d))
-			}
-			if alg.RateBased() && d.Remaining < 5 {
-				t.Fatalf("raised to 20: remaining %d, the new rate does not apply", d.Remaining)
 			}
 			lowered := old
 			lowered.Limit = 4
-			if !alg.RateBased() {
-				// 7 units used, more than the new limit: denied, nothing
-				// negative, nothing written.
-				d = check(t, key, lowered, 1)
-				if d.Allowed || d.Remaining != 0 || d.RetryAfter <= 0 {
-					t.Fatalf("lowered to 4 after 7 units: %s, want a denial with remaining 0", formatDecision(d))
-				}
+			// 7 units used, more than the new limit: denied, nothing
+			// negative, nothing written.
+			d = check(t, key, lowered, 1)
+			if d.Allowed || d.Remaining != 0 || d.RetryAfter <= 0 {
+				t.Fatalf("lowered to 4 after 7 units: %s, want a denial with remaining 0", formatDecision(d))
+			}
+			if d = check(t, key, raised, 1); !d.Allowed || d.Remaining != 12 {
+				t.Fatalf("raised to 20 again after the denial: %s, want remaining 12 (the denial wrote nothing)", formatDecision(d))
 			}
 			renamed := old
 			renamed.Name = "api-v2"

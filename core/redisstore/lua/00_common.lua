@@ -80,6 +80,14 @@ local function window_start(now, window)
   return now - m
 end
 
+-- rescale is algo.Rescale: a backlog of from-interval units as the same
+-- units, whole, at interval to, at most 10^15 microseconds. A from of 0 (a
+-- state of an earlier version, which stored no interval) is to.
+local function rescale(backlog, from, to)
+  if from == to or from == 0 or backlog <= 0 then return backlog end
+  return math.min(idiv(backlog + from - 1, from), idiv(1000000000000000, to)) * to
+end
+
 -- reset_at is algo.resetAt: the time from now until a backlog of used
 -- microseconds, counted from last, has drained.
 local function reset_at(last, used, now)

@@ -1,21 +1,22 @@
 -- Token bucket: algo.TokenBucket. State: hash {u = microseconds of refill
--- missing (used), l = last}.
+-- missing (used), l = last, i = the interval they were written with}; a
+-- state of an earlier version has no i, read as the current interval.
 
 local function token_bucket(key, b, cost, now, write)
   local interval, tolerance = P[b + 3], P[b + 4]
-  local h = redis.call('HMGET', key, 'u', 'l')
+  local h = redis.call('HMGET', key, 'u', 'l', 'i')
   local st_used, st_last = tonumber(h[1]) or 0, tonumber(h[2]) or 0
   local last, used = now, 0
   if st_used > 0 then -- a zero used is a full bucket whatever last says, also before 1970
     last = max(st_last, now)
-    used = max(st_used - (last - st_last), 0)
+    used = rescale(max(st_used - (last - st_last), 0), tonumber(h[3]) or 0, interval)
   end
   local need = cost * interval
   if used + need <= tolerance then
     used = used + need
     local reset = reset_at(last, used, now)
     if write then
-      redis.call('HSET', key, 'u', int(used), 'l', int(last))
+      redis.call('HSET', key, 'u', int(used), 'l', int(last), 'i', int(interval))
       redis.call('PEXPIRE', key, ttl(reset))
     end
     return 1, idiv(tolerance - used, interval), 0, reset, 0

@@ -1,5 +1,7 @@
 -- Leaky bucket, the queue form: algo.LeakyBucket. State: hash {v = backlog
--- in microseconds of draining (level), l = last}. ARGV[b + 5] is the policy's
+-- in microseconds of draining (level), l = last, i = the interval they were
+-- written with}; a state of an earlier version has no i, read as the
+-- current interval. ARGV[b + 5] is the policy's
 -- MaxDelay in microseconds, 0 for none.
 
 -- leaky_remaining is algo.leakyRemaining.
@@ -11,12 +13,12 @@ end
 local function leaky_bucket(key, b, cost, now, write)
   local interval, tolerance = P[b + 3], P[b + 4]
   local max_delay = P[b + 5]
-  local h = redis.call('HMGET', key, 'v', 'l')
+  local h = redis.call('HMGET', key, 'v', 'l', 'i')
   local st_level, st_last = tonumber(h[1]) or 0, tonumber(h[2]) or 0
   local last, backlog = now, 0
   if st_level > 0 then -- a zero level is an empty queue whatever last says, also before 1970
     last = max(st_last, now)
-    backlog = max(st_level - (last - st_last), 0)
+    backlog = rescale(max(st_level - (last - st_last), 0), tonumber(h[3]) or 0, interval)
   end
   local room = tolerance - interval
   if max_delay > 0 then room = math.min(room, max_delay - (last - now)) end
@@ -26,7 +28,7 @@ local function leaky_bucket(key, b, cost, now, write)
     local level = backlog + need
     local reset = reset_at(last, level, now)
     if write then
-      redis.call('HSET', key, 'v', int(level), 'l', int(last))
+      redis.call('HSET', key, 'v', int(level), 'l', int(last), 'i', int(interval))
       redis.call('PEXPIRE', key, ttl(reset))
     end
     return 1, leaky_remaining(room, level, interval), 0, reset, wait
