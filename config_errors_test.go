@@ -35,7 +35,7 @@ func TestMisconfigurationIsAnError(t *testing.T) {
 		{"method star", []ratelimit.Option{key, ratelimit.WithRoute("*", "/x", p)}, nil, "matches every method"},
 		{"method ANY", []ratelimit.Option{key, ratelimit.WithRoute("ANY", "/x", p)}, nil, "matches every method"},
 		{"pattern with a space", []ratelimit.Option{key, ratelimit.WithRoute("", "/a b", p)}, nil, "white space"},
-		{"plans without a function", []ratelimit.Option{key, ratelimit.WithPlans(nil, map[string][]core.Policy{"free": {p}})}, nil, "PlanFunc"},
+		{"plans without a function", []ratelimit.Option{key, ratelimit.WithPlans(nil, map[string][]core.Policy{"free": {p}})}, nil, "plan function"},
 		{"empty plan", []ratelimit.Option{key, ratelimit.WithPlans(plan, map[string][]core.Policy{"free": nil})}, nil, `"free" has no policy`},
 		{"plan with no name", []ratelimit.Option{key, ratelimit.WithPlans(plan, map[string][]core.Policy{"": {p}})}, nil, "empty name"},
 		{"invalid plan policy", []ratelimit.Option{key, ratelimit.WithPolicy(p), ratelimit.WithPlans(plan, map[string][]core.Policy{"free": {{Limit: 0, Window: 1}}})}, core.ErrInvalidPolicy, `plan "free"`},

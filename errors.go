@@ -48,7 +48,7 @@ func (e *RouteError) Error() string {
 func (e *RouteError) Unwrap() error { return ErrInvalidConfig }
 
 // ErrUnknownPlan is reported to observers (Event.Err) and to the error
-// handler when a PlanFunc names no plan of WithPlans (or returns "") and
+// handler when the plan function names no plan of WithPlans (or returns "") and
 // there is no global policy to fall back on: with WithDenyUnknownPlans, the
 // request is answered 403.
 var ErrUnknownPlan = errors.New("ratelimit: the plan function named no configured plan")

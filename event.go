@@ -52,7 +52,7 @@ type Event struct {
 	Request keyfuncs.Request
 	// Key is the rate-limit key, "" when no key was derived.
 	Key string
-	// Plan is the plan the PlanFunc of WithPlans chose, "" when none did
+	// Plan is the plan the plan function of WithPlans chose, "" when none did
 	// (no WithPlans, a route table entry applied, or the request has no
 	// plan or an unknown one, and got the global policies).
 	Plan string

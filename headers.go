@@ -1,9 +1,7 @@
 package ratelimit
 
 import (
-	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/internal/fields"
@@ -52,7 +50,7 @@ const (
 
 var headerModeNames = [...]string{"draft11", "draft07", "draft06", "x_ratelimit", "none"}
 
-// String returns the name ParseHeaderMode reads, in snake case like every
+// String returns the mode's name, in snake case like every
 // String of the project: "draft11", "draft07", "draft06", "x_ratelimit" or
 // "none".
 func (m HeaderMode) String() string {
@@ -60,22 +58,6 @@ func (m HeaderMode) String() string {
 		return headerModeNames[m]
 	}
 	return "HeaderMode(" + strconv.Itoa(int(m)) + ")"
-}
-
-// ParseHeaderMode returns the HeaderMode named s (see HeaderMode.String),
-// case-insensitively and with '-' read as '_' ("x-ratelimit" too); "" is the
-// default, HeadersDraft11.
-func ParseHeaderMode(s string) (HeaderMode, error) {
-	norm := strings.ReplaceAll(strings.ToLower(strings.TrimSpace(s)), "-", "_")
-	if norm == "" {
-		return HeadersDraft11, nil
-	}
-	for i, n := range headerModeNames {
-		if n == norm {
-			return HeaderMode(i), nil
-		}
-	}
-	return 0, fmt.Errorf("%w: unknown header mode %q; want one of %s", ErrInvalidConfig, s, strings.Join(headerModeNames[:], ", "))
 }
 
 func (m HeaderMode) valid() bool { return int(m) < len(headerModeNames) }

@@ -25,7 +25,7 @@ type Middleware struct {
 	routes  map[routeKey]*fields.Set
 	plans   map[string]*fields.Set // nil: no WithPlans
 	panics  atomic.Uint64          // observer calls that panicked
-	// defaultDenied: the 429 is DefaultDeniedHandler's, whose bodies each
+	// defaultDenied: the 429 is denyProblem's, whose bodies each
 	// policy set prepares once.
 	defaultDenied bool
 	scratch       sync.Pool // *scratch
@@ -126,10 +126,10 @@ func build(s settings) (*Middleware, error) {
 	}
 	defaultDenied := s.denied == nil
 	if defaultDenied {
-		s.denied = DefaultDeniedHandler
+		s.denied = denyProblem
 	}
 	if s.onError == nil {
-		s.onError = DefaultErrorHandler
+		s.onError = errorProblem
 	}
 	m := &Middleware{s: s, limiter: s.limiter, defaultDenied: defaultDenied}
 	var err error
@@ -165,7 +165,7 @@ func build(s settings) (*Middleware, error) {
 				return nil, fmt.Errorf("%w: WithPlans: a plan with an empty name (\"\" means no plan: the global policies)", ErrInvalidConfig)
 			}
 			if len(ps) == 0 {
-				return nil, fmt.Errorf("%w: WithPlans: plan %q has no policy (to let a plan through unchecked, return keyfuncs.ErrSkip from the PlanFunc)", ErrInvalidConfig, name)
+				return nil, fmt.Errorf("%w: WithPlans: plan %q has no policy (to let a plan through unchecked, return keyfuncs.ErrSkip from the plan function)", ErrInvalidConfig, name)
 			}
 			set, err := newSet(s.mode, withDefaults(ps, s))
 			if err != nil {
@@ -326,7 +326,7 @@ func (m *Middleware) Handle(ctx context.Context, req keyfuncs.Request, res adapt
 		tr := &trackedResponse{Response: res}
 		werr = m.s.denied(req, tr, result)
 		if !tr.wrote { // a handler that wrote nothing must not turn a denial into a 200
-			werr = errors.Join(werr, DefaultDeniedHandler(req, res, result))
+			werr = errors.Join(werr, denyProblem(req, res, result))
 		}
 	}
 	if m.s.observers != nil { // an Event is large: built only when someone sees it
@@ -389,7 +389,7 @@ func (m *Middleware) refuse(ctx context.Context, req keyfuncs.Request, res adapt
 	tr := &trackedResponse{Response: res}
 	werr := m.s.onError(req, tr, status, ev.Err)
 	if !tr.wrote { // a handler that wrote nothing must not let the request through
-		werr = errors.Join(werr, DefaultErrorHandler(req, res, status, ev.Err))
+		werr = errors.Join(werr, errorProblem(req, res, status, ev.Err))
 	}
 	if werr != nil {
 		ev.Err = errors.Join(ev.Err, werr)

@@ -59,7 +59,7 @@ type settings struct {
 	algorithm core.Algorithm
 	maxDelay  time.Duration
 	plans     map[string][]core.Policy
-	choose    PlanFunc
+	choose    func(keyfuncs.Request) (string, error)
 	// denyUnknown: a request with an unknown or empty plan and no global
 	// policy is answered 403 (WithDenyUnknownPlans).
 	denyUnknown bool
@@ -118,16 +118,6 @@ func WithRoute(method, pattern string, policies ...core.Policy) Option {
 	}
 }
 
-// PlanFunc names the plan of a request for WithPlans: typically it reads the
-// authenticated caller (keyfuncs.Request.Context, or the framework's own
-// request through the adapter's accessor) and returns its tier ("free",
-// "pro"). It returns "" for a request that has no plan; keyfuncs.ErrSkip to
-// let the request through unchecked; a *keyfuncs.MissingKeyError to refuse
-// it (401 for an unauthenticated caller). Any other error is a bug of the
-// function: the request is answered 500 by the error handler and observers
-// see OutcomeRefused with the error. It must be safe for concurrent use.
-type PlanFunc func(r keyfuncs.Request) (string, error)
-
 // WithPlans sets per-caller policies: choose names the plan of each request
 // and plans maps every plan name to the policies its requests are checked
 // against, together and atomically, like WithPolicy's. Every plan is
@@ -145,10 +135,19 @@ type PlanFunc func(r keyfuncs.Request) (string, error)
 // WithPlans without global policies is a construction error unless
 // WithDenyUnknownPlans is given too; so are plans with no policy and an
 // empty plan name.
-func WithPlans(choose PlanFunc, plans map[string][]core.Policy) Option {
+//
+// choose typically reads the authenticated caller (keyfuncs.Request.Context,
+// or the framework's own request through the adapter's accessor) and returns
+// its tier ("free", "pro"). It returns "" for a request that has no plan;
+// keyfuncs.ErrSkip to let the request through unchecked; a
+// *keyfuncs.MissingKeyError to refuse it (401 for an unauthenticated
+// caller). Any other error is a bug of the function: the request is
+// answered 500 by the error handler and observers see OutcomeRefused with
+// the error. It must be safe for concurrent use.
+func WithPlans(choose func(r keyfuncs.Request) (string, error), plans map[string][]core.Policy) Option {
 	return func(s *settings) {
 		if choose == nil || len(plans) == 0 {
-			s.errs = append(s.errs, fmt.Errorf("%w: WithPlans needs a PlanFunc and at least one plan", ErrInvalidConfig))
+			s.errs = append(s.errs, fmt.Errorf("%w: WithPlans needs a plan function and at least one plan", ErrInvalidConfig))
 			return
 		}
 		s.choose, s.plans = choose, clonePlans(plans)
@@ -214,13 +213,15 @@ func WithHeaders(m HeaderMode) Option {
 	return func(s *settings) { s.mode = m }
 }
 
-// WithDeniedHandler replaces DefaultDeniedHandler, which writes the 429
-// response of a denied request.
+// WithDeniedHandler replaces the default denial, a 429 with a problem
+// document of the draft's quota-exceeded type naming the policies that
+// denied the request.
 func WithDeniedHandler(h DeniedHandler) Option {
 	return func(s *settings) { s.denied = h }
 }
 
-// WithErrorHandler replaces DefaultErrorHandler, which writes the response
+// WithErrorHandler replaces the default error response, a problem document
+// whose only detail is a *keyfuncs.MissingKeyError's Source, which writes the response
 // of a request refused for an unusable key or cost, or because the
 // limiter failed under FailClosed.
 func WithErrorHandler(h ErrorHandler) Option {

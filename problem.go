@@ -13,7 +13,7 @@ import (
 // DeniedHandler writes the response to a request a policy denied. When it
 // is called, the rate-limit header fields and Retry-After are already set
 // on res. It must call res.Write exactly once, with a 4xx or 5xx status;
-// if it returns without writing, DefaultDeniedHandler completes the
+// if it returns without writing, the default denial completes the
 // response. result.Decisions is reused after it returns. The error of
 // res.Write is returned.
 type DeniedHandler func(req keyfuncs.Request, res adapter.Response, result core.Result) error
@@ -24,23 +24,23 @@ type DeniedHandler func(req keyfuncs.Request, res adapter.Response, result core.
 // than a policy's capacity, 503 when the limiter failed and the failure
 // mode is FailClosed. err says why; it may hold internal details and must
 // not be written into the response. It must call res.Write exactly once;
-// if it returns without writing, DefaultErrorHandler completes the
+// if it returns without writing, the default error response completes the
 // response.
 type ErrorHandler func(req keyfuncs.Request, res adapter.Response, status int, err error) error
 
-// DefaultDeniedHandler answers 429 Too Many Requests with an
+// denyProblem answers 429 Too Many Requests with an
 // application/problem+json document of the draft's quota-exceeded type whose
 // "violated-policies" names the policies that denied the request (their
 // PolicyName).
-func DefaultDeniedHandler(_ keyfuncs.Request, res adapter.Response, result core.Result) error {
+func denyProblem(_ keyfuncs.Request, res adapter.Response, result core.Result) error {
 	return res.Write(http.StatusTooManyRequests, fields.ContentTypeProblem, fields.DeniedProblem(result))
 }
 
-// DefaultErrorHandler answers status with an application/problem+json
+// errorProblem answers status with an application/problem+json
 // document of type "about:blank" whose title is the status text. Only a
 // *keyfuncs.MissingKeyError contributes a detail (its Source, which key
 // functions promise is safe to show); no other error text is written.
-func DefaultErrorHandler(_ keyfuncs.Request, res adapter.Response, status int, err error) error {
+func errorProblem(_ keyfuncs.Request, res adapter.Response, status int, err error) error {
 	p := fields.Problem{Type: "about:blank", Title: http.StatusText(status), Status: status}
 	var mk *keyfuncs.MissingKeyError
 	switch {

@@ -61,8 +61,8 @@ func (o Answer) Fill(d *core.Decision, p *core.Policy) {
 	d.Source = core.SourcePrimary
 }
 
-// WindowStart returns floor(now/window)*window, also for negative now.
-func WindowStart(now, window int64) int64 {
+// windowStart returns floor(now/window)*window, also for negative now.
+func windowStart(now, window int64) int64 {
 	m := now % window
 	if m < 0 {
 		m += window
@@ -82,7 +82,7 @@ type FixedWindowState struct {
 // end of the window: at that instant a fresh window holds the whole quota,
 // which is also why up to 2x Limit can pass across a window edge.
 func FixedWindow(p *core.Params, st FixedWindowState, cost, now int64) (Answer, FixedWindowState) {
-	start := WindowStart(now, p.Window)
+	start := windowStart(now, p.Window)
 	var n int64
 	if st.Count > 0 {
 		if st.Start > start { // caller's clock is behind: stay in the newest window
@@ -199,7 +199,7 @@ func SlidingWindow(p *core.Params, st SlidingWindowState, cost, now int64) (Answ
 // the instant the estimate is taken at (later than now when the caller's
 // clock is behind the state's), and the previous and current counts.
 func swView(w int64, st SlidingWindowState, now int64) (start, at, prev, curr int64) {
-	start, at = WindowStart(now, w), now
+	start, at = windowStart(now, w), now
 	if st.Prev != 0 || st.Curr != 0 {
 		if st.Start > start { // caller's clock is behind
 			start, at = st.Start, st.Start
@@ -259,7 +259,7 @@ type TokenBucketState struct {
 	Used int64
 	Last int64
 	// Interval is the policy's Interval when the state was written; 0 (a
-	// state of an earlier version) reads as the current one. See Rescale.
+	// state of an earlier version) reads as the current one. See rescale.
 	Interval int64
 }
 
@@ -267,12 +267,12 @@ type TokenBucketState struct {
 // so that now plus it stays exact.
 const maxBacklog = 1_000_000_000_000_000
 
-// Rescale returns backlog, microseconds of from-interval units, as the same
+// rescale returns backlog, microseconds of from-interval units, as the same
 // units at interval to: a policy whose limit changed keeps the units a
 // client used, not the time they take. A part of a unit counts whole, so a
 // change never forgives usage; the result is at most maxBacklog. A from of 0
 // (a state written before intervals were stored) is to.
-func Rescale(backlog, from, to int64) int64 {
+func rescale(backlog, from, to int64) int64 {
 	if from == to || from == 0 || backlog <= 0 {
 		return backlog
 	}
@@ -285,7 +285,7 @@ func TokenBucket(p *core.Params, st TokenBucketState, cost, now int64) (Answer, 
 	last, used := now, int64(0)
 	if st.Used > 0 { // a zero Used is a full bucket whatever Last says, also before 1970
 		last = max(st.Last, now)
-		used = Rescale(max(st.Used-(last-st.Last), 0), st.Interval, p.Interval)
+		used = rescale(max(st.Used-(last-st.Last), 0), st.Interval, p.Interval)
 	}
 	need := cost * p.Interval
 	if used+need <= p.Tolerance {
@@ -326,7 +326,7 @@ var (
 type GCRAState struct {
 	TAT int64
 	// Interval is the policy's Interval when the state was written; 0 (a
-	// state of an earlier version) reads as the current one. See Rescale.
+	// state of an earlier version) reads as the current one. See rescale.
 	Interval int64
 }
 
@@ -338,7 +338,7 @@ func GCRA(p *core.Params, st GCRAState, cost, now int64) (Answer, GCRAState) {
 	tat := st.TAT
 	base := now
 	if tat != 0 { // zero is an empty key, also before 1970
-		base = now + Rescale(max(tat-now, 0), st.Interval, p.Interval)
+		base = now + rescale(max(tat-now, 0), st.Interval, p.Interval)
 	}
 	newTat := base + cost*p.Interval
 	allowAt := newTat - p.Tolerance
@@ -358,7 +358,7 @@ type LeakyBucketState struct {
 	Level int64
 	Last  int64
 	// Interval is the policy's Interval when the state was written; 0 (a
-	// state of an earlier version) reads as the current one. See Rescale.
+	// state of an earlier version) reads as the current one. See rescale.
 	Interval int64
 }
 
@@ -372,7 +372,7 @@ func LeakyBucket(p *core.Params, st LeakyBucketState, cost, now int64) (Answer, 
 	last, backlog := now, int64(0)
 	if st.Level > 0 { // a zero Level is an empty queue whatever Last says, also before 1970
 		last = max(st.Last, now)
-		backlog = Rescale(max(st.Level-(last-st.Last), 0), st.Interval, p.Interval)
+		backlog = rescale(max(st.Level-(last-st.Last), 0), st.Interval, p.Interval)
 	}
 	// room is the backlog a unit check may find and still pass: the queue's
 	// capacity less one unit, and at most MaxDelay of waiting.

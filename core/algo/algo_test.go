@@ -21,8 +21,8 @@ func TestWindowStart(t *testing.T) {
 		{year2100 + 7, 60 * sec, year2100 - year2100%(60*sec)},
 	}
 	for _, tt := range tests {
-		if got := WindowStart(tt.now, tt.window); got != tt.want {
-			t.Errorf("WindowStart(%d, %d) = %d, want %d", tt.now, tt.window, got, tt.want)
+		if got := windowStart(tt.now, tt.window); got != tt.want {
+			t.Errorf("windowStart(%d, %d) = %d, want %d", tt.now, tt.window, got, tt.want)
 		}
 	}
 }
@@ -31,7 +31,7 @@ func TestFixedWindow(t *testing.T) {
 	t.Parallel()
 	p := mustParams(t, core.Policy{Limit: 3, Window: time.Minute, Algorithm: core.FixedWindow})
 	w := p.Window
-	base := WindowStart(unix2023, w)
+	base := windowStart(unix2023, w)
 	m := newMachine(t, p)
 	if o := m.commit(2, base+10); !o.Allowed || o.Remaining != 1 || o.ResetAfter != w-10 {
 		t.Fatalf("first check: %+v", o)
@@ -81,7 +81,7 @@ func TestSlidingWindow(t *testing.T) {
 	t.Parallel()
 	p := mustParams(t, core.Policy{Limit: 10, Window: 10 * time.Second, Algorithm: core.SlidingWindow})
 	w := p.Window
-	base := WindowStart(unix2023, w)
+	base := windowStart(unix2023, w)
 	m := newMachine(t, p)
 	if o := m.commit(10, base+w/2); !o.Allowed || o.Remaining != 0 || o.ResetAfter != 2*w-w/2 {
 		t.Fatalf("fill the window: %+v", o)
@@ -106,7 +106,7 @@ func TestSlidingWindowRetryInNextWindow(t *testing.T) {
 	t.Parallel()
 	p := mustParams(t, core.Policy{Limit: 4, Window: 4 * time.Second, Algorithm: core.SlidingWindow})
 	w := p.Window
-	base := WindowStart(unix2023, w)
+	base := windowStart(unix2023, w)
 	m := newMachine(t, p)
 	m.commit(4, base+w-1)
 	// At base+w-1 the current window holds 4; in the next window the

@@ -153,9 +153,9 @@ func TestTranslationInvariance(t *testing.T) {
 			r := rand.New(rand.NewPCG(3, uint64(len(a))))
 			for round := range rounds {
 				p := mustParams(t, randomPolicy(r, a))
-				base := WindowStart(unix2023, p.Window)
+				base := windowStart(unix2023, p.Window)
 				steps := schedule(r, p, base, 40)
-				targets := []int64{WindowStart(year2100, p.Window), WindowStart(-unix2023, p.Window), 0, -p.Window}
+				targets := []int64{windowStart(year2100, p.Window), windowStart(-unix2023, p.Window), 0, -p.Window}
 				if a == core.GCRA {
 					// GCRA stores one number and reads zero as "empty", so a
 					// theoretical arrival time landing exactly on the Unix

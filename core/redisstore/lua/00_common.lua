@@ -72,7 +72,7 @@ local function ttl(reset)
   return int(max(idiv(reset + 999, 1000), 1) + margin)
 end
 
--- window_start is algo.WindowStart: the start of the window of the given
+-- window_start is algo.windowStart: the start of the window of the given
 -- length that holds now, exact for negative now too.
 local function window_start(now, window)
   local m = now - idiv(now, window) * window
@@ -80,7 +80,7 @@ local function window_start(now, window)
   return now - m
 end
 
--- rescale is algo.Rescale: a backlog of from-interval units as the same
+-- rescale is algo.rescale: a backlog of from-interval units as the same
 -- units, whole, at interval to, at most 10^15 microseconds. A from of 0 (a
 -- state of an earlier version, which stored no interval) is to.
 local function rescale(backlog, from, to)
