@@ -29,9 +29,8 @@ type batcher struct {
 	client  Client
 	margin  any // the TTL margin in milliseconds, an int64 boxed once
 	max     int
-	perCall int           // the most checks one script call decides
-	route   routing       // which queued checks may share a script call
-	timeout time.Duration // the Store's budget for a call; 0 means none
+	perCall int     // the most checks one script call decides
+	route   routing // which queued checks may share a script call
 
 	mu       sync.Mutex
 	pending  []*call
@@ -109,7 +108,7 @@ func (c *call) replyBuf(n int) []int64 {
 }
 
 // maxSenders bounds the script calls sent from goroutines of the Store's
-// own: past it (only with more pipelines than that, or WithoutBatching) a
+// own: past it (only with more pipelines than that, or without batching) a
 // call whose context can end queues, and goes out with the next batch, so
 // that a Redis that does not answer cannot pile up goroutines while the
 // callers come and go.
@@ -246,14 +245,10 @@ func (b *batcher) sendAlone(ctx context.Context, c *call) ([]int64, error) {
 }
 
 // batchContext returns the context a batch is sent with: ctx's values,
-// without its end (others wait on the batch too), within the Store's own
-// timeout if it has one.
+// without its end (others wait on the batch too): the client's own read and
+// write timeouts bound it (resilient.RedisOptions sets them).
 func (b *batcher) batchContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	ctx = context.WithoutCancel(ctx)
-	if b.timeout > 0 {
-		return context.WithTimeout(ctx, b.timeout)
-	}
-	return ctx, func() {}
+	return context.WithoutCancel(ctx), func() {}
 }
 
 // decide sends batch and signals each of its calls. A batch of queued

@@ -368,7 +368,7 @@ func testSendersAreBounded(t *testing.T, ctx context.Context, stop func(), want 
 	t.Cleanup(func() { _ = c.Close() })
 	h := newHoldAll("evalsha", "eval", "del")
 	c.AddHook(h)
-	s, err := New(c, WithoutBatching())
+	s, err := New(c, withoutBatching())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,6 @@ type config struct {
 	slotKey   func(key string) string
 	prefix    string
 	margin    int64 // milliseconds added to every TTL
-	timeout   time.Duration
 	pipelines int
 	perCall   int
 	err       error // the first invalid option
@@ -61,23 +60,6 @@ func WithTTLMargin(d time.Duration) Option {
 	}
 }
 
-// WithTimeout bounds every call to Redis by d, on top of the caller's
-// context: the call returns at d at the latest (see Store.Bounded).
-// The default, 0, uses the caller's context alone. A command already sent
-// may still run; go-redis stops waiting for its reply at the context's
-// deadline only when the client was created with ContextTimeoutEnabled,
-// otherwise at its own ReadTimeout and WriteTimeout. A negative d is an
-// error.
-func WithTimeout(d time.Duration) Option {
-	return func(c *config) {
-		if d < 0 {
-			c.fail(fmt.Errorf("redisstore: timeout %v is negative", d))
-			return
-		}
-		c.timeout = d
-	}
-}
-
 // defaultPipelines is the number of pipelines in flight when WithPipelines is
 // not given.
 const defaultPipelines = 4
@@ -89,7 +71,7 @@ const defaultPipelines = 4
 // as a pipeline of script calls where they cannot share one. Each check
 // remains atomic and all-or-nothing on its own. 0 selects 4
 // (4); keep n below the client's pool size. A negative n makes New return an
-// error. WithoutBatching turns the queue off.
+// error.
 func WithPipelines(n int) Option {
 	return func(c *config) {
 		switch {
@@ -103,11 +85,11 @@ func WithPipelines(n int) Option {
 	}
 }
 
-// WithoutBatching sends every check as its own EVALSHA the moment it
+// withoutBatching sends every check as its own EVALSHA the moment it
 // arrives, with up to the client's pool size in flight: no queue, no
-// shared calls or pipelines. It is for comparison; under load the default
-// is faster and uses fewer connections.
-func WithoutBatching() Option {
+// shared calls or pipelines. The benchmarks compare it with the default,
+// which under load is faster and uses fewer connections.
+func withoutBatching() Option {
 	return func(c *config) { c.pipelines = -1 }
 }
 

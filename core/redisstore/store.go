@@ -29,7 +29,6 @@ type Store struct {
 	slotKey  func(string) string // nil: every key is its own hash tag
 	client   Client
 	prefix   string
-	timeout  time.Duration
 	calls    *batcher
 	policies policyCache
 	dels     chan struct{} // a token per DEL sent from a goroutine of its own (del)
@@ -48,8 +47,7 @@ var (
 // can end never waits on the network on the caller's goroutine. The command
 // it sent may still run in Redis (a check may still consume); the goroutine
 // sending it ends when go-redis gives up (its ReadTimeout and WriteTimeout,
-// or the context's deadline with ContextTimeoutEnabled) or, for checks sent
-// together, within the Store's own timeout (WithTimeout). At most
+// or the context's deadline with ContextTimeoutEnabled). At most
 // WithPipelines script calls are on the wire at once, and at most 256 script
 // calls and 256 DELs from goroutines of the Store's own: past that, a call
 // waits for one to end, or for its context.
@@ -101,8 +99,8 @@ func New(client Client, opts ...Option) (*Store, error) {
 	if c.pipelines < 0 { // WithoutBatching: every call goes out at once
 		c.pipelines = math.MaxInt
 	}
-	return &Store{slotKey: c.slotKey, client: client, prefix: c.prefix, timeout: c.timeout, dels: make(chan struct{}, maxSenders),
-		calls: &batcher{client: client, margin: c.margin, max: c.pipelines, perCall: c.perCall, route: routingOf(client), timeout: c.timeout}}, nil
+	return &Store{slotKey: c.slotKey, client: client, prefix: c.prefix, dels: make(chan struct{}, maxSenders),
+		calls: &batcher{client: client, margin: c.margin, max: c.pipelines, perCall: c.perCall, route: routingOf(client)}}, nil
 }
 
 // Do implements core.Backend: one script call decides every item, each
@@ -147,8 +145,6 @@ func (s *Store) Reset(ctx context.Context, key string, policies []core.Policy) e
 		}
 		keys[i] = string(append(head, s.policies.get(p).id...))
 	}
-	ctx, cancel := s.budget(ctx)
-	defer cancel()
 	if err := s.del(ctx, keys); err != nil {
 		return fmt.Errorf("redisstore: reset: %w", err)
 	}
@@ -246,8 +242,6 @@ func (s *Store) appendHead(dst []byte, key string) []byte {
 
 // call decides c and decodes its reply into out, one decision per policy.
 func (s *Store) call(ctx context.Context, op string, c *call, items []core.Item, out []core.Decision) error {
-	ctx, cancel := s.budget(ctx)
-	defer cancel()
 	reply, err := s.calls.run(ctx, c)
 	if err != nil {
 		return fmt.Errorf("redisstore: %s: %w", op, err)
@@ -267,14 +261,6 @@ func (s *Store) call(ctx context.Context, op string, c *call, items []core.Item,
 		}
 	}
 	return nil
-}
-
-// budget applies the store's timeout, if any, to ctx.
-func (s *Store) budget(ctx context.Context) (context.Context, context.CancelFunc) {
-	if s.timeout > 0 {
-		return context.WithTimeout(ctx, s.timeout)
-	}
-	return ctx, func() {}
 }
 
 // isNilPointer reports whether c holds a nil pointer of one of go-redis's

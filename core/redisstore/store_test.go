@@ -29,7 +29,6 @@ func TestNewErrors(t *testing.T) {
 		"brace prefix":       redisstore.WithPrefix("app{x}:"),
 		"long prefix":        redisstore.WithPrefix(strings.Repeat("p", 128+1)),
 		"negative margin":    redisstore.WithTTLMargin(-time.Second),
-		"negative budget":    redisstore.WithTimeout(-time.Second),
 		"no checks per call": redisstore.WithChecksPerCall(0),
 		"negative pipelines": redisstore.WithPipelines(-1),
 	} {
@@ -254,19 +253,6 @@ func TestServerDown(t *testing.T) {
 	}
 	if err := s.Reset(ctx, "k", []core.Policy{p}); err == nil || !strings.HasPrefix(err.Error(), "redisstore: reset: ") {
 		t.Errorf("reset: %v", err)
-	}
-}
-
-// TestTimeout: WithTimeout bounds a call even when the caller's context has
-// no deadline.
-func TestTimeout(t *testing.T) {
-	m, _ := newMiniredis(t)
-	c := redis.NewClient(&redis.Options{Addr: m.Addr(), MaxRetries: -1, ContextTimeoutEnabled: true})
-	t.Cleanup(func() { _ = c.Close() })
-	s := newStore(t, c, redisstore.WithTimeout(time.Nanosecond))
-	_, err := backendtest.CheckOne(context.Background(), s, "k", core.Policy{Limit: 5, Window: time.Second}, 1, t0)
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("got %v, want a deadline error", err)
 	}
 }
 

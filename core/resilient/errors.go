@@ -27,11 +27,11 @@ var (
 	ErrOverloaded = errors.New("resilient: too many abandoned primary calls still running")
 )
 
-// UnavailableError is the error of an operation the primary could not serve
+// unavailableError is the error of an operation the primary could not serve
 // and the configured failure mode did not answer (every failure without a
 // failure mode, a Peek without a fallback, a Reset). It matches
 // ErrUnavailable and, through Unwrap, its Cause.
-type UnavailableError struct {
+type unavailableError struct {
 	// Op is the operation: "check", "peek" or "reset".
 	Op string
 	// Cause is why the primary did not answer: ErrBudgetExceeded,
@@ -42,7 +42,7 @@ type UnavailableError struct {
 }
 
 // Error describes the problem; it is safe to log.
-func (e *UnavailableError) Error() string {
+func (e *unavailableError) Error() string {
 	if e.Fallback != nil {
 		return fmt.Sprintf("%v: %s: %v; fallback: %v", ErrUnavailable, e.Op, e.Cause, e.Fallback)
 	}
@@ -50,15 +50,15 @@ func (e *UnavailableError) Error() string {
 }
 
 // Unwrap returns the cause and the fallback's error, if any.
-func (e *UnavailableError) Unwrap() []error {
+func (e *unavailableError) Unwrap() []error {
 	if e.Fallback != nil {
 		return []error{e.Cause, e.Fallback}
 	}
 	return []error{e.Cause}
 }
 
-// Is makes every UnavailableError match ErrUnavailable.
-func (e *UnavailableError) Is(target error) bool { return target == ErrUnavailable }
+// Is makes every unavailableError match ErrUnavailable.
+func (e *unavailableError) Is(target error) bool { return target == ErrUnavailable }
 
 // callerError reports whether err is the caller's doing rather than the
 // primary's: a typed validation error of package core. Such errors pass

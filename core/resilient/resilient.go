@@ -192,12 +192,12 @@ func (b *Backend) Reset(ctx context.Context, key string, policies []core.Policy)
 		res, err := b.callPrimary(ctx, opReset, nil, key, policies, time.Time{}, nil)
 		if cause = b.settle(opReset, probe, res, err); cause == nil {
 			if err == nil && ferr != nil {
-				return &UnavailableError{Op: "reset", Cause: ferr}
+				return &unavailableError{Op: "reset", Cause: ferr}
 			}
 			return err
 		}
 	}
-	return &UnavailableError{Op: "reset", Cause: cause, Fallback: ferr}
+	return &unavailableError{Op: "reset", Cause: cause, Fallback: ferr}
 }
 
 // admit asks the breaker whether an operation may call the primary. It
@@ -304,7 +304,7 @@ func (b *Backend) degradeOut(ctx context.Context, out []core.Decision, policyOf 
 func (b *Backend) viaFallback(ctx context.Context, op string, out []core.Decision, cause error, try func() error) error {
 	if b.mode != modeFallback {
 		report(ctx, core.SourceUnavailable, cause)
-		return &UnavailableError{Op: op, Cause: cause}
+		return &unavailableError{Op: op, Cause: cause}
 	}
 	err := try()
 	if err == nil {
@@ -316,7 +316,7 @@ func (b *Backend) viaFallback(ctx context.Context, op string, out []core.Decisio
 		return err
 	}
 	report(ctx, core.SourceUnavailable, cause)
-	return &UnavailableError{Op: op, Cause: cause, Fallback: err}
+	return &unavailableError{Op: op, Cause: cause, Fallback: err}
 }
 
 // State returns the circuit breaker's current state.
