@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/ratelimit-go/ratelimit"
-	"github.com/ratelimit-go/ratelimit/adapter"
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/internal/must"
@@ -33,7 +32,7 @@ func benchHandle(b *testing.B, policies ...core.Policy) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		if m.Handle(ctx, r, nopResponse{}) != adapter.Continue {
+		if !m.Handle(ctx, r, nopResponse{}) {
 			b.Fatal("denied")
 		}
 	}

@@ -22,10 +22,9 @@
 // An adapter calls Middleware.Handle for every request, handing it a
 // keyfuncs.Request (a read-only view of the request) and an
 // adapter.Response (a way to set headers and write a body); package adapter
-// holds what adapter writers implement. Handle returns adapter.Continue,
-// and the adapter calls the next handler, or adapter.Handled, when it has
-// already written a complete response (a 429, or an error) and the chain
-// must stop.
+// holds what adapter writers implement. Handle returns true, and the
+// adapter calls the next handler, or false when it has already written a
+// complete response (a 429, or an error) and the chain must stop.
 //
 // # What a request goes through
 //

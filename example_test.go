@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/ratelimit-go/ratelimit"
-	"github.com/ratelimit-go/ratelimit/adapter"
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
@@ -42,7 +41,7 @@ func ExampleMiddleware_Handle() {
 	req := keyfuncstest.New("203.0.113.9:4711")
 	for i := 1; i <= 3; i++ {
 		fmt.Println("request", i)
-		if mw.Handle(context.Background(), req, printResponse{}) == adapter.Continue {
+		if mw.Handle(context.Background(), req, printResponse{}) {
 			fmt.Println("  -> next handler")
 		}
 	}

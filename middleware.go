@@ -212,15 +212,15 @@ func (m *Middleware) routeSet(method, pattern string) *fields.Set {
 
 // Handle runs the middleware for one request: skip rules, key, policy
 // selection, the check, headers, and the 429 or error response. It
-// returns adapter.Continue when the adapter should call the next handler
-// (headers are already set on res) and adapter.Handled when a complete
-// response has been written. ctx is the request's context; it bounds the
+// reports whether the adapter should call the next handler (headers are
+// already set on res): false means a complete response has been written
+// and the chain must stop. ctx is the request's context; it bounds the
 // limiter call.
-func (m *Middleware) Handle(ctx context.Context, req keyfuncs.Request, res adapter.Response) adapter.Verdict {
+func (m *Middleware) Handle(ctx context.Context, req keyfuncs.Request, res adapter.Response) bool {
 	for _, skip := range m.s.skips {
 		if skip(req) {
 			m.observe(ctx, Event{Outcome: OutcomeSkipped, Request: req})
-			return adapter.Continue
+			return true
 		}
 	}
 	key, err := m.s.keyFunc(req)
@@ -246,14 +246,14 @@ func (m *Middleware) Handle(ctx context.Context, req keyfuncs.Request, res adapt
 	}
 	if set == nil {
 		m.observe(ctx, Event{Outcome: OutcomeSkipped, Request: req, Key: key})
-		return adapter.Continue
+		return true
 	}
 	cost := 1
 	if m.s.cost != nil {
 		cost = m.s.cost(req)
 		if cost == 0 {
 			m.observe(ctx, Event{Outcome: OutcomeSkipped, Request: req, Key: key})
-			return adapter.Continue
+			return true
 		}
 		if cost < 0 {
 			return m.refuse(ctx, req, res, Event{Outcome: OutcomeRefused, Key: key, Plan: plan, Policies: set.Policies, Cost: cost, Err: errNegativeCost}, http.StatusInternalServerError)
@@ -308,11 +308,11 @@ func (m *Middleware) Handle(ctx context.Context, req keyfuncs.Request, res adapt
 			}
 			if delay > 0 {
 				if err := m.s.shaper(ctx, delay); err != nil {
-					return adapter.Handled
+					return false
 				}
 			}
 		}
-		return adapter.Continue
+		return true
 	}
 	// A denial has a decision: only a set of shadow policies alone has
 	// none, and it admits.
@@ -332,7 +332,7 @@ func (m *Middleware) Handle(ctx context.Context, req keyfuncs.Request, res adapt
 	if m.s.observers != nil { // an Event is large: built only when someone sees it
 		m.observe(ctx, Event{Outcome: OutcomeDenied, Request: req, Key: key, Plan: plan, Policies: set.Policies, Cost: cost, Result: result, Err: werr, Source: result.Decisions[result.Binding].Source})
 	}
-	return adapter.Handled
+	return false
 }
 
 // check asks the limiter for a check of cost units for key under policies,
@@ -363,12 +363,12 @@ func (m *Middleware) check(ctx context.Context, sc *scratch, key string, policie
 // keyfuncs.ErrSkip lets the request through, a *keyfuncs.MissingKeyError
 // refuses it with its status, anything else is a bug of the caller's
 // function, answered 500: the failure mode is for a store that is down.
-func (m *Middleware) callerError(ctx context.Context, req keyfuncs.Request, res adapter.Response, ev Event, err error) adapter.Verdict {
+func (m *Middleware) callerError(ctx context.Context, req keyfuncs.Request, res adapter.Response, ev Event, err error) bool {
 	ev.Err = err
 	if errors.Is(err, keyfuncs.ErrSkip) {
 		ev.Outcome, ev.Request, ev.Err = OutcomeSkipped, req, nil
 		m.observe(ctx, ev)
-		return adapter.Continue
+		return true
 	}
 	var mk *keyfuncs.MissingKeyError
 	if errors.As(err, &mk) {
@@ -384,7 +384,7 @@ func (m *Middleware) callerError(ctx context.Context, req keyfuncs.Request, res 
 }
 
 // refuse answers a request with an unusable key or cost.
-func (m *Middleware) refuse(ctx context.Context, req keyfuncs.Request, res adapter.Response, ev Event, status int) adapter.Verdict {
+func (m *Middleware) refuse(ctx context.Context, req keyfuncs.Request, res adapter.Response, ev Event, status int) bool {
 	ev.Request = req
 	tr := &trackedResponse{Response: res}
 	werr := m.s.onError(req, tr, status, ev.Err)
@@ -395,16 +395,16 @@ func (m *Middleware) refuse(ctx context.Context, req keyfuncs.Request, res adapt
 		ev.Err = errors.Join(ev.Err, werr)
 	}
 	m.observe(ctx, ev)
-	return adapter.Handled
+	return false
 }
 
 // failed applies the failure mode to a limiter or key function failure.
-func (m *Middleware) failed(ctx context.Context, req keyfuncs.Request, res adapter.Response, ev Event) adapter.Verdict {
+func (m *Middleware) failed(ctx context.Context, req keyfuncs.Request, res adapter.Response, ev Event) bool {
 	if m.s.failure == FailOpen {
 		ev.Outcome, ev.Source = OutcomeFailedOpen, core.SourceFailOpen
 		ev.Request = req
 		m.observe(ctx, ev)
-		return adapter.Continue
+		return true
 	}
 	ev.Outcome, ev.Source = OutcomeFailedClosed, core.SourceFailClosed
 	return m.refuse(ctx, req, res, ev, http.StatusServiceUnavailable)

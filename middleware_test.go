@@ -111,7 +111,7 @@ func TestAllowThenDenyThenRecover(t *testing.T) {
 
 	for i, wantR := range []string{`"api";r=1;t=7`, `"api";r=0;t=7`} {
 		rec := newRecorder()
-		if v := m.Handle(context.Background(), req("GET", "/", "k"), rec); v != adapter.Continue {
+		if v := m.Handle(context.Background(), req("GET", "/", "k"), rec); !v {
 			t.Fatalf("request %d: %v", i, v)
 		}
 		if got := rec.h.Get("Ratelimit"); got != wantR {
@@ -126,7 +126,7 @@ func TestAllowThenDenyThenRecover(t *testing.T) {
 	}
 	clk.Advance(500 * time.Millisecond) // 6.5 s left: rounds up to 7
 	rec := newRecorder()
-	if v := m.Handle(context.Background(), req("GET", "/", "k"), rec); v != adapter.Handled {
+	if v := m.Handle(context.Background(), req("GET", "/", "k"), rec); v {
 		t.Fatal("third request not denied")
 	}
 	if rec.status != 429 || rec.ct != fields.ContentTypeProblem {
@@ -146,11 +146,11 @@ func TestAllowThenDenyThenRecover(t *testing.T) {
 		t.Errorf("violated-policies %v", doc["violated-policies"])
 	}
 	// Another key is independent.
-	if v := m.Handle(context.Background(), req("GET", "/", "other"), newRecorder()); v != adapter.Continue {
+	if v := m.Handle(context.Background(), req("GET", "/", "other"), newRecorder()); !v {
 		t.Error("other key denied")
 	}
 	clk.Advance(6500 * time.Millisecond)
-	if v := m.Handle(context.Background(), req("GET", "/", "k"), newRecorder()); v != adapter.Continue {
+	if v := m.Handle(context.Background(), req("GET", "/", "k"), newRecorder()); !v {
 		t.Error("not admitted after Retry-After")
 	}
 }
@@ -162,12 +162,12 @@ func TestMultiPolicyIsAtomic(t *testing.T) {
 	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(perSec, perMin))
 	ctx := context.Background()
 	for i := 0; i < 2; i++ {
-		if m.Handle(ctx, req("GET", "/", "k"), newRecorder()) != adapter.Continue {
+		if !m.Handle(ctx, req("GET", "/", "k"), newRecorder()) {
 			t.Fatalf("request %d denied", i)
 		}
 	}
 	rec := newRecorder()
-	if m.Handle(ctx, req("GET", "/", "k"), rec) != adapter.Handled {
+	if m.Handle(ctx, req("GET", "/", "k"), rec) {
 		t.Fatal("third request in one second admitted")
 	}
 	// The per-second denial consumed nothing from the per-minute quota.
@@ -179,7 +179,7 @@ func TestMultiPolicyIsAtomic(t *testing.T) {
 	}
 	clk.Advance(time.Second)
 	rec = newRecorder()
-	if m.Handle(ctx, req("GET", "/", "k"), rec) != adapter.Continue {
+	if !m.Handle(ctx, req("GET", "/", "k"), rec) {
 		t.Fatal("denied after the second passed")
 	}
 	if got := rec.h.Get("Ratelimit"); got != `"second";r=1;t=1, "minute";r=0;t=59` {
@@ -233,14 +233,14 @@ func TestRouteTable(t *testing.T) {
 		}
 	}
 	ctx := context.Background()
-	if m.Handle(ctx, req("POST", "/login", "k"), newRecorder()) != adapter.Continue {
+	if !m.Handle(ctx, req("POST", "/login", "k"), newRecorder()) {
 		t.Fatal("first login denied")
 	}
-	if m.Handle(ctx, req("POST", "/login", "k"), newRecorder()) != adapter.Handled {
+	if m.Handle(ctx, req("POST", "/login", "k"), newRecorder()) {
 		t.Fatal("second login admitted")
 	}
 	rec := newRecorder()
-	if m.Handle(ctx, req("GET", "/home", "k"), rec) != adapter.Continue {
+	if !m.Handle(ctx, req("GET", "/home", "k"), rec) {
 		t.Fatal("home denied")
 	}
 	// The admitted login counted against the shared global quota, the denied one did not.
@@ -257,7 +257,7 @@ func TestRouteOnlyLimitsListedRoutes(t *testing.T) {
 		ratelimit.WithObserver(func(_ context.Context, e ratelimit.Event) { seen = append(seen, e.Outcome) }))
 	rec := newRecorder()
 	for i := 0; i < 3; i++ {
-		if m.Handle(context.Background(), req("GET", "/", "k"), rec) != adapter.Continue {
+		if !m.Handle(context.Background(), req("GET", "/", "k"), rec) {
 			t.Fatal("unlisted route limited")
 		}
 	}
@@ -281,8 +281,8 @@ func TestDerivedRouteMiddleware(t *testing.T) {
 	if rm.HasRoutes() || rm.Limiter() != m.Limiter() {
 		t.Error("route middleware keeps the route table or loses the limiter")
 	}
-	if rm.Handle(context.Background(), req("GET", "/x", "k"), newRecorder()) != adapter.Continue ||
-		rm.Handle(context.Background(), req("GET", "/x", "k"), newRecorder()) != adapter.Handled {
+	if !rm.Handle(context.Background(), req("GET", "/x", "k"), newRecorder()) ||
+		rm.Handle(context.Background(), req("GET", "/x", "k"), newRecorder()) {
 		t.Error("route middleware does not apply its own policy")
 	}
 	if _, err := m.Route(core.Policy{}); !errors.Is(err, core.ErrInvalidPolicy) {
@@ -310,7 +310,7 @@ func TestSkipRules(t *testing.T) {
 	for _, r := range []*keyfuncstest.Request{req("GET", "/healthz", "k"), req("GET", "/", "internal"), req("OPTIONS", "/", "k")} {
 		for i := 0; i < 3; i++ {
 			rec := newRecorder()
-			if m.Handle(context.Background(), r, rec) != adapter.Continue || len(rec.h) != 0 {
+			if !m.Handle(context.Background(), r, rec) || len(rec.h) != 0 {
 				t.Fatalf("%s %s %s: limited or headers %v", r.Verb, r.URLPath, r.Header("X-Key"), rec.h)
 			}
 		}
@@ -323,7 +323,7 @@ func TestMissingKeyRefused(t *testing.T) {
 	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(core.MustParsePolicy("1/1m")),
 		ratelimit.WithObserver(func(_ context.Context, e ratelimit.Event) { got = e }))
 	rec := newRecorder()
-	if m.Handle(context.Background(), req("GET", "/", ""), rec) != adapter.Handled {
+	if m.Handle(context.Background(), req("GET", "/", ""), rec) {
 		t.Fatal("missing key admitted")
 	}
 	if rec.status != 401 || !strings.Contains(string(rec.body), "header X-Key") {
@@ -340,11 +340,11 @@ func TestUnusableKeyAndCost(t *testing.T) {
 	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(core.MustParsePolicy("5/1m")),
 		ratelimit.WithCost(func(r keyfuncs.Request) int { return len(r.Path()) }))
 	rec := newRecorder()
-	if m.Handle(context.Background(), req("GET", "/", long), rec) != adapter.Handled || rec.status != 400 {
+	if m.Handle(context.Background(), req("GET", "/", long), rec) || rec.status != 400 {
 		t.Errorf("over-long key: status %d", rec.status)
 	}
 	rec = newRecorder()
-	if m.Handle(context.Background(), req("GET", "/123456", "k"), rec) != adapter.Handled || rec.status != 413 {
+	if m.Handle(context.Background(), req("GET", "/123456", "k"), rec) || rec.status != 413 {
 		t.Errorf("cost above capacity: status %d", rec.status)
 	}
 }
@@ -353,12 +353,12 @@ func TestFailureModes(t *testing.T) {
 	lim := core.NewLimiter(failing{})
 	for _, c := range []struct {
 		mode    ratelimit.FailureMode
-		verdict adapter.Verdict
+		verdict bool
 		status  int
 		outcome ratelimit.Outcome
 	}{
-		{ratelimit.FailOpen, adapter.Continue, 0, ratelimit.OutcomeFailedOpen},
-		{ratelimit.FailClosed, adapter.Handled, 503, ratelimit.OutcomeFailedClosed},
+		{ratelimit.FailOpen, true, 0, ratelimit.OutcomeFailedOpen},
+		{ratelimit.FailClosed, false, 503, ratelimit.OutcomeFailedClosed},
 	} {
 		t.Run(c.mode.String(), func(t *testing.T) {
 			var ev ratelimit.Event
@@ -397,7 +397,7 @@ func TestCallerFunctionErrorIs500(t *testing.T) {
 			m := mustNew(t, append(opts, ratelimit.WithLimiter(lim), ratelimit.WithPolicy(core.MustParsePolicy("1/1m")), ratelimit.WithFailureMode(mode),
 				ratelimit.WithObserver(func(_ context.Context, e ratelimit.Event) { ev = e }))...)
 			rec := newRecorder()
-			if m.Handle(context.Background(), req("GET", "/", "k"), rec) != adapter.Handled || rec.status != 500 || strings.Contains(string(rec.body), "secret") {
+			if m.Handle(context.Background(), req("GET", "/", "k"), rec) || rec.status != 500 || strings.Contains(string(rec.body), "secret") {
 				t.Errorf("%s, fail %v: status %d body %s", name, mode, rec.status, rec.body)
 			}
 			if ev.Outcome != ratelimit.OutcomeRefused || ev.Err == nil {
@@ -429,7 +429,7 @@ func TestShapingHoldsLeakyBucketRequests(t *testing.T) {
 		ratelimit.WithPolicy(core.MustParsePolicy("10/1s;burst=5;algorithm=leaky_bucket")),
 		ratelimit.WithShaping(func(_ context.Context, d time.Duration) error { waited = append(waited, d); return nil }))
 	for i := 0; i < 3; i++ {
-		if m.Handle(context.Background(), req("GET", "/", "k"), newRecorder()) != adapter.Continue {
+		if !m.Handle(context.Background(), req("GET", "/", "k"), newRecorder()) {
 			t.Fatal("denied")
 		}
 	}
@@ -437,15 +437,15 @@ func TestShapingHoldsLeakyBucketRequests(t *testing.T) {
 		t.Errorf("no shaping delay: %v", waited)
 	}
 	m2, _ := m.With(ratelimit.WithShaping(func(ctx context.Context, d time.Duration) error { return context.Canceled }))
-	if m2.Handle(context.Background(), req("GET", "/", "k"), newRecorder()) != adapter.Handled {
+	if m2.Handle(context.Background(), req("GET", "/", "k"), newRecorder()) {
 		t.Error("a cancelled wait must end the request")
 	}
 }
 
 func TestDefaultLimiterWorks(t *testing.T) {
 	m := mustNew(t, ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(core.MustParsePolicy("1/1h")))
-	if m.Handle(context.Background(), req("GET", "/", "k"), newRecorder()) != adapter.Continue ||
-		m.Handle(context.Background(), req("GET", "/", "k"), newRecorder()) != adapter.Handled {
+	if !m.Handle(context.Background(), req("GET", "/", "k"), newRecorder()) ||
+		m.Handle(context.Background(), req("GET", "/", "k"), newRecorder()) {
 		t.Error("default memory limiter does not limit")
 	}
 }
@@ -461,7 +461,7 @@ func TestConcurrentHandleCountsExactly(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < 20; i++ {
-				if m.Handle(context.Background(), req("GET", "/", "k"), newRecorder()) == adapter.Continue {
+				if m.Handle(context.Background(), req("GET", "/", "k"), newRecorder()) {
 					mu.Lock()
 					allowed++
 					mu.Unlock()
@@ -482,11 +482,11 @@ func TestHandlersThatWriteNothingStillRefuse(t *testing.T) {
 		ratelimit.WithErrorHandler(func(keyfuncs.Request, adapter.Response, int, error) error { return nil }))
 	m.Handle(context.Background(), req("GET", "/", "k"), newRecorder())
 	rec := newRecorder()
-	if m.Handle(context.Background(), req("GET", "/", "k"), rec) != adapter.Handled || rec.status != 429 {
+	if m.Handle(context.Background(), req("GET", "/", "k"), rec) || rec.status != 429 {
 		t.Errorf("denied: status %d", rec.status)
 	}
 	rec = newRecorder()
-	if m.Handle(context.Background(), req("GET", "/", ""), rec) != adapter.Handled || rec.status != 401 {
+	if m.Handle(context.Background(), req("GET", "/", ""), rec) || rec.status != 401 {
 		t.Errorf("missing key: status %d", rec.status)
 	}
 }

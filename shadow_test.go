@@ -10,7 +10,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ratelimit-go/ratelimit"
-	"github.com/ratelimit-go/ratelimit/adapter"
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/core/redisstore"
@@ -113,7 +112,7 @@ func TestShadowPolicies(t *testing.T) {
 			}
 			clock.Advance(time.Minute)
 			plainClock.Advance(time.Minute)
-			if v := m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), newRecorder()); v != adapter.Continue {
+			if v := m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), newRecorder()); !v {
 				t.Fatal("a new window must admit again")
 			}
 		})
@@ -129,7 +128,7 @@ func TestShadowPolicies(t *testing.T) {
 	}
 	for i := range 3 {
 		rec := newRecorder()
-		if m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), rec) != adapter.Continue || len(rec.h) != 0 {
+		if !m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), rec) || len(rec.h) != 0 {
 			t.Fatalf("request %d: %v", i+1, rec.h)
 		}
 	}
@@ -149,7 +148,7 @@ func TestObserverPanicIsRecovered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []adapter.Verdict{adapter.Continue, adapter.Handled} {
+	for _, want := range []bool{true, false} {
 		if v := m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), newRecorder()); v != want {
 			t.Fatalf("verdict %v, want %v", v, want)
 		}
@@ -177,7 +176,7 @@ func TestShadowPerRouteAndPlan(t *testing.T) {
 		req.Pattern = pattern
 		for i := range 2 {
 			rec := newRecorder()
-			if m.Handle(context.Background(), req, rec) != adapter.Continue {
+			if !m.Handle(context.Background(), req, rec) {
 				t.Fatalf("%s request %d: denied", pattern, i+1)
 			}
 			if strings.Contains(rec.h.Get("RateLimit-Policy"), "next") {

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/ratelimit-go/ratelimit"
-	"github.com/ratelimit-go/ratelimit/adapter"
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/internal/must"
@@ -44,7 +43,7 @@ func TestShapingHasACeiling(t *testing.T) {
 			admitted := 0
 			for range 100 {
 				res := newRecorder()
-				if m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), res) == adapter.Handled {
+				if !m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), res) {
 					denied = res
 					break
 				}
@@ -72,7 +71,7 @@ func TestShapingHasACeiling(t *testing.T) {
 				t.Fatalf("peek before: %+v %v", d, err)
 			}
 			clock.Advance(d.RetryAfter)
-			if m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), newRecorder()) != adapter.Continue {
+			if !m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), newRecorder()) {
 				t.Fatal("denied at its exact RetryAfter")
 			}
 			if last := held[len(held)-1]; last > tc.limit {
@@ -104,16 +103,16 @@ func TestNoShapingMeters(t *testing.T) {
 		ratelimit.WithPolicy(core.MustParsePolicy("3/1m;algorithm=leaky_bucket")),
 		ratelimit.WithShaping(nil)))
 	for i := range 3 {
-		if v := m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), newRecorder()); v != adapter.Continue {
+		if v := m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), newRecorder()); !v {
 			t.Fatalf("request %d denied without shaping", i+1)
 		}
 	}
 	res := newRecorder()
-	if m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), res) != adapter.Handled || res.status != 429 || res.h.Get("Retry-After") != "20" {
+	if m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), res) || res.status != 429 || res.h.Get("Retry-After") != "20" {
 		t.Fatalf("fourth request: %d, Retry-After %q; want 429 after 20 s", res.status, res.h.Get("Retry-After"))
 	}
 	clock.Advance(20 * time.Second)
-	if m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), newRecorder()) != adapter.Continue {
+	if !m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), newRecorder()) {
 		t.Fatal("denied at its Retry-After")
 	}
 }

@@ -1,6 +1,6 @@
 // Package adapter is for the writers of framework adapters: the response
-// view an adapter implements over its framework's response, and the verdict
-// ratelimit.Middleware.Handle returns. Users of the middleware never need
+// view an adapter implements over its framework's response, which
+// ratelimit.Middleware.Handle writes to. Users of the middleware never need
 // it unless they write a custom ratelimit.DeniedHandler or ErrorHandler,
 // which write through a Response. The adapters in stdhttp, ginrl, echorl
 // and fiberrl are its users.
@@ -48,24 +48,4 @@ type HeaderBytesSetter interface {
 // without it gets SetHeader(name, values[0]).
 type SharedHeaderSetter interface {
 	SetSharedHeader(name string, values []string)
-}
-
-// Verdict tells an adapter what to do after ratelimit.Middleware.Handle.
-type Verdict uint8
-
-const (
-	// Continue: call the next handler. Rate-limit headers, if any, are
-	// already set on the response.
-	Continue Verdict = iota
-	// Handled: a complete response has been written (429, 400, 503...); do
-	// not call the next handler.
-	Handled
-)
-
-// String returns "continue" or "handled".
-func (v Verdict) String() string {
-	if v == Handled {
-		return "handled"
-	}
-	return "continue"
 }

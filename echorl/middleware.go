@@ -6,7 +6,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ratelimit-go/ratelimit"
-	"github.com/ratelimit-go/ratelimit/adapter"
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/internal/nethttp"
 	"github.com/ratelimit-go/ratelimit/internal/routecheck"
@@ -61,7 +60,7 @@ func Middleware(m *ratelimit.Middleware) echo.MiddlewareFunc {
 	}
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			if nethttp.CheckNative(m, c.Response(), c.Request(), c.Path(), c, lookup) == adapter.Handled {
+			if !nethttp.CheckNative(m, c.Response(), c.Request(), c.Path(), c, lookup) {
 				return nil
 			}
 			return next(c)

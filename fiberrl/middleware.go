@@ -6,7 +6,6 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ratelimit-go/ratelimit"
-	"github.com/ratelimit-go/ratelimit/adapter"
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/internal/routecheck"
 )
@@ -77,7 +76,7 @@ func handler(m *ratelimit.Middleware, perRoute bool, routes *resolver) fiber.Han
 		v := m.Handle(c.UserContext(), e, e)
 		*e = exchange{}
 		exchanges.Put(e)
-		if v == adapter.Handled {
+		if !v {
 			return nil
 		}
 		return c.Next()

@@ -6,7 +6,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/ratelimit-go/ratelimit"
-	"github.com/ratelimit-go/ratelimit/adapter"
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/internal/nethttp"
 	"github.com/ratelimit-go/ratelimit/internal/routecheck"
@@ -60,7 +59,7 @@ func Middleware(m *ratelimit.Middleware) gin.HandlerFunc {
 		panic(err)
 	}
 	return func(c *gin.Context) {
-		if nethttp.CheckNative(m, c.Writer, c.Request, c.FullPath(), c, lookup) == adapter.Handled {
+		if !nethttp.CheckNative(m, c.Writer, c.Request, c.FullPath(), c, lookup) {
 			c.Abort()
 		}
 	}

@@ -16,7 +16,6 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/ratelimit-go/ratelimit"
-	"github.com/ratelimit-go/ratelimit/adapter"
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/backendtest"
 	"github.com/ratelimit-go/ratelimit/core/lease"
@@ -90,7 +89,7 @@ func newRig(t *testing.T, extra ...ratelimit.Option) *rig {
 	return &rig{c: c, reg: reg, m: m, clock: clock, fallback: fallback}
 }
 
-func (r *rig) request(key string) adapter.Verdict {
+func (r *rig) request(key string) bool {
 	req := keyfuncstest.New("192.0.2.1:1")
 	if key != "" {
 		req.Headers.Set("X-Key", key)
@@ -163,7 +162,7 @@ func TestMetrics(t *testing.T) {
 	r.request("a")  // denied by api
 	r.request("")   // refused: no key (400)
 	r.request("ok") // allowed
-	if v := r.request("\x00bad"); v != adapter.Continue {
+	if v := r.request("\x00bad"); !v {
 		t.Logf("verdict for a hashed key: %v", v)
 	}
 

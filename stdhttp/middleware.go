@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/ratelimit-go/ratelimit"
-	"github.com/ratelimit-go/ratelimit/adapter"
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/internal/nethttp"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
@@ -223,7 +222,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.mux != nil && r.Pattern == "" {
 		_, pattern = h.mux.Handler(r)
 	}
-	if nethttp.Check(h.m, w, r, pattern) == adapter.Handled {
+	if !nethttp.Check(h.m, w, r, pattern) {
 		return
 	}
 	h.next.ServeHTTP(w, r)
