@@ -10,9 +10,9 @@
 //	if err := c.Register(prometheus.DefaultRegisterer); err != nil { ... }
 //	primary, _ := redisstore.New(client)
 //	store, err := resilient.New(c.Backend(primary), resilient.WithFallback(fallback), resilient.WithEvents(c.ResilientEvents()))
-//	c.WatchResilient("redis", store)
+//	c.Watch("redis", store)
 //	m, _ := ratelimit.New(..., ratelimit.WithLimiter(core.NewLimiter(store)), ratelimit.WithObserver(c.Observer()))
-//	c.WatchMiddleware("api", m)
+//	c.Watch("api", m)
 //
 // # Metrics
 //

@@ -56,9 +56,9 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	_ = c.WatchResilient("redis", store)
-	_ = c.WatchMemstore("fallback", fallback)
-	_ = c.WatchMiddleware("api", m)
+	_ = c.Watch("redis", store)
+	_ = c.Watch("fallback", fallback)
+	_ = c.Watch("api", m)
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "hello") })

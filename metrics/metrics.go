@@ -224,49 +224,42 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 // stateLabels are resilient.BreakerState values as labels, in their order.
 var stateLabels = [...]string{"closed", "open", "half_open"}
 
-// WatchResilient exports the breaker state and deny-cache hits of b under
-// backend=name at every scrape. A name already watched is an error.
-func (c *Collector) WatchResilient(name string, b *resilient.Backend) error {
-	if b == nil {
-		return errors.New("metrics: WatchResilient: nil backend")
-	}
+// Watch exports, at every scrape, the state of v under the label name:
+//   - a *resilient.Backend: its breaker state and deny-cache hits
+//     (backend=name);
+//   - a *lease.Backend (core/lease): leases taken, units leased, units
+//     wasted, checks admitted locally (backend=name);
+//   - a *memstore.Store: its key count and its refusals at the key cap
+//     (store=name);
+//   - a *ratelimit.Middleware: its recovered observer panics
+//     (middleware=name).
+//
+// Any other value, a nil one, or a name already watched for that kind is
+// an error.
+func (c *Collector) Watch(name string, v any) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return watch(&c.resilients, name, b)
-}
-
-// WatchLease exports the leases of b (core/lease) under backend=name at
-// every scrape: leases taken, units leased, units wasted, checks admitted
-// locally. A name already watched is an error.
-func (c *Collector) WatchLease(name string, b *lease.Backend) error {
-	if b == nil {
-		return errors.New("metrics: WatchLease: nil backend")
+	switch v := v.(type) {
+	case *resilient.Backend:
+		if v != nil {
+			return watch(&c.resilients, name, v)
+		}
+	case *lease.Backend:
+		if v != nil {
+			return watch(&c.leases, name, v)
+		}
+	case *memstore.Store:
+		if v != nil {
+			return watch(&c.memstores, name, v)
+		}
+	case *ratelimit.Middleware:
+		if v != nil {
+			return watch(&c.middlewares, name, v)
+		}
+	default:
+		return fmt.Errorf("metrics: Watch: cannot watch a %T (want a *resilient.Backend, *lease.Backend, *memstore.Store or *ratelimit.Middleware)", v)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return watch(&c.leases, name, b)
-}
-
-// WatchMemstore exports the key count and the refusals at the key cap of s
-// under store=name at every scrape. A name already watched is an error.
-func (c *Collector) WatchMemstore(name string, s *memstore.Store) error {
-	if s == nil {
-		return errors.New("metrics: WatchMemstore: nil store")
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return watch(&c.memstores, name, s)
-}
-
-// WatchMiddleware exports the recovered observer panics of m under
-// middleware=name at every scrape. A name already watched is an error.
-func (c *Collector) WatchMiddleware(name string, m *ratelimit.Middleware) error {
-	if m == nil {
-		return errors.New("metrics: WatchMiddleware: nil middleware")
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return watch(&c.middlewares, name, m)
+	return fmt.Errorf("metrics: Watch: nil %T", v)
 }
 
 func watch[T any](list *[]named[T], name string, v T) error {

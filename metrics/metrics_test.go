@@ -81,7 +81,7 @@ func newRig(t *testing.T, extra ...ratelimit.Option) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, err := range []error{c.WatchResilient("primary", store), c.WatchMemstore("fallback", fallback), c.WatchMiddleware("api", m)} {
+	for _, err := range []error{c.Watch("primary", store), c.Watch("fallback", fallback), c.Watch("api", m)} {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -217,9 +217,9 @@ func TestMetricsSources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_ = c.WatchResilient("redis", store)
-	_ = c.WatchMemstore("fallback", fallback)
-	_ = c.WatchMiddleware("api", m)
+	_ = c.Watch("redis", store)
+	_ = c.Watch("fallback", fallback)
+	_ = c.Watch("api", m)
 	for i := range 4 {
 		req := keyfuncstest.New("192.0.2.1:1", "X-Key", "k"+strconv.Itoa(i))
 		m.Handle(context.Background(), req, nopResponse{})
@@ -326,14 +326,16 @@ func TestRegisterErrors(t *testing.T) {
 	if _, err := metrics.New(metrics.WithMaxPolicies(-1)); err == nil {
 		t.Fatal("WithMaxPolicies(-1) accepted")
 	}
-	if err := c.WatchMemstore("m", nil); err == nil {
-		t.Fatal("nil store accepted")
+	for _, v := range []any{nil, (*memstore.Store)(nil), (*resilient.Backend)(nil), "a store"} {
+		if err := c.Watch("m", v); err == nil || !strings.HasPrefix(err.Error(), "metrics: Watch: ") {
+			t.Fatalf("Watch(%#v): %v", v, err)
+		}
 	}
 	s := must.Do(memstore.New())
-	if err := c.WatchMemstore("m", s); err != nil {
+	if err := c.Watch("m", s); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.WatchMemstore("m", s); err == nil {
+	if err := c.Watch("m", s); err == nil {
 		t.Fatal("a name watched twice")
 	}
 }
@@ -366,10 +368,10 @@ func TestWatchLease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err = c.WatchLease("redis", b); err != nil {
+	if err = c.Watch("redis", b); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.WatchLease("redis", b); err == nil {
+	if err := c.Watch("redis", b); err == nil {
 		t.Fatal("a name watched twice: no error")
 	}
 	for i := range 5000 {

@@ -44,7 +44,7 @@ func openStore(spec backendSpec, memoryKeys int, c *metrics.Collector, log *slog
 		if err != nil {
 			return nil, err
 		}
-		if err := c.WatchMemstore("memory", m); err != nil {
+		if err := c.Watch("memory", m); err != nil {
 			return nil, err
 		}
 		return &store{limiter: core.NewLimiter(m, core.WithClock(clock)), ping: func(context.Context) error { return nil }, close: func() error { return nil }, desc: "memory"}, nil
@@ -101,7 +101,7 @@ func openStore(spec backendSpec, memoryKeys int, c *metrics.Collector, log *slog
 		_ = client.Close()
 		return nil, err
 	}
-	if err := errors.Join(c.WatchResilient("redis", b), c.WatchMemstore("fallback", fallback)); err != nil {
+	if err := errors.Join(c.Watch("redis", b), c.Watch("fallback", fallback)); err != nil {
 		_ = client.Close()
 		return nil, err
 	}

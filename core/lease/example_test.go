@@ -35,7 +35,7 @@ func Example() {
 		}
 		clock.Advance(500 * time.Microsecond)
 	}
-	st := leased.Stats() // also exported by metrics.Collector.WatchLease
+	st := leased.Stats() // also exported by metrics.Collector.Watch
 	fmt.Printf("%d checks: %d leases, %d admitted locally\n", 2000, st.Leases, st.LocalAdmits)
 	// Output: 2000 checks: 11 leases, 1890 admitted locally
 }

@@ -33,8 +33,8 @@ import (
 // deadline. close releases the client; call it once the server has stopped.
 //
 // When c is not nil the stores feed it: the primary's latency (c.Backend),
-// the wrapper's breaker and failures (c.ResilientEvents, WatchResilient),
-// the memory store's keys (WatchMemstore).
+// the wrapper's breaker and failures (c.ResilientEvents, Watch),
+// the memory store's keys (Watch).
 func OpenLimiter(ctx context.Context, f Flags, c *metrics.Collector) (l *core.Limiter, close func() error, err error) {
 	if f.RedisURL == "" {
 		st, err := memstore.New()
@@ -42,7 +42,7 @@ func OpenLimiter(ctx context.Context, f Flags, c *metrics.Collector) (l *core.Li
 			return nil, nil, err
 		}
 		if c != nil {
-			if err := c.WatchMemstore("memory", st); err != nil {
+			if err := c.Watch("memory", st); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -91,7 +91,7 @@ func OpenLimiter(ctx context.Context, f Flags, c *metrics.Collector) (l *core.Li
 		return nil, nil, err
 	}
 	if c != nil {
-		if err := errors.Join(c.WatchResilient("redis", store), c.WatchMemstore("fallback", fallback)); err != nil {
+		if err := errors.Join(c.Watch("redis", store), c.Watch("fallback", fallback)); err != nil {
 			_ = client.Close()
 			return nil, nil, err
 		}
