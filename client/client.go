@@ -14,7 +14,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -211,10 +210,4 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 	e := &Error{Status: resp.StatusCode}
 	_ = json.Unmarshal(data, &e.Problem)
 	return e
-}
-
-// IsStatus reports whether err is an *Error of the given HTTP status.
-func IsStatus(err error, status int) bool {
-	var e *Error
-	return errors.As(err, &e) && e.Status == status
 }

@@ -70,7 +70,7 @@ func TestClient(t *testing.T) {
 	}
 	_, err = c.Check(ctx, "nope", []string{"api"}, 1)
 	var e *client.Error
-	if !client.IsStatus(err, 400) || !asError(err, &e) || e.Problem.Field != "key" {
+	if !isStatus(err, 400) || !asError(err, &e) || e.Problem.Field != "key" {
 		t.Fatalf("problem: %v", err)
 	}
 	if res, err := c.Inspect(ctx, "ok", []string{"api"}); err != nil || res.Decisions[0].Remaining != 3 {
@@ -80,7 +80,7 @@ func TestClient(t *testing.T) {
 		t.Fatalf("reset: %v", err)
 	}
 	other, _ := client.New(srv.URL)
-	if err := other.Reset(ctx, "ok", []string{"api"}); !client.IsStatus(err, 403) {
+	if err := other.Reset(ctx, "ok", []string{"api"}); !isStatus(err, 403) {
 		t.Fatalf("reset without the token: %v", err)
 	}
 	for _, bad := range []string{"", "ftp://x", "127.0.0.1:8080"} {
@@ -89,7 +89,7 @@ func TestClient(t *testing.T) {
 		}
 	}
 	short, _ := client.New(srv.URL, client.WithHTTPClient(&http.Client{Timeout: 50 * time.Millisecond}))
-	if _, err := short.Inspect(ctx, "ok", nil); !client.IsStatus(err, 400) {
+	if _, err := short.Inspect(ctx, "ok", nil); !isStatus(err, 400) {
 		t.Fatalf("inspect without a policy: %v", err)
 	}
 }
@@ -118,4 +118,10 @@ func Example() {
 	if !res.Allowed {
 		fmt.Println("retry after", res.RetryAfter())
 	}
+}
+
+// isStatus reports whether err is a *client.Error of the given status.
+func isStatus(err error, status int) bool {
+	var e *client.Error
+	return asError(err, &e) && e.Status == status
 }

@@ -156,26 +156,24 @@ func WithProxyHeaders(headers ...ProxyHeader) IPOption {
 	}
 }
 
-// WithIPv4Prefix sets the prefix length, 1 to 32, by which IPv4 clients are
-// grouped into one key. The default is 32: one key per address.
-func WithIPv4Prefix(bits int) IPOption {
+// WithPrefixes sets the prefix lengths by which clients are grouped into
+// one key: v4, 1 to 32, for IPv4 (the default is 32, one key per address)
+// and v6, 1 to 128, for IPv6 (the default is 64). A 0 keeps that family's
+// default.
+func WithPrefixes(v4, v6 int) IPOption {
 	return func(res *IPResolver) error {
-		if bits < 1 || bits > 32 {
-			return fmt.Errorf("%w: IPv4 prefix length %d is outside 1..32", ErrInvalidOption, bits)
+		if v4 < 0 || v4 > 32 {
+			return fmt.Errorf("%w: IPv4 prefix length %d is outside 1..32", ErrInvalidOption, v4)
 		}
-		res.v4Bits = bits
-		return nil
-	}
-}
-
-// WithIPv6Prefix sets the prefix length, 1 to 128, by which IPv6 clients are
-// grouped into one key. The default is 64.
-func WithIPv6Prefix(bits int) IPOption {
-	return func(res *IPResolver) error {
-		if bits < 1 || bits > 128 {
-			return fmt.Errorf("%w: IPv6 prefix length %d is outside 1..128", ErrInvalidOption, bits)
+		if v6 < 0 || v6 > 128 {
+			return fmt.Errorf("%w: IPv6 prefix length %d is outside 1..128", ErrInvalidOption, v6)
 		}
-		res.v6Bits = bits
+		if v4 > 0 {
+			res.v4Bits = v4
+		}
+		if v6 > 0 {
+			res.v6Bits = v6
+		}
 		return nil
 	}
 }

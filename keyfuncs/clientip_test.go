@@ -187,7 +187,7 @@ func TestForwarded(t *testing.T) {
 
 func TestPrefixOptions(t *testing.T) {
 	t.Parallel()
-	res, err := keyfuncs.NewIPResolver(keyfuncs.WithIPv4Prefix(24), keyfuncs.WithIPv6Prefix(48))
+	res, err := keyfuncs.NewIPResolver(keyfuncs.WithPrefixes(24, 48))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +196,7 @@ func TestPrefixOptions(t *testing.T) {
 		{name: "mapped ipv4 uses the ipv4 prefix", remote: "[::ffff:198.51.100.77]:1", want: "198.51.100.0/24"},
 		{name: "ipv6 /48", remote: "[2001:db8:1:2::9]:1", want: "2001:db8:1::/48"},
 	})
-	full, err := keyfuncs.NewIPResolver(keyfuncs.WithIPv6Prefix(128))
+	full, err := keyfuncs.NewIPResolver(keyfuncs.WithPrefixes(0, 128))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,10 +209,10 @@ func TestPrefixOptions(t *testing.T) {
 func TestInvalidOptions(t *testing.T) {
 	t.Parallel()
 	for name, opt := range map[string]keyfuncs.IPOption{
-		"ipv4 prefix 0":      keyfuncs.WithIPv4Prefix(0),
-		"ipv4 prefix 33":     keyfuncs.WithIPv4Prefix(33),
-		"ipv6 prefix -1":     keyfuncs.WithIPv6Prefix(-1),
-		"ipv6 prefix 129":    keyfuncs.WithIPv6Prefix(129),
+		"ipv4 prefix -1":     keyfuncs.WithPrefixes(-1, 0),
+		"ipv4 prefix 33":     keyfuncs.WithPrefixes(33, 0),
+		"ipv6 prefix -1":     keyfuncs.WithPrefixes(0, -1),
+		"ipv6 prefix 129":    keyfuncs.WithPrefixes(0, 129),
 		"zero prefix":        keyfuncs.WithTrustedProxies(netip.Prefix{}),
 		"unknown header":     keyfuncs.WithProxyHeaders(keyfuncs.ProxyHeader(9)),
 		"zero header":        keyfuncs.WithProxyHeaders(keyfuncs.ProxyHeader(0)),

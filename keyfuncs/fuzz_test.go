@@ -36,7 +36,7 @@ func FuzzClientIP(f *testing.F) {
 	}
 	var configs []config
 	for _, bits := range [][2]int{{32, 64}, {24, 48}, {32, 128}} {
-		res, err := keyfuncs.NewIPResolver(trusted, headers, keyfuncs.WithIPv4Prefix(bits[0]), keyfuncs.WithIPv6Prefix(bits[1]))
+		res, err := keyfuncs.NewIPResolver(trusted, headers, keyfuncs.WithPrefixes(bits[0], bits[1]))
 		if err != nil {
 			f.Fatal(err)
 		}

@@ -338,7 +338,7 @@ func TestHTTPAPI(t *testing.T) {
 			if err := c.Reset(ctx, key+"-c", []string{"api"}); err != nil {
 				t.Fatalf("client reset: %v", err)
 			}
-			if _, err := c.Check(ctx, key+"-c", []string{"nope"}, 1); !client.IsStatus(err, 400) {
+			if _, err := c.Check(ctx, key+"-c", []string{"nope"}, 1); !isStatus(err, 400) {
 				t.Fatalf("client, unknown policy: %v", err)
 			}
 		})
@@ -1317,4 +1317,10 @@ func TestAdminTokenRotation(t *testing.T) {
 			t.Fatalf("old %d, new %d", a, b)
 		}
 	})
+}
+
+// isStatus reports whether err is a *client.Error of the given status.
+func isStatus(err error, status int) bool {
+	var e *client.Error
+	return errors.As(err, &e) && e.Status == status
 }

@@ -199,9 +199,9 @@ func (b *Backend) Stats() Stats {
 	return Stats{Leases: b.leases.Load(), UnitsLeased: b.leased.Load(), UnitsWasted: b.wasted.Load(), LocalAdmits: b.local.Load()}
 }
 
-// Tracked returns the number of (key, policy) pairs whose rate and lease
+// tracked returns the number of (key, policy) pairs whose rate and lease
 // the Backend holds, at most WithMaxKeys.
-func (b *Backend) Tracked() int {
+func (b *Backend) tracked() int {
 	n := 0
 	for i := range b.shards {
 		b.shards[i].mu.Lock()
