@@ -60,11 +60,11 @@ func (i *instrumented) Reset(ctx context.Context, key string, policies []core.Po
 func (c *Collector) ResilientEvents() func(resilient.PrimaryEvent) {
 	return func(e resilient.PrimaryEvent) {
 		switch e.Kind {
-		case resilient.EventStateChange:
+		case "state_change":
 			if int(e.To) < len(stateLabels) {
 				c.trans.WithLabelValues(stateLabels[e.To]).Inc()
 			}
-		case resilient.EventFailure:
+		case "failure":
 			c.errKinds[errorKind(e.Err)].Inc()
 		}
 	}

@@ -72,7 +72,7 @@ func (c *call) run() {
 	// counted and reported before the call stops counting as abandoned, so
 	// that whoever sees Stats.Abandoned fall also sees its LateResults.
 	b.stats.lateResults.Add(1)
-	b.emit(PrimaryEvent{Kind: EventLateResult, Op: c.op.String(), Err: c.err, Time: b.clock.Now()})
+	b.emit(PrimaryEvent{Kind: "late_result", Op: c.op.String(), Err: c.err, Time: b.clock.Now()})
 	b.abandoned.Add(-1)
 	c.recycle()
 }

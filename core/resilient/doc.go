@@ -23,7 +23,7 @@
 // goroutine of the wrapper's, which stops waiting at the budget even if the
 // primary ignores its context, and WithMaxAbandoned bounds how many such
 // abandoned calls may still run (their late results are discarded and
-// reported as EventLateResult). A caller's deadline or wait limit that comes
+// reported as a "late_result" event). A caller's deadline or wait limit that comes
 // sooner is that call's budget. The budget bounds only the wait: configure
 // the Redis client with RedisOptions so that it stops too.
 //

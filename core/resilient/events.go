@@ -36,45 +36,21 @@ func (s BreakerState) String() string {
 	return "unknown"
 }
 
-// EventKind says what an Event reports.
-type EventKind uint8
-
-// The kinds of events.
-const (
-	// EventStateChange: the breaker moved from PrimaryEvent.From to PrimaryEvent.To.
-	EventStateChange EventKind = iota + 1
-	// EventFailure: a call to the primary failed; PrimaryEvent.Err says why.
-	EventFailure
-	// EventLateResult: a call abandoned at the budget has finished in the
-	// primary; its result was discarded. PrimaryEvent.Err is its error, if any.
-	EventLateResult
-)
-
-// String returns the kind's name in snake case: "state_change", "failure"
-// or "late_result".
-func (k EventKind) String() string {
-	switch k {
-	case EventStateChange:
-		return "state_change"
-	case EventFailure:
-		return "failure"
-	case EventLateResult:
-		return "late_result"
-	}
-	return "unknown"
-}
-
 // PrimaryEvent is something that happened to the primary, which the
 // wrapper reports to the hook set with WithEvents: a breaker state change,
 // a failure, a late result. (ratelimit.Event is the middleware's, one per
 // request.)
 type PrimaryEvent struct {
-	Kind EventKind
+	// Kind says what happened: "state_change", the breaker moved from From
+	// to To; "failure", a call to the primary failed (Err says why);
+	// "late_result", a call abandoned at the budget has finished in the
+	// primary and its result was discarded (Err is its error, if any).
+	Kind string
 	// Op is the operation involved: "check", "peek" or "reset".
 	Op string
-	// From and To are the breaker's states, for EventStateChange.
+	// From and To are the breaker's states, for "state_change".
 	From, To BreakerState
-	// Err is the failure's cause, for EventFailure and EventLateResult.
+	// Err is the failure's cause, for "failure" and "late_result".
 	Err error
 	// Time is the wrapper's clock reading when the event happened.
 	Time time.Time

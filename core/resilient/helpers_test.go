@@ -157,14 +157,14 @@ func (l *eventLog) transitions() []string {
 	defer l.mu.Unlock()
 	var s []string
 	for _, e := range l.ev {
-		if e.Kind == resilient.EventStateChange {
+		if e.Kind == "state_change" {
 			s = append(s, e.From.String()+">"+e.To.String())
 		}
 	}
 	return s
 }
 
-func (l *eventLog) count(k resilient.EventKind) int {
+func (l *eventLog) count(k string) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	n := 0

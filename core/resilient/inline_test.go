@@ -88,7 +88,7 @@ func TestBoundedPrimaryBudget(t *testing.T) {
 			t.Fatalf("call %d: the primary's context has a deadline %v away", i, d)
 		}
 	}
-	if s := b.Stats(); s.Timeouts != 3 || s.Abandoned != 0 || s.LateResults != 0 || ev.count(resilient.EventLateResult) != 0 {
+	if s := b.Stats(); s.Timeouts != 3 || s.Abandoned != 0 || s.LateResults != 0 || ev.count("late_result") != 0 {
 		t.Fatalf("after three timeouts of a bounded primary: %+v", s)
 	}
 	p.set(healthy)

@@ -240,7 +240,7 @@ func (b *Backend) settle(o op, probe bool, res result, err error) error {
 	now := b.clock.Now()
 	b.stats.failures.Add(1)
 	t := b.br.failure(probe, now)
-	b.emit(PrimaryEvent{Kind: EventFailure, Op: o.String(), Err: err, Time: now})
+	b.emit(PrimaryEvent{Kind: "failure", Op: o.String(), Err: err, Time: now})
 	b.log.log(now, false, slog.LevelWarn, "ratelimit: primary backend failed",
 		slog.String("op", o.String()), slog.Any("error", err), slog.String("breaker", BreakerState(b.br.state.Load()).String()))
 	b.note(o, t, now)
@@ -255,7 +255,7 @@ func (b *Backend) note(o op, t transition, now time.Time) {
 	if t.to == BreakerOpen && t.from == BreakerClosed {
 		b.stats.opens.Add(1)
 	}
-	b.emit(PrimaryEvent{Kind: EventStateChange, Op: o.String(), From: t.from, To: t.to, Time: now})
+	b.emit(PrimaryEvent{Kind: "state_change", Op: o.String(), From: t.from, To: t.to, Time: now})
 	level := slog.LevelWarn
 	if t.to == BreakerClosed {
 		level = slog.LevelInfo

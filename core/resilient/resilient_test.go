@@ -140,7 +140,7 @@ func TestBudgetHardStop(t *testing.T) {
 	f.set(healthy)
 	f.unblock()
 	waitFor(t, "the abandoned call to finish", func() bool { return b.Stats().Abandoned == 0 })
-	if s := b.Stats(); s.LateResults != 1 || ev.count(resilient.EventLateResult) != 1 {
+	if s := b.Stats(); s.LateResults != 1 || ev.count("late_result") != 1 {
 		t.Fatalf("late result not reported: %+v", s)
 	}
 	// The late result changed nothing visible: the next check is answered
@@ -263,7 +263,7 @@ func TestBreaker(t *testing.T) {
 	if s.Opens != 1 || s.Probes != 2 || s.ShortCircuits != 101 || s.Failures != 4 {
 		t.Fatalf("stats %+v", s)
 	}
-	if n := ev.count(resilient.EventFailure); n != 4 {
+	if n := ev.count("failure"); n != 4 {
 		t.Fatalf("%d failure events, want 4", n)
 	}
 
