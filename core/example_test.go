@@ -18,7 +18,6 @@ func ExampleLimiter_Allow() {
 	if err != nil {
 		panic(err)
 	}
-	defer store.Close()
 	clock := core.NewManualClock(time.Unix(1_700_000_000, 0))
 	limiter := core.NewLimiter(store, core.WithClock(clock))
 	perSecond := core.Policy{Name: "per-second", Limit: 3, Window: time.Second, Algorithm: core.SlidingLog}
@@ -49,7 +48,6 @@ func ExampleDecision_RetryAfter() {
 	if err != nil {
 		panic(err)
 	}
-	defer store.Close()
 	clock := core.NewManualClock(time.Unix(1_700_000_000, 0))
 	limiter := core.NewLimiter(store, core.WithClock(clock))
 	// 2 per second with GCRA: one unit every 500ms, a burst of 2.
@@ -77,7 +75,6 @@ func ExampleLimiter_Check() {
 	if err != nil {
 		panic(err)
 	}
-	defer store.Close()
 	clock := core.NewManualClock(time.Unix(1_700_000_000, 0))
 	limiter := core.NewLimiter(store, core.WithClock(clock))
 	policies := []core.Policy{
@@ -132,7 +129,6 @@ func ExampleLimiter_AllowN_errors() {
 	if err != nil {
 		panic(err)
 	}
-	defer store.Close()
 	limiter := core.NewLimiter(store)
 	ctx := context.Background()
 
@@ -158,7 +154,6 @@ func ExampleWithWaitLimit() {
 	if err != nil {
 		panic(err)
 	}
-	defer store.Close()
 	ctx := context.Background()
 	if core.IsBounded(store) {
 		ctx = core.WithWaitLimit(ctx, time.Now().Add(50*time.Millisecond))
@@ -175,7 +170,6 @@ func ExampleLimiter_Wait() {
 	if err != nil {
 		panic(err)
 	}
-	defer store.Close()
 	limiter := core.NewLimiter(store)
 	partner := core.MustParsePolicy("2/1h;name=partner")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -23,7 +23,6 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	defer store.Close()
 	transport, err := outbound.New(core.NewLimiter(store), core.MustParsePolicy("2/1h;name=partner"))
 	if err != nil {
 		panic(err)

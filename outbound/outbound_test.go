@@ -62,7 +62,6 @@ func TestClientLimitHolds(t *testing.T) {
 	var served atomic.Int64
 	srv := upstream(t, clock, "100/1m", &served)
 	store := must.Do(memstore.New())
-	defer store.Close()
 	policy := core.MustParsePolicy("3/1m;algorithm=fixed_window;name=partner")
 	var clients []*http.Client
 	for range 2 {

@@ -35,7 +35,6 @@ func TestMeasureSmallWorkloadCounts(t *testing.T) {
 		core.GCRA: 26, core.TokenBucket: 26, core.LeakyBucket: 26,
 	}
 	store := must.Do(memstore.New())
-	defer store.Close()
 	for a, n := range want {
 		r, err := measure(context.Background(), store, small, a)
 		if err != nil {
@@ -54,7 +53,6 @@ func TestMeasureSmallWorkloadCounts(t *testing.T) {
 // the keys first, so the counts repeat exactly.
 func TestMeasureRepeatsOnSameBackend(t *testing.T) {
 	store := must.Do(memstore.New())
-	defer store.Close()
 	for _, a := range core.Algorithms() {
 		first, err := measure(context.Background(), store, small, a)
 		if err != nil {
@@ -84,7 +82,6 @@ func TestMeasureSeedWorkload(t *testing.T) {
 	}
 	seed := workload{Checks: 200_000, Keys: 1_000, Policy: core.MustParsePolicy("100/1m"), Step: 500 * time.Microsecond, Start: time.Unix(1_700_000_000, 0)}
 	store := must.Do(memstore.New())
-	defer store.Close()
 	for a, n := range map[core.Algorithm]int{core.FixedWindow: 180_000, core.SlidingLog: 180_000, core.GCRA: 200_000} {
 		r, err := measure(context.Background(), store, seed, a)
 		if err != nil {
@@ -98,7 +95,6 @@ func TestMeasureSeedWorkload(t *testing.T) {
 
 func TestMeasureErrors(t *testing.T) {
 	store := must.Do(memstore.New())
-	defer store.Close()
 	bad := small
 	bad.Policy.Limit = 0
 	if _, err := measure(context.Background(), store, bad, core.GCRA); !errors.Is(err, core.ErrInvalidPolicy) {

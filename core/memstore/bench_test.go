@@ -55,7 +55,6 @@ func BenchmarkAllow(b *testing.B) {
 		p := benchPolicy(a)
 		b.Run(string(a)+"/serial-1k", func(b *testing.B) {
 			s := must.Do(memstore.New())
-			defer s.Close()
 			clock := core.NewManualClock(benchStart)
 			lim := core.NewLimiter(s, core.WithClock(clock))
 			ctx := context.Background()
@@ -80,7 +79,6 @@ func BenchmarkAllow(b *testing.B) {
 		})
 		parallel := func(b *testing.B, keys []string) {
 			s := must.Do(memstore.New())
-			defer s.Close()
 			clock := core.NewManualClock(benchStart)
 			lim := core.NewLimiter(s, core.WithClock(clock))
 			ctx := context.Background()
@@ -134,7 +132,6 @@ func BenchmarkMillionKeys(b *testing.B) {
 			runtime.GC()
 			runtime.ReadMemStats(&before)
 			s := must.Do(memstore.New())
-			defer s.Close()
 			lim := core.NewLimiter(s, core.WithClock(clock))
 			for _, k := range keys {
 				if _, err := lim.Allow(ctx, k, p); err != nil {
@@ -165,7 +162,6 @@ func BenchmarkMillionKeys(b *testing.B) {
 func BenchmarkDo(b *testing.B) {
 	keys := benchKeys(1000)
 	s := must.Do(memstore.New())
-	defer s.Close()
 	p := benchPolicy(core.GCRA)
 	ctx := context.Background()
 	now := benchStart
@@ -221,7 +217,6 @@ func serialChecks(b *testing.B, keys []string, clock *core.ManualClock, check fu
 // 1,000 keys, serially.
 func BenchmarkCheckTwoPolicies(b *testing.B) {
 	s := must.Do(memstore.New())
-	defer s.Close()
 	clock := core.NewManualClock(benchStart)
 	lim := core.NewLimiter(s, core.WithClock(clock))
 	policies := []core.Policy{
@@ -242,7 +237,6 @@ func BenchmarkCheckTwoPolicies(b *testing.B) {
 // checked this fast, most checks are denied.
 func BenchmarkAllowSystemClock(b *testing.B) {
 	s := must.Do(memstore.New())
-	defer s.Close()
 	lim := core.NewLimiter(s)
 	p := benchPolicy(core.GCRA)
 	ctx := context.Background()

@@ -28,9 +28,8 @@
 // and a table that has become mostly empty is rebuilt smaller when that walk
 // wraps around, so its memory returns to the runtime. The walk covers a whole
 // table between two of its growths, so a table grows only for live state.
-// Store.Sweep reclaims everything at once; WithSweepInterval adds an opt-in
-// background sweeper, which Close stops. A Store built without it starts no
-// goroutine and needs no Close.
+// Store.Sweep reclaims everything at once. A Store starts no goroutine and
+// needs no closing.
 //
 // An optional cap on the number of states (WithMaxKeys) protects memory from
 // key floods: when it is reached, a new key first reclaims the expired state

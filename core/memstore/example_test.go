@@ -15,7 +15,6 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	defer store.Close()
 	clock := core.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	lim := core.NewLimiter(store, core.WithClock(clock))
 	perSecond := core.MustParsePolicy("2/s;name=api")
@@ -41,7 +40,6 @@ func ExampleWithMaxKeys() {
 	if err != nil {
 		panic(err)
 	}
-	defer store.Close()
 	lim := core.NewLimiter(store, core.WithClock(core.NewManualClock(time.Unix(0, 0))))
 	p := core.MustParsePolicy("10/m")
 	ctx := context.Background()

@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/backendtest"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
@@ -24,8 +22,7 @@ var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 // of the test.
 func newStore(t *testing.T, opts ...memstore.Option) *memstore.Store {
 	t.Helper()
-	s := must.Do(memstore.New(append([]memstore.Option{memstore.WithSweepInterval(0)}, opts...)...))
-	t.Cleanup(func() { s.Close() })
+	s := must.Do(memstore.New(opts...))
 	return s
 }
 
@@ -368,30 +365,11 @@ func TestNoAllocationsForMultiPolicyChecksAndPeeks(t *testing.T) {
 	}
 }
 
-func TestCloseStopsTheSweeper(t *testing.T) {
-	defer goleak.VerifyNone(t)
-	s := must.Do(memstore.New(memstore.WithSweepInterval(time.Millisecond)))
-	for i := 0; i < 3000; i++ {
-		if _, err := backendtest.CheckOne(context.Background(), s, "k"+strconv.Itoa(i), hundred(core.GCRA), 1, t0); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatalf("second Close: %v", err)
-	}
-	// Still usable after Close.
-	if d, err := backendtest.CheckOne(context.Background(), s, "k0", hundred(core.GCRA), 1, t0); err != nil || !d.Allowed {
-		t.Fatalf("check after Close: %+v, %v", d, err)
-	}
-}
-
-func TestBackgroundSweeperReclaims(t *testing.T) {
-	defer goleak.VerifyNone(t)
-	s := must.Do(memstore.New(memstore.WithSweepInterval(time.Millisecond)))
-	defer s.Close()
+// TestSweepReclaims: a sweep removes every expired state, by the time of the
+// store's most recent check, while checks run on other goroutines.
+func TestSweepReclaims(t *testing.T) {
+	s := must.Do(memstore.New())
+	sweeping(t, s)
 	p := core.Policy{Limit: 10, Window: time.Second}
 	for i := 0; i < 100; i++ {
 		if _, err := backendtest.CheckOne(context.Background(), s, "k"+strconv.Itoa(i), p, 1, t0); err != nil {
@@ -402,14 +380,9 @@ func TestBackgroundSweeperReclaims(t *testing.T) {
 	if _, err := backendtest.CheckOne(context.Background(), s, "late", p, 1, t0.Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	// Wait for the sweeper goroutine (not for a window: the clock is
-	// manual); give up after a generous deadline.
-	deadline := time.Now().Add(10 * time.Second)
-	for s.Len() != 1 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
+	s.Sweep()
 	if s.Len() != 1 {
-		t.Fatalf("Len = %d after the sweeper had 10s, want 1", s.Len())
+		t.Fatalf("Len = %d after a sweep, want 1", s.Len())
 	}
 }
 

@@ -2,7 +2,6 @@ package memstore
 
 import (
 	"fmt"
-	"time"
 )
 
 // Defaults of the options.
@@ -15,10 +14,9 @@ const (
 
 // config holds the options of a Store.
 type config struct {
-	shards        int
-	maxKeys       int
-	sweepInterval time.Duration
-	err           error // the first invalid option
+	shards  int
+	maxKeys int
+	err     error // the first invalid option
 }
 
 func (c *config) fail(format string, args ...any) {
@@ -71,21 +69,5 @@ func WithMaxKeys(n int) Option {
 			return
 		}
 		c.maxKeys = n
-	}
-}
-
-// WithSweepInterval starts a background sweeper that calls Store.Sweep every
-// d; Store.Close stops it. It is off by default, 0 leaves it off, and a
-// negative d is refused:
-// checks reclaim expired state incrementally on their own (see the package
-// documentation), so the sweeper only matters for a store that stops
-// receiving new keys and should still return the memory of expired ones.
-func WithSweepInterval(d time.Duration) Option {
-	return func(c *config) {
-		if d < 0 {
-			c.fail("WithSweepInterval(%v): want 0 (off) or more", d)
-			return
-		}
-		c.sweepInterval = d
 	}
 }

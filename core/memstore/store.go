@@ -5,7 +5,6 @@ import (
 	"hash/maphash"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/ratelimit-go/ratelimit/core"
 )
@@ -45,16 +44,12 @@ type Store struct {
 	maxKeys int64         // 0: no cap
 	keys    atomic.Int64  // states held, over all shards
 	refused atomic.Uint64 // checks refused with ErrStoreFull
-	// latest is the store's time for the sweeper: the instant (µs) of the
+	// latest is the store's time for Sweep: the instant (µs) of the
 	// most recent check, published when it moves back at all or forward by
 	// publishGrain, so that checks rarely write this shared word.
 	latest atomic.Int64
 
-	interval  time.Duration
-	stop      chan struct{}
-	done      chan struct{}
-	closeOnce sync.Once
-	sweepMu   sync.Mutex // serialises whole-store sweeps
+	sweepMu sync.Mutex // serialises whole-store sweeps
 }
 
 // shard is one lock and the tables of the keys that hash to it.
@@ -66,9 +61,8 @@ type shard struct {
 	_ [128 - 8 - 8 - 24]byte
 }
 
-// New returns a Store configured by opts. It starts no goroutine unless
-// WithSweepInterval asks for a background sweeper, which Close stops; a
-// Store without one needs no Close. A nil Option is ignored. New returns an
+// New returns a Store configured by opts. It starts no goroutine and needs
+// no closing. A nil Option is ignored. New returns an
 // error naming the option when an option's value is out of its range (see
 // Option); without options it never fails.
 func New(opts ...Option) (*Store, error) {
@@ -82,29 +76,12 @@ func New(opts ...Option) (*Store, error) {
 		return nil, c.err
 	}
 	s := &Store{
-		shards:   make([]shard, c.shards),
-		mask:     uint64(c.shards - 1),
-		seed:     maphash.MakeSeed(),
-		maxKeys:  int64(c.maxKeys),
-		interval: c.sweepInterval,
-		stop:     make(chan struct{}),
-		done:     make(chan struct{}),
-	}
-	if s.interval > 0 {
-		go s.sweepLoop()
-	} else {
-		close(s.done)
+		shards:  make([]shard, c.shards),
+		mask:    uint64(c.shards - 1),
+		seed:    maphash.MakeSeed(),
+		maxKeys: int64(c.maxKeys),
 	}
 	return s, nil
-}
-
-// Close stops the background sweeper of WithSweepInterval, if any, and waits
-// for it to return. It is idempotent and always returns nil. The Store stays
-// usable after Close, reclaiming expired state incrementally as before.
-func (s *Store) Close() error {
-	s.closeOnce.Do(func() { close(s.stop) })
-	<-s.done
-	return nil
 }
 
 // Len returns the number of states the store holds: one per key and policy
@@ -120,7 +97,7 @@ func (s *Store) locate(key string) (*shard, uint64) {
 }
 
 // publishGrain is how far forward the store's time must move before a check
-// publishes it: the sweeper's time trails the checks by less than this.
+// publishes it: Sweep's time trails the checks by less than this.
 const publishGrain = 1000 // µs
 
 // observe records now as the time of sh's most recent check and publishes

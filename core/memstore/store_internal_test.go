@@ -2,7 +2,6 @@ package memstore
 
 import (
 	"context"
-	"github.com/ratelimit-go/ratelimit/internal/must"
 	"hash/maphash"
 	"math/rand/v2"
 	"runtime"
@@ -13,6 +12,8 @@ import (
 	"testing"
 	"time"
 	"unsafe"
+
+	"github.com/ratelimit-go/ratelimit/internal/must"
 
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/algo"
@@ -41,8 +42,7 @@ func (s *Store) held() int {
 // back: state written on the earlier clock is not swept by the later one.
 func TestClockSetBackKeepsState(t *testing.T) {
 	ctx := context.Background()
-	s := must.Do(New(WithSweepInterval(0)))
-	defer s.Close()
+	s := must.Do(New())
 	p := core.Policy{Limit: 1, Window: time.Hour}
 	if _, err := backendtest.CheckOne(ctx, s, "future", p, 1, t0.AddDate(50, 0, 0)); err != nil {
 		t.Fatal(err)
@@ -61,11 +61,10 @@ func TestClockSetBackKeepsState(t *testing.T) {
 
 func TestWithShardsRoundsToPowerOfTwo(t *testing.T) {
 	for _, c := range []struct{ in, want int }{{0, defaultShards}, {1, 1}, {3, 4}, {64, 64}, {65, 128}, {maxShards, maxShards}} {
-		s := must.Do(New(WithShards(c.in), WithSweepInterval(0)))
+		s := must.Do(New(WithShards(c.in)))
 		if len(s.shards) != c.want || s.mask != uint64(c.want-1) {
 			t.Errorf("WithShards(%d): %d shards, mask %x; want %d", c.in, len(s.shards), s.mask, c.want)
 		}
-		s.Close()
 	}
 }
 
@@ -74,10 +73,9 @@ func TestWithShardsRoundsToPowerOfTwo(t *testing.T) {
 // the one asked for (clamped or defaulted), and never a panic.
 func TestInvalidOptionsAreAnErrorAtNew(t *testing.T) {
 	for name, opt := range map[string]Option{
-		"WithShards(-5)":          WithShards(-5),
-		"WithShards(1048576)":     WithShards(1 << 20),
-		"WithMaxKeys(-1)":         WithMaxKeys(-1),
-		"WithSweepInterval(-1ns)": WithSweepInterval(-1),
+		"WithShards(-5)":      WithShards(-5),
+		"WithShards(1048576)": WithShards(1 << 20),
+		"WithMaxKeys(-1)":     WithMaxKeys(-1),
 	} {
 		s, err := New(opt)
 		if err == nil || s != nil || !strings.Contains(err.Error(), name) {
@@ -90,8 +88,7 @@ func TestInvalidOptionsAreAnErrorAtNew(t *testing.T) {
 // a GCRA state of cost 1 under 10/s lives exactly 100ms.
 func TestSweepReclaimsExactlyTheExpired(t *testing.T) {
 	ctx := context.Background()
-	s := must.Do(New(WithShards(4), WithSweepInterval(0)))
-	defer s.Close()
+	s := must.Do(New(WithShards(4)))
 	p := core.Policy{Limit: 10, Window: time.Second, Algorithm: core.GCRA}
 	for i := 0; i < 1000; i++ {
 		if _, err := backendtest.CheckOne(ctx, s, "a"+strconv.Itoa(i), p, 1, t0); err != nil {
@@ -140,8 +137,7 @@ func TestSweepReclaimsExactlyTheExpired(t *testing.T) {
 // to the states really held.
 func TestSweepInterleavesWithChecks(t *testing.T) {
 	ctx := context.Background()
-	s := must.Do(New(WithShards(1), WithSweepInterval(0)))
-	defer s.Close()
+	s := must.Do(New(WithShards(1)))
 	p := core.Policy{Limit: 10, Window: time.Second, Algorithm: core.FixedWindow}
 	for i := 0; i < 20*sweepChunk; i++ {
 		if _, err := backendtest.CheckOne(ctx, s, "old"+strconv.Itoa(i), p, 1, t0); err != nil {
@@ -201,8 +197,7 @@ func TestMemoryReturnsAfterExpiry(t *testing.T) {
 		return m.HeapAlloc
 	}
 	base := heap()
-	s := must.Do(New(WithSweepInterval(0)))
-	defer s.Close()
+	s := must.Do(New())
 	p := core.Policy{Limit: 100, Window: time.Minute, Algorithm: core.GCRA}
 	for _, k := range keys {
 		if _, err := backendtest.CheckOne(ctx, s, k, p, 1, t0); err != nil {
@@ -232,8 +227,7 @@ func TestMemoryReturnsAfterExpiry(t *testing.T) {
 // TestKeysAreCloned passes keys that alias a buffer the caller reuses.
 func TestKeysAreCloned(t *testing.T) {
 	ctx := context.Background()
-	s := must.Do(New(WithSweepInterval(0)))
-	defer s.Close()
+	s := must.Do(New())
 	p := core.Policy{Limit: 1, Window: time.Minute}
 	for _, n := range []int{1, 5, 16, 17, 40} {
 		buf := []byte("alpha-and-then-many-more-bytes-of-a-request-line")
@@ -256,8 +250,7 @@ func TestKeysAreCloned(t *testing.T) {
 // or in one byte at the end.
 func TestKeysStayDistinct(t *testing.T) {
 	ctx := context.Background()
-	s := must.Do(New(WithSweepInterval(0)))
-	defer s.Close()
+	s := must.Do(New())
 	p := core.Policy{Limit: 1, Window: time.Minute}
 	keys := []string{"a", "a\x00", "a\x00\x00", "\x00", "\x00\x00",
 		"123456789012345", "1234567890123456", "123456789012345\x00", "12345678901234\x00"}
@@ -288,8 +281,7 @@ func TestKeysStayDistinct(t *testing.T) {
 // limit and that a sweep shrinks the buffer of an idle key.
 func TestSlidingLogMemoryIsBounded(t *testing.T) {
 	ctx := context.Background()
-	s := must.Do(New(WithShards(1), WithSweepInterval(0)))
-	defer s.Close()
+	s := must.Do(New(WithShards(1)))
 	p := core.Policy{Limit: 100, Window: time.Second, Algorithm: core.SlidingLog}
 	now := t0
 	for i := 0; i < 5000; i++ {
@@ -323,8 +315,7 @@ func TestSlidingLogMemoryIsBounded(t *testing.T) {
 // not be reclaimed under the check, or the count would drift.
 func TestReclaimSkipsTheCheckedKey(t *testing.T) {
 	ctx := context.Background()
-	s := must.Do(New(WithShards(1), WithMaxKeys(2), WithSweepInterval(0)))
-	defer s.Close()
+	s := must.Do(New(WithShards(1), WithMaxKeys(2)))
 	a := core.Policy{Name: "a", Limit: 1, Window: time.Second}
 	b := core.Policy{Name: "b", Limit: 1, Window: time.Second}
 	if _, err := backendtest.CheckOne(ctx, s, "k", a, 1, t0); err != nil {
@@ -419,7 +410,7 @@ func TestTableMatchesAMap(t *testing.T) {
 			now := rng.Int64N(60)
 			clock.Store(now)
 			mu.Lock()
-			removed, _ := tb.sweep(&mu, &clock, 7, nil)
+			removed := tb.sweep(&mu, &clock, 7)
 			mu.Unlock()
 			gone := 0
 			for mk, v := range model {

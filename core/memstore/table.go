@@ -31,7 +31,7 @@ func compact[S state](p *core.Params, st S, now int64) {
 	}
 }
 
-// anyTable is what the shard and the sweeper need from a table, whatever
+// anyTable is what the shard and Sweep need from a table, whatever
 // its state type. Every method requires the shard's lock.
 type anyTable interface {
 	// size returns the number of states held.
@@ -46,8 +46,8 @@ type anyTable interface {
 	// sweep visits every entry, deleting states expired at the time in
 	// clock and compacting live ones. It releases mu after every chunk
 	// slots so that checks can run in between, reads clock again each time
-	// it holds mu anew, and stops early when stop is closed.
-	sweep(mu *sync.Mutex, clock *atomic.Int64, chunk int, stop <-chan struct{}) (removed int, stopped bool)
+	// it holds mu anew.
+	sweep(mu *sync.Mutex, clock *atomic.Int64, chunk int) (removed int)
 	// shrink rebuilds the table smaller when it is mostly empty, so that
 	// the memory of expired keys returns to the runtime.
 	shrink()
@@ -153,7 +153,7 @@ const reclaimStep = 4
 // that time is updated in place, instead of deleted by the step of one
 // insertion and inserted again (its key copied) by its next request. The
 // cost is the states of the last 100 ms of expired keys, held a little
-// longer; reclaiming under a key bound (reclaim) and the sweeper take
+// longer; reclaiming under a key bound (reclaim) and Sweep take
 // every expired state.
 const stepGrace = 100_000
 
@@ -267,7 +267,7 @@ func (t *table[S]) reclaim(now int64, budget int, key string, start uint64) (rem
 // runs alone visits every entry. While mu is released, checks may insert
 // (possibly resizing) or delete; an entry moved behind the cursor then is
 // left for the next sweep.
-func (t *table[S]) sweep(mu *sync.Mutex, clock *atomic.Int64, chunk int, stop <-chan struct{}) (removed int, stopped bool) {
+func (t *table[S]) sweep(mu *sync.Mutex, clock *atomic.Int64, chunk int) (removed int) {
 	now, steps := clock.Load(), 0
 	for i := 0; i < len(t.slots); {
 		if t.tags[i] != 0 && t.slots[i].st.ExpiresAt(t.p) <= now {
@@ -281,19 +281,11 @@ func (t *table[S]) sweep(mu *sync.Mutex, clock *atomic.Int64, chunk int, stop <-
 		}
 		if steps++; steps%chunk == 0 {
 			mu.Unlock()
-			select {
-			case <-stop:
-				stopped = true
-			default:
-			}
 			mu.Lock()
-			if stopped {
-				return removed, true
-			}
 			now = clock.Load()
 		}
 	}
-	return removed, false
+	return removed
 }
 
 func (t *table[S]) shrink() {

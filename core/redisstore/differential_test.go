@@ -56,7 +56,6 @@ func TestDifferential(t *testing.T) {
 				want := backendtest.Replay(ctx, backendtest.NewReference(), core.NewManualClock(time.Time{}), steps)
 				mem := must.Do(memstore.New())
 				gotMem := backendtest.Replay(ctx, mem, core.NewManualClock(time.Time{}), steps)
-				_ = mem.Close()
 				if err := backendtest.DiffOutcomes(steps, want, gotMem); err != nil {
 					t.Fatalf("seed %d: memstore differs from the reference: %v", 1000+i, err)
 				}

@@ -31,7 +31,6 @@ func Example_fallback() {
 	if err != nil {
 		panic(err)
 	}
-	defer fallback.Close()
 	store, err := resilient.New(downBackend{},
 		resilient.WithFallback(fallback),
 		resilient.WithBreaker(2, time.Second),
@@ -100,7 +99,6 @@ func ExampleWithDenyCache() {
 	if err != nil {
 		panic(err)
 	}
-	defer primary.Close()
 	store, err := resilient.New(primary, resilient.WithDenyCache(0))
 	if err != nil {
 		panic(err)

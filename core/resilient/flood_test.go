@@ -55,8 +55,7 @@ func TestKeyFloodFallback(t *testing.T) {
 	}
 	f := newFaulty(t)
 	f.set(failing)
-	fb := must.Do(memstore.New(memstore.WithMaxKeys(maxKeys), memstore.WithSweepInterval(0)))
-	defer fb.Close()
+	fb := must.Do(memstore.New(memstore.WithMaxKeys(maxKeys)))
 	b := must.Do(resilient.New(f, resilient.WithFallback(fb), resilient.WithDenyCache(0)))
 	p := core.Policy{Limit: 100, Window: time.Minute, Algorithm: core.GCRA}
 	ctx := context.Background()

@@ -20,12 +20,8 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
-// newMem returns a memory store without a background sweeper.
-func newMem(t testing.TB) *memstore.Store {
-	s := must.Do(memstore.New())
-	t.Cleanup(func() { _ = s.Close() })
-	return s
-}
+// newMem returns a memory store.
+func newMem(testing.TB) *memstore.Store { return must.Do(memstore.New()) }
 
 // fault is what a faultyBackend does instead of answering.
 type fault uint8

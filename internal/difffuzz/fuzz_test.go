@@ -41,7 +41,6 @@ func FuzzDifferential(f *testing.F) {
 			t.Fatal(err)
 		}
 		mem := must.Do(memstore.New())
-		defer mem.Close()
 
 		want := backendtest.Replay(ctx, backendtest.NewReference(), core.NewManualClock(time.Time{}), steps)
 		gotMem := backendtest.Replay(ctx, mem, core.NewManualClock(time.Time{}), steps)

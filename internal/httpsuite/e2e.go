@@ -37,7 +37,6 @@ func RunE2E(t *testing.T, a Adapter) {
 // instead of sleeping; the test fails rather than hang after 10 s.
 func E2E(t *testing.T, build func(m *ratelimit.Middleware) http.Handler) {
 	st := must.Do(memstore.New())
-	defer st.Close()
 	clock := core.NewManualClock(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
 	var mu sync.Mutex
 	var outcomes []ratelimit.Outcome

@@ -38,7 +38,6 @@ type env struct {
 
 func newEnv(t *testing.T, a Adapter) *env {
 	st := must.Do(memstore.New())
-	t.Cleanup(func() { _ = st.Close() })
 	clk := core.NewManualClock(start)
 	return &env{t: t, a: a, clock: clk, limiter: core.NewLimiter(st, core.WithClock(clk))}
 }

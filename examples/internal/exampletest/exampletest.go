@@ -31,7 +31,6 @@ var Start = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 // reading Start.
 func Limiter(t testing.TB) (*core.Limiter, *core.ManualClock) {
 	st := must.Do(memstore.New())
-	t.Cleanup(func() { _ = st.Close() })
 	clock := core.NewManualClock(Start)
 	return core.NewLimiter(st, core.WithClock(clock)), clock
 }
