@@ -105,6 +105,23 @@ func ValidateKey(key string) error {
 	return nil
 }
 
+// ValidateReset validates the arguments of Backend.Reset: a valid key
+// (ValidateKey), at least one policy (ErrNoPolicy), every policy valid.
+func ValidateReset(key string, policies []Policy) error {
+	if err := ValidateKey(key); err != nil {
+		return err
+	}
+	if len(policies) == 0 {
+		return ErrNoPolicy
+	}
+	for _, p := range policies {
+		if err := p.Validate(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // ValidateItems validates a batch: at least one item (ErrNoPolicy), every
 // key and policy valid, every OpConsume item's Cost at least 1 and within
 // its policy's capacity, the same Cost for consuming items that share a

@@ -136,16 +136,8 @@ func (l *Limiter) Peek(ctx context.Context, key string, p Policy) (Decision, err
 // Reset forgets the state of key under the given policies, so that its next
 // check starts from a full quota.
 func (l *Limiter) Reset(ctx context.Context, key string, policies ...Policy) error {
-	if err := ValidateKey(key); err != nil {
+	if err := ValidateReset(key, policies); err != nil {
 		return err
-	}
-	if len(policies) == 0 {
-		return ErrNoPolicy
-	}
-	for _, p := range policies {
-		if err := p.Validate(); err != nil {
-			return err
-		}
 	}
 	return l.backend.Reset(ctx, key, policies)
 }

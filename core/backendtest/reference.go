@@ -48,16 +48,8 @@ func (r *reference) Reset(ctx context.Context, key string, policies []core.Polic
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := core.ValidateKey(key); err != nil {
+	if err := core.ValidateReset(key, policies); err != nil {
 		return err
-	}
-	if len(policies) == 0 {
-		return core.ErrNoPolicy
-	}
-	for _, p := range policies {
-		if err := p.Validate(); err != nil {
-			return err
-		}
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()

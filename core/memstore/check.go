@@ -221,18 +221,8 @@ func (s *Store) Reset(ctx context.Context, key string, policies []core.Policy) e
 			return err
 		}
 	}
-	if err := core.ValidateKey(key); err != nil {
+	if err := core.ValidateReset(key, policies); err != nil {
 		return err
-	}
-	if len(policies) == 0 {
-		return core.ErrNoPolicy
-	}
-	for i := range policies {
-		if s.reg.lookup(&policies[i]) == nil {
-			if err := policies[i].Validate(); err != nil {
-				return err
-			}
-		}
 	}
 	sh, h := s.locate(key)
 	sh.mu.Lock()

@@ -130,19 +130,13 @@ func (s *Store) Do(ctx context.Context, items []core.Item, now time.Time, out []
 // Reset implements core.Backend: it deletes the key's state under every
 // given policy, in one DEL (all the keys share a hash slot).
 func (s *Store) Reset(ctx context.Context, key string, policies []core.Policy) error {
-	if err := core.ValidateKey(key); err != nil {
+	if err := core.ValidateReset(key, policies); err != nil {
 		return err
-	}
-	if len(policies) == 0 {
-		return core.ErrNoPolicy
 	}
 	var buf [headBuf]byte
 	head := s.appendHead(buf[:0], key)
 	keys := make([]string, len(policies)) // those a check of key under policies reads and writes
 	for i, p := range policies {
-		if err := p.Validate(); err != nil {
-			return err
-		}
 		keys[i] = string(append(head, s.policies.get(p).id...))
 	}
 	if err := s.del(ctx, keys); err != nil {

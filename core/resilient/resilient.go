@@ -169,16 +169,8 @@ func (b *Backend) peek(ctx context.Context, items []core.Item, now time.Time, ou
 // reached Reset returns an error matching ErrUnavailable, and the primary
 // keeps its state.
 func (b *Backend) Reset(ctx context.Context, key string, policies []core.Policy) error {
-	if err := core.ValidateKey(key); err != nil {
+	if err := core.ValidateReset(key, policies); err != nil {
 		return err
-	}
-	if len(policies) == 0 {
-		return core.ErrNoPolicy
-	}
-	for _, p := range policies {
-		if err := p.Validate(); err != nil {
-			return err
-		}
 	}
 	if b.deny != nil {
 		b.deny.forget(key, policies)
