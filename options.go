@@ -176,7 +176,7 @@ func clonePlans(plans map[string][]core.Policy) map[string][]core.Policy {
 
 // WithAlgorithm sets the algorithm of every policy (global and per
 // route) that does not name one itself; without it such policies use
-// core.DefaultAlgorithm (GCRA). An unknown algorithm is a construction
+// GCRA. An unknown algorithm is a construction
 // error.
 func WithAlgorithm(a core.Algorithm) Option {
 	return func(s *settings) { s.algorithm = a }

@@ -6,7 +6,7 @@ import (
 )
 
 // Algorithm names a rate-limiting algorithm. The zero value selects
-// DefaultAlgorithm.
+// GCRA.
 type Algorithm string
 
 // The six algorithms. Their exact semantics are documented in package
@@ -34,8 +34,8 @@ const (
 	LeakyBucket Algorithm = "leaky_bucket"
 )
 
-// DefaultAlgorithm is used when Policy.Algorithm is empty.
-const DefaultAlgorithm = GCRA
+// defaultAlgorithm is used when Policy.Algorithm is empty.
+const defaultAlgorithm = GCRA
 
 // Algorithms lists every supported algorithm, in a stable order.
 func Algorithms() []Algorithm {
@@ -65,10 +65,10 @@ func (a Algorithm) Valid() bool {
 	return false
 }
 
-// Resolve returns a, or DefaultAlgorithm when a is empty.
+// Resolve returns a, or GCRA when a is empty.
 func (a Algorithm) Resolve() Algorithm {
 	if a == "" {
-		return DefaultAlgorithm
+		return defaultAlgorithm
 	}
 	return a
 }

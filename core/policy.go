@@ -25,7 +25,7 @@ type Policy struct {
 	// whose capacity is Limit.
 	Burst int
 	// Algorithm selects how the policy is enforced; empty means
-	// DefaultAlgorithm.
+	// GCRA.
 	Algorithm Algorithm
 	// MaxDelay, for LeakyBucket only, is the longest an admitted check may
 	// be asked to wait (Decision.Delay) for the units queued before it. A

@@ -219,7 +219,7 @@ func TestAlgorithmMethods(t *testing.T) {
 			t.Errorf("%q.RateBased() = %v", a, a.RateBased())
 		}
 	}
-	if core.Algorithm("").Resolve() != core.DefaultAlgorithm || core.FixedWindow.Resolve() != core.FixedWindow {
+	if core.Algorithm("").Resolve() != core.GCRA || core.FixedWindow.Resolve() != core.FixedWindow {
 		t.Error("Resolve does not map empty to the default and keep the rest")
 	}
 	if core.Algorithm("token-bucket").Valid() {
