@@ -9,11 +9,8 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/ratelimit-go/ratelimit"
-	"github.com/ratelimit-go/ratelimit/core"
-	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/fiberrl"
-	"github.com/ratelimit-go/ratelimit/internal/must"
+	"github.com/ratelimit-go/ratelimit/internal/httpsuite"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
 
@@ -21,11 +18,7 @@ import (
 // nothing: the request view hands out no copies it is not asked for, and
 // the header values go straight into fasthttp's buffers.
 func TestAllowPathDoesNotAllocate(t *testing.T) {
-	mw, err := fiberrl.New(
-		ratelimit.WithLimiter(core.NewLimiter(must.Do(memstore.New()))),
-		ratelimit.WithKeyFunc(keyfuncs.Constant("client")),
-		ratelimit.WithPolicy(core.MustParsePolicy("1000000000/1h;name=api;algorithm=fixed_window")),
-	)
+	mw, err := fiberrl.New(httpsuite.AllowOptions(keyfuncs.Constant("client"))...)
 	if err != nil {
 		t.Fatal(err)
 	}

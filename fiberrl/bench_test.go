@@ -11,10 +11,8 @@ import (
 
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/core"
-	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/fiberrl"
 	"github.com/ratelimit-go/ratelimit/internal/httpsuite"
-	"github.com/ratelimit-go/ratelimit/internal/must"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
 
@@ -31,11 +29,7 @@ func benchApp(mws ...fiber.Handler) fasthttp.RequestHandler {
 // allowAll is middleware over the memory store with the default headers
 // and a policy far above b.N, so that every request is admitted.
 func allowAll(b *testing.B, kf keyfuncs.KeyFunc) fiber.Handler {
-	mw, err := fiberrl.New(
-		ratelimit.WithLimiter(core.NewLimiter(must.Do(memstore.New()))),
-		ratelimit.WithKeyFunc(kf),
-		ratelimit.WithPolicy(core.MustParsePolicy("1000000000/1h;name=api;algorithm=fixed_window")),
-	)
+	mw, err := fiberrl.New(httpsuite.AllowOptions(kf)...)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -143,12 +137,7 @@ func BenchmarkAllowParallel(b *testing.B) {
 // behind Use middleware with a route table, so that every request's
 // pattern is resolved before the check.
 func routedApp(b *testing.B) fasthttp.RequestHandler {
-	mw, err := fiberrl.New(
-		ratelimit.WithLimiter(core.NewLimiter(must.Do(memstore.New()))),
-		ratelimit.WithKeyFunc(keyfuncs.Constant("client")),
-		ratelimit.WithPolicy(core.MustParsePolicy("1000000000/1h;name=api;algorithm=fixed_window")),
-		ratelimit.WithRoute("POST", "/login", core.MustParsePolicy("5/1m;name=login")),
-	)
+	mw, err := fiberrl.New(httpsuite.AllowOptions(keyfuncs.Constant("client"), ratelimit.WithRoute("POST", "/login", core.MustParsePolicy("5/1m;name=login")))...)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -6,12 +6,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/ratelimit-go/ratelimit"
-	"github.com/ratelimit-go/ratelimit/core"
-	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/ginrl"
 	"github.com/ratelimit-go/ratelimit/internal/httpsuite"
-	"github.com/ratelimit-go/ratelimit/internal/must"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
 
@@ -26,11 +22,7 @@ func engine(mws ...gin.HandlerFunc) *gin.Engine {
 // allowAll is middleware over the memory store with the default headers
 // and a policy far above b.N, so that every request is admitted.
 func allowAll(b *testing.B, kf keyfuncs.KeyFunc) gin.HandlerFunc {
-	mw, err := ginrl.New(
-		ratelimit.WithLimiter(core.NewLimiter(must.Do(memstore.New()))),
-		ratelimit.WithKeyFunc(kf),
-		ratelimit.WithPolicy(core.MustParsePolicy("1000000000/1h;name=api;algorithm=fixed_window")),
-	)
+	mw, err := ginrl.New(httpsuite.AllowOptions(kf)...)
 	if err != nil {
 		b.Fatal(err)
 	}

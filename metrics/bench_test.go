@@ -8,9 +8,7 @@ import (
 
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/core"
-	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/internal/httpsuite"
-	"github.com/ratelimit-go/ratelimit/internal/must"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 	"github.com/ratelimit-go/ratelimit/metrics"
 	"github.com/ratelimit-go/ratelimit/stdhttp"
@@ -21,11 +19,7 @@ var noContent = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { 
 // allowPath is the net/http allow path on the memory store, one policy far
 // above b.N, with the given extra options.
 func allowPath(b *testing.B, extra ...ratelimit.Option) http.Handler {
-	m, err := ratelimit.New(append([]ratelimit.Option{
-		ratelimit.WithLimiter(core.NewLimiter(must.Do(memstore.New()))),
-		ratelimit.WithKeyFunc(keyfuncs.Constant("k")),
-		ratelimit.WithPolicy(core.MustParsePolicy("1000000000/1h;name=api;algorithm=fixed_window")),
-	}, extra...)...)
+	m, err := ratelimit.New(httpsuite.AllowOptions(keyfuncs.Constant("k"), extra...)...)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -55,11 +55,7 @@ func benchServe(b *testing.B, h http.Handler, want ...int) {
 // store, the default headers, and a policy far above b.N so that every
 // request is admitted.
 func allowAll(b *testing.B, kf keyfuncs.KeyFunc) func(http.Handler) http.Handler {
-	mw, err := stdhttp.New(
-		ratelimit.WithLimiter(core.NewLimiter(must.Do(memstore.New()))),
-		ratelimit.WithKeyFunc(kf),
-		ratelimit.WithPolicy(core.MustParsePolicy("1000000000/1h;name=api;algorithm=fixed_window")),
-	)
+	mw, err := stdhttp.New(httpsuite.AllowOptions(kf)...)
 	if err != nil {
 		b.Fatal(err)
 	}

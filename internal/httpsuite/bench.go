@@ -64,6 +64,17 @@ const DenyClients = 1000
 // benchmark runs.
 const DenyPolicy = "100/1h;name=api"
 
+// AllowOptions are the options of the middleware every adapter's allow
+// benchmark builds: the memory store, keyed by kf, a policy far above any
+// b.N (so that every request is admitted), and extra.
+func AllowOptions(kf keyfuncs.KeyFunc, extra ...ratelimit.Option) []ratelimit.Option {
+	return append([]ratelimit.Option{
+		ratelimit.WithLimiter(core.NewLimiter(must.Do(memstore.New()))),
+		ratelimit.WithKeyFunc(kf),
+		ratelimit.WithPolicy(core.MustParsePolicy("1000000000/1h;name=api;algorithm=fixed_window")),
+	}, extra...)
+}
+
 // DenyOptions are the options of the middleware every adapter's deny
 // benchmark builds: the memory store, keyed by the peer address, DenyPolicy.
 func DenyOptions() []ratelimit.Option {
