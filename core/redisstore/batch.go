@@ -244,15 +244,10 @@ func (b *batcher) sendAlone(ctx context.Context, c *call) ([]int64, error) {
 	return checkScript.Run(ctx, b.client, c.keys, b.args(one[:])...).Int64Slice()
 }
 
-// batchContext returns the context a batch is sent with: ctx's values,
-// without its end (others wait on the batch too): the client's own read and
-// write timeouts bound it (resilient.RedisOptions sets them).
-func (b *batcher) batchContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithoutCancel(ctx), func() {}
-}
-
 // decide sends batch and signals each of its calls. A batch of queued
-// calls is sent with the first one's context detached (batchContext); a
+// calls is sent with the first one's context detached: its values without
+// its end, since others wait on the batch too (the client's own read and
+// write timeouts bound it; resilient.RedisOptions sets them); a
 // call alone, with its caller's, and not at all once its caller's wait
 // limit has passed (the caller has left, as go-redis sends nothing for a
 // context already done). A panic in the client becomes every call's
@@ -260,9 +255,7 @@ func (b *batcher) batchContext(ctx context.Context) (context.Context, context.Ca
 // own goroutine (own), it is raised again once every call has its error.
 func (b *batcher) decide(ctx context.Context, batch []*call, detach, own bool) {
 	if detach {
-		var cancel context.CancelFunc
-		ctx, cancel = b.batchContext(ctx)
-		defer cancel()
+		ctx = context.WithoutCancel(ctx)
 	}
 	defer func() {
 		r := recover()
