@@ -178,18 +178,6 @@ func sameCost(items []Item) bool {
 	return true
 }
 
-// OneKey reports whether every item of a non-empty batch has the key of the
-// first: a check of one key under several policies, which a store can
-// decide under one lock or in one hash slot.
-func OneKey(items []Item) bool {
-	for i := 1; i < len(items); i++ {
-		if items[i].Key != items[0].Key {
-			return false
-		}
-	}
-	return true
-}
-
 // Check is Backend.Do for one key under every policy at once, each item
 // consuming cost: what Limiter.Check asks, for code that holds a Backend
 // and its own instant (wrappers, tests). It allocates nothing for up to

@@ -122,7 +122,7 @@ func (s *Store) Do(ctx context.Context, items []core.Item, now time.Time, out []
 	switch {
 	case items[0].Op == core.OpPeek:
 		return s.peek(items, now, out)
-	case core.OneKey(items):
+	case oneKey(items):
 		return s.check(items, now, out)
 	}
 	return s.checkMany(items, now, out)
@@ -261,4 +261,16 @@ func firstIndex(pis []*policyInfo, i int) int {
 		}
 	}
 	return i
+}
+
+// oneKey reports whether every item of a non-empty batch has the key of the
+// first: a check of one key under several policies, which a store can
+// decide under one lock or in one hash slot.
+func oneKey(items []core.Item) bool {
+	for i := 1; i < len(items); i++ {
+		if items[i].Key != items[0].Key {
+			return false
+		}
+	}
+	return true
 }
