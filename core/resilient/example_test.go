@@ -46,7 +46,7 @@ func Example_fallback() {
 		d, err := limiter.Allow(resilient.WithReport(context.Background(), &r), "client-1", policy)
 		fmt.Println(d.Allowed, r.Source, err)
 	}
-	fmt.Println("breaker:", store.State())
+	fmt.Println("breaker:", store.Stats().State)
 	// Output:
 	// true fallback <nil>
 	// true fallback <nil>

@@ -311,15 +311,12 @@ func (b *Backend) viaFallback(ctx context.Context, op string, out []core.Decisio
 	return &unavailableError{Op: op, Cause: cause, Fallback: err}
 }
 
-// State returns the circuit breaker's current state.
-func (b *Backend) State() BreakerState { return BreakerState(b.br.state.Load()) }
-
 // Stats returns the wrapper's counters. The counts are read one by one, not
 // as one atomic snapshot.
 func (b *Backend) Stats() Stats {
 	s := &b.stats
 	return Stats{
-		State:          b.State(),
+		State:          BreakerState(b.br.state.Load()),
 		PrimaryCalls:   s.primaryCalls.Load(),
 		Failures:       s.failures.Load(),
 		Timeouts:       s.timeouts.Load(),

@@ -223,8 +223,8 @@ func TestBreaker(t *testing.T) {
 			t.Fatalf("failure %d: %v", i, err)
 		}
 	}
-	if b.State() != resilient.BreakerOpen {
-		t.Fatalf("after 3 failures the breaker is %v", b.State())
+	if b.Stats().State != resilient.BreakerOpen {
+		t.Fatalf("after 3 failures the breaker is %v", b.Stats().State)
 	}
 	calls := f.calls.Load()
 	for range 100 {
@@ -240,8 +240,8 @@ func TestBreaker(t *testing.T) {
 	if err := check(); !errors.Is(err, errBroken) {
 		t.Fatalf("failed probe: %v", err)
 	}
-	if f.calls.Load() != calls+1 || b.State() != resilient.BreakerOpen {
-		t.Fatalf("probe: %d calls, state %v", f.calls.Load()-calls, b.State())
+	if f.calls.Load() != calls+1 || b.Stats().State != resilient.BreakerOpen {
+		t.Fatalf("probe: %d calls, state %v", f.calls.Load()-calls, b.Stats().State)
 	}
 	clk.Advance(999 * time.Millisecond)
 	if err := check(); !errors.Is(err, resilient.ErrCircuitOpen) {
@@ -252,8 +252,8 @@ func TestBreaker(t *testing.T) {
 	if err := check(); err != nil {
 		t.Fatalf("successful probe: %v", err)
 	}
-	if b.State() != resilient.BreakerClosed {
-		t.Fatalf("after a successful probe the breaker is %v", b.State())
+	if b.Stats().State != resilient.BreakerClosed {
+		t.Fatalf("after a successful probe the breaker is %v", b.Stats().State)
 	}
 	want := []string{"closed>open", "open>half_open", "half_open>open", "open>half_open", "half_open>closed"}
 	if got := ev.transitions(); !slices.Equal(got, want) {
@@ -276,7 +276,7 @@ func TestBreaker(t *testing.T) {
 	f.set(failing)
 	_ = check()
 	_ = check()
-	if b.State() != resilient.BreakerClosed {
+	if b.Stats().State != resilient.BreakerClosed {
 		t.Fatal("non-consecutive failures opened the breaker")
 	}
 }
@@ -322,14 +322,14 @@ func TestProbeOneAtATime(t *testing.T) {
 	if f.calls.Load() != calls {
 		t.Fatalf("%d calls reached the primary while a probe was in flight", f.calls.Load()-calls)
 	}
-	if b.State() != resilient.BreakerHalfOpen {
-		t.Fatalf("state during the probe: %v", b.State())
+	if b.Stats().State != resilient.BreakerHalfOpen {
+		t.Fatalf("state during the probe: %v", b.Stats().State)
 	}
 	f.set(healthy)
 	f.unblock()
 	<-probeDone
-	if b.State() != resilient.BreakerOpen {
-		t.Fatalf("probe that failed left the breaker %v", b.State())
+	if b.Stats().State != resilient.BreakerOpen {
+		t.Fatalf("probe that failed left the breaker %v", b.Stats().State)
 	}
 }
 
@@ -427,8 +427,8 @@ func TestFallback(t *testing.T) {
 	clk.Advance(time.Second)
 	var r resilient.Report
 	d, err := lim.Allow(resilient.WithReport(context.Background(), &r), "k", perSecond)
-	if err != nil || !d.Allowed || r.Source != core.SourcePrimary || b.State() != resilient.BreakerClosed {
-		t.Fatalf("after recovery: %+v, %v, source %v, state %v", d, err, r.Source, b.State())
+	if err != nil || !d.Allowed || r.Source != core.SourcePrimary || b.Stats().State != resilient.BreakerClosed {
+		t.Fatalf("after recovery: %+v, %v, source %v, state %v", d, err, r.Source, b.Stats().State)
 	}
 	if s := b.Stats(); s.FallbackChecks != 11 {
 		t.Fatalf("FallbackChecks = %d, want 11", s.FallbackChecks)
