@@ -134,7 +134,7 @@ func build(s settings) (*Middleware, error) {
 	m := &Middleware{s: s, limiter: s.limiter, defaultDenied: defaultDenied}
 	var err error
 	if len(s.policies) > 0 {
-		if m.global, err = newSet(s.mode, withDefaults(s.policies, s)); err != nil {
+		if m.global, err = newSet(s.mode, s.limiter.Clock(), withDefaults(s.policies, s)); err != nil {
 			return nil, err
 		}
 	}
@@ -151,7 +151,7 @@ func build(s settings) (*Middleware, error) {
 			if len(r.policies) == 0 {
 				return nil, fmt.Errorf("%w: WithRoute(%q, %q) has no policy; give it at least one", ErrInvalidConfig, r.method, r.pattern)
 			}
-			ps, err := newSet(s.mode, withDefaults(r.policies, s))
+			ps, err := newSet(s.mode, s.limiter.Clock(), withDefaults(r.policies, s))
 			if err != nil {
 				return nil, fmt.Errorf("WithRoute(%q, %q): %w", r.method, r.pattern, err)
 			}
@@ -167,7 +167,7 @@ func build(s settings) (*Middleware, error) {
 			if len(ps) == 0 {
 				return nil, fmt.Errorf("%w: WithPlans: plan %q has no policy (to let a plan through unchecked, return keyfuncs.ErrSkip from the plan function)", ErrInvalidConfig, name)
 			}
-			set, err := newSet(s.mode, withDefaults(ps, s))
+			set, err := newSet(s.mode, s.limiter.Clock(), withDefaults(ps, s))
 			if err != nil {
 				return nil, fmt.Errorf("plan %q: %w", name, err)
 			}
@@ -457,11 +457,15 @@ func withDefaults(policies []core.Policy, s settings) []core.Policy {
 
 // newSet renders the header fields of mode for policies (fields.NewSet),
 // its errors matching ErrInvalidConfig, or core.ErrInvalidPolicy for an
-// invalid policy.
-func newSet(mode HeaderMode, policies []core.Policy) (*fields.Set, error) {
+// invalid policy. clock tells calendar windows apart in the headers.
+func newSet(mode HeaderMode, clock core.Clock, policies []core.Policy) (*fields.Set, error) {
 	s, err := fields.NewSet(fields.Mode(mode), policies)
-	if err != nil && !errors.Is(err, core.ErrInvalidPolicy) {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+	if err != nil {
+		if !errors.Is(err, core.ErrInvalidPolicy) {
+			err = fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+		}
+		return nil, err
 	}
-	return s, err
+	s.Clock = clock
+	return s, nil
 }

@@ -48,7 +48,8 @@ type Decision struct {
 	Remaining    int    `json:"remaining"`
 	RetryAfterMs int64  `json:"retry_after_ms"`
 	ResetAfterMs int64  `json:"reset_after_ms"`
-	// Algorithm and Window are set by Inspect.
+	// Algorithm and Window are set by Inspect. Window is a duration
+	// ("1m0s"), or a calendar period and its zone ("1mo;tz=Europe/Paris").
 	Algorithm string `json:"algorithm,omitempty"`
 	Window    string `json:"window,omitempty"`
 }

@@ -183,3 +183,33 @@ func ExampleLimiter_Wait() {
 	// true 0 false
 	// false 0 true
 }
+
+// A monthly quota on the calendar of Paris: the window is the month there,
+// so at 23:30 on 31 January in Paris the quota resets in 30 minutes, and
+// February's window lasts its 28 days.
+func ExamplePolicy_calendar() {
+	store, err := memstore.New()
+	if err != nil {
+		panic(err)
+	}
+	paris, err := time.LoadLocation("Europe/Paris")
+	if err != nil {
+		panic(err)
+	}
+	clock := core.NewManualClock(time.Date(2026, 1, 31, 23, 30, 0, 0, paris))
+	limiter := core.NewLimiter(store, core.WithClock(clock))
+	quota := core.MustParsePolicy("1000/1mo;tz=Europe/Paris;name=monthly")
+
+	d, _ := limiter.AllowN(context.Background(), "customer-42", quota, 1000)
+	fmt.Println(quota, d.Allowed, d.ResetAfter)
+	d, _ = limiter.Allow(context.Background(), "customer-42", quota)
+	fmt.Println(d.Allowed, d.RetryAfter)
+
+	clock.Advance(d.RetryAfter)
+	d, _ = limiter.Allow(context.Background(), "customer-42", quota)
+	fmt.Println(d.Allowed, d.Remaining, d.ResetAfter)
+	// Output:
+	// 1000/1mo;algorithm=fixed_window;name=monthly;tz=Europe/Paris true 30m0s
+	// false 30m0s
+	// true 999 672h0m0s
+}

@@ -80,6 +80,7 @@ func (l *Limiter) single(ctx context.Context, key string, p *Policy, cost int, o
 	it.Key, it.Cost, it.Op = key, cost, op
 	q := &it.Policy
 	q.Name, q.Limit, q.Window, q.Burst, q.Algorithm, q.MaxDelay, q.Shadow = p.Name, p.Limit, p.Window, p.Burst, p.Algorithm, p.MaxDelay, p.Shadow
+	q.Calendar, q.Zone = p.Calendar, p.Zone
 	err := l.backend.Do(ctx, s.item[:], l.clock.Now(), s.d[:])
 	// Field by field, as stores write them: a block copy of fields just
 	// stored one by one stalls on store forwarding.

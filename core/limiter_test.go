@@ -335,10 +335,11 @@ func TestValidateItems(t *testing.T) {
 // into their pooled item field by field; every field must reach the
 // backend, and a field added to Policy must be added to that copy too.
 func TestLimiterPassesTheWholePolicy(t *testing.T) {
-	if n := reflect.TypeFor[core.Policy]().NumField(); n != 7 {
-		t.Fatalf("core.Policy has %d fields; Limiter.single copies 7: copy the new one too, then update this count", n)
+	if n := reflect.TypeFor[core.Policy]().NumField(); n != 9 {
+		t.Fatalf("core.Policy has %d fields; Limiter.single copies 9: copy the new one too, then update this count", n)
 	}
-	p := core.Policy{Name: "all", Limit: 10, Window: time.Second, Burst: 20, Algorithm: core.LeakyBucket, MaxDelay: time.Millisecond, Shadow: true}
+	p := core.Policy{Name: "all", Limit: 10, Window: time.Second, Burst: 20, Algorithm: core.LeakyBucket, MaxDelay: time.Millisecond, Shadow: true,
+		Calendar: "week", Zone: "Asia/Tokyo"} // not a valid policy: the recorder does not validate
 	rec := &recorder{}
 	l := core.NewLimiter(rec, core.WithClock(core.NewManualClock(t0)))
 	ctx := context.Background()

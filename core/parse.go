@@ -13,21 +13,30 @@ import (
 //	policy = rate *( ";" param )
 //	rate   = limit "/" period
 //	limit  = 1*DIGIT
-//	period = unit | 1*DIGIT unit | Go duration ("1h30m", "1.5s")
+//	period = unit | 1*DIGIT unit | Go duration ("1h30m", "1.5s") | calendar
 //	unit   = "us" | "ms" | "s" | "sec" | "m" | "min" | "h" | "hour" | "d" | "day"
+//	calendar = ["1"] ("w" | "week" | "mo" | "month")
 //	param  = "burst=" 1*DIGIT | "algorithm=" algorithm | "name=" text
-//	       | "max_delay=" period | "shadow=" ("true" | "false")
+//	       | "max_delay=" period | "shadow=" ("true" | "false") | "tz=" zone
 //
 // burst applies to the rate-based algorithms (gcra, token_bucket,
 // leaky_bucket); max_delay to leaky_bucket only, the longest a middleware
 // holds an admitted request (Policy.MaxDelay); shadow=true reports
 // decisions without enforcing them (Policy.Shadow).
 //
+// Periods of days and shorter are counted from the Unix epoch (so "1d" is
+// the UTC day). "1w" (an ISO week, from Monday) and "1mo" (a month) are
+// calendar windows (Policy.Calendar), and so is "1d" with a tz= parameter:
+// tz= names the IANA zone of the calendar (Policy.Zone; UTC when absent).
+// A calendar period implies algorithm=fixed_window, the one algorithm that
+// takes one. "M" is refused rather than read as a minute.
+//
 // Spaces around tokens are ignored; each param may appear once. Examples:
 //
 //	100/1m
 //	10/s;burst=20;algorithm=token_bucket
 //	5/5m;algorithm=sliding_log;name=otp
+//	1000/1mo;tz=Europe/Paris
 //
 // The result is validated. Any error is a *PolicyError matching
 // ErrInvalidPolicy: for malformed text it names the bad part and its offset
@@ -55,11 +64,17 @@ func ParsePolicy(s string) (Policy, error) {
 	}
 	p.Limit = limit
 	perText, perOff := trimmed(segment{rate.text[slash+1:], rate.off + slash + 1})
-	window, reason := parsePeriod(perText)
-	if reason != "" {
+	if cal, reason := parseCalendar(perText); reason != "" {
 		return fail(perOff, perText, reason)
+	} else if cal != "" {
+		p.Calendar = cal
+	} else {
+		window, reason := parsePeriod(perText)
+		if reason != "" {
+			return fail(perOff, perText, reason)
+		}
+		p.Window = window
 	}
-	p.Window = window
 
 	seen := map[string]bool{}
 	for _, seg := range segs[1:] {
@@ -71,7 +86,7 @@ func ParsePolicy(s string) (Policy, error) {
 		}
 		val = strings.TrimSpace(val)
 		if !ok {
-			return fail(off, text, `want "key=value" with key burst, algorithm, max_delay, shadow or name`)
+			return fail(off, text, `want "key=value" with key burst, algorithm, max_delay, shadow, tz or name`)
 		}
 		if seen[key] {
 			return fail(off, text, key+" is given twice")
@@ -107,9 +122,23 @@ func ParsePolicy(s string) (Policy, error) {
 				return fail(off, text, "name must not be empty")
 			}
 			p.Name = val
+		case "tz":
+			switch {
+			case p.Calendar == "" && p.Window == 24*time.Hour:
+				p.Calendar, p.Window = "day", 0
+			case p.Calendar == "":
+				return fail(off, text, "tz applies to the calendar periods 1d, 1w and 1mo")
+			}
+			if val == "" {
+				return fail(off, text, "tz must name a zone, e.g. tz=Europe/Paris or tz=UTC")
+			}
+			p.Zone = val
 		default:
-			return fail(off, text, "unknown parameter; want burst, algorithm, max_delay, shadow or name")
+			return fail(off, text, "unknown parameter; want burst, algorithm, max_delay, shadow, tz or name")
 		}
+	}
+	if p.Calendar != "" && p.Algorithm == "" {
+		p.Algorithm = FixedWindow // the one algorithm with calendar windows
 	}
 	if err := p.Validate(); err != nil {
 		if pe, ok := err.(*PolicyError); ok {
@@ -134,6 +163,31 @@ var units = map[string]time.Duration{
 	"us": time.Microsecond, "µs": time.Microsecond, "ms": time.Millisecond,
 	"s": time.Second, "sec": time.Second, "m": time.Minute, "min": time.Minute,
 	"h": time.Hour, "hour": time.Hour, "d": 24 * time.Hour, "day": 24 * time.Hour,
+}
+
+// parseCalendar reads a calendar period, "1w" or "1mo" (also "w",
+// "week", "mo", "month"), as Policy.Calendar. It returns "" for any other
+// period, and a reason for a count of weeks or months other than one or
+// for "M", which would otherwise read as a minute.
+func parseCalendar(s string) (string, string) {
+	digits := len(s) - len(strings.TrimLeft(s, "0123456789"))
+	unit := s[digits:]
+	if unit == "M" {
+		return "", `"M" is ambiguous; write m for minutes or mo for a calendar month`
+	}
+	var cal string
+	switch strings.ToLower(unit) {
+	case "w", "week":
+		cal = "week"
+	case "mo", "month":
+		cal = "month"
+	default:
+		return "", ""
+	}
+	if digits > 0 && strings.TrimLeft(s[:digits], "0") != "1" {
+		return "", "a calendar period is one week (1w) or one month (1mo); for other lengths use days (14d), which are counted from the Unix epoch"
+	}
+	return cal, ""
 }
 
 // parsePeriod reads "s", "5m", "2d" or a Go duration. It returns a reason

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -44,6 +45,20 @@ type Policy struct {
 	// check a shadow policy like any other. Not part of the Identity: when
 	// the rollout ends and Shadow is cleared, the state carries on.
 	Shadow bool
+	// Calendar, for a FixedWindow policy, aligns its windows to the civil
+	// calendar in Zone instead of to multiples of Window since the Unix
+	// epoch: "day" (from local midnight), "week" (from Monday, as ISO 8601
+	// weeks) or "month" (from the first of the month). Each window runs
+	// from the first instant of its first day to the first instant of the
+	// next window, so a day across a daylight-saving change lasts 23 or 25
+	// hours and months have their own lengths. Window must then be 0. ""
+	// means no calendar.
+	Calendar string
+	// Zone is the IANA name of the time zone of a Calendar policy
+	// ("Europe/Paris"); "" is UTC. Zone data is built into the program, so
+	// every instance agrees whatever its host has. An error without a
+	// Calendar.
+	Zone string
 }
 
 // Bounds on policies. They keep every quantity an algorithm computes exact in
@@ -84,6 +99,9 @@ type Params struct {
 	Capacity int64
 	// MaxDelay is Policy.MaxDelay in microseconds, 0 for none.
 	MaxDelay int64
+	// cal is the calendar of a Calendar policy, whose Window is then its
+	// longest window; nil otherwise. See Bounds.
+	cal *calendar
 }
 
 // Validate reports whether the policy can be enforced. The error is a
@@ -104,6 +122,27 @@ func (p Policy) Params() (Params, error) {
 			Reason: "unknown algorithm; want one of " + algorithmList(), Err: ErrUnknownAlgorithm}
 	}
 	alg := p.Algorithm.Resolve()
+	var cal *calendar
+	if p.Calendar != "" || p.Zone != "" {
+		var reason string
+		switch {
+		case p.Calendar == "":
+			return bad("tz", strconv.Quote(p.Zone), "applies to calendar windows only (1d, 1w, 1mo; Policy.Calendar)")
+		case p.Algorithm != FixedWindow:
+			return bad("calendar", strconv.Quote(p.Calendar), "applies to fixed_window only; set the algorithm to fixed_window")
+		case p.Window != 0:
+			return bad("window", p.Window.String(), "must be 0 with a calendar, which sets the window")
+		}
+		switch p.Calendar {
+		case calDay, calWeek, calMonth:
+		default:
+			return bad("calendar", strconv.Quote(p.Calendar), `unknown calendar period; want "day", "week" or "month"`)
+		}
+		if cal, reason = calendarOf(p.Calendar, p.Zone); reason != "" {
+			return bad("tz", strconv.Quote(p.Zone), reason)
+		}
+		p.Window = time.Duration(cal.longest()) * time.Microsecond
+	}
 	switch {
 	case p.Limit <= 0:
 		return bad("limit", strconv.Itoa(p.Limit), "must be at least 1")
@@ -141,7 +180,7 @@ func (p Policy) Params() (Params, error) {
 		}
 	}
 	w := int64(p.Window / time.Microsecond)
-	pr := Params{Algorithm: alg, Limit: int64(p.Limit), Burst: int64(p.Burst), Window: w, Capacity: int64(p.Limit), MaxDelay: int64(p.MaxDelay / time.Microsecond)}
+	pr := Params{Algorithm: alg, Limit: int64(p.Limit), Burst: int64(p.Burst), Window: w, Capacity: int64(p.Limit), MaxDelay: int64(p.MaxDelay / time.Microsecond), cal: cal}
 	if pr.Burst == 0 {
 		pr.Burst = pr.Limit
 	}
@@ -189,7 +228,16 @@ func (p Policy) String() string {
 	var b strings.Builder
 	b.WriteString(strconv.Itoa(p.Limit))
 	b.WriteByte('/')
-	b.WriteString(formatWindow(p.Window))
+	switch p.Calendar {
+	case "":
+		b.WriteString(formatWindow(p.Window))
+	case calWeek:
+		b.WriteString("1w")
+	case calMonth:
+		b.WriteString("1mo")
+	default:
+		b.WriteString("1d")
+	}
 	if p.Burst != 0 {
 		b.WriteString(";burst=")
 		b.WriteString(strconv.Itoa(p.Burst))
@@ -208,6 +256,10 @@ func (p Policy) String() string {
 	}
 	if p.Shadow {
 		b.WriteString(";shadow=true")
+	}
+	if p.Zone != "" || p.Calendar == calDay {
+		b.WriteString(";tz=")
+		b.WriteString(cmp.Or(p.Zone, "UTC"))
 	}
 	return b.String()
 }
@@ -232,9 +284,10 @@ func formatWindow(d time.Duration) string {
 // the Limit or the Burst of a named policy keeps every key's state, and the
 // new numbers apply to it at once, so a deploy that changes a limit neither
 // resets clients' counters nor, during a rolling deploy, makes old and new
-// instances count apart. Renaming the policy, or changing its algorithm or
-// window, starts afresh. For an unnamed policy (Name "") every field is part
-// of the identity, as there is nothing else to tell two policies apart.
+// instances count apart. Renaming the policy, or changing its algorithm,
+// window, calendar or zone, starts afresh. For an unnamed policy (Name "")
+// every field is part of the identity, as there is nothing else to tell
+// two policies apart.
 //
 // How the kept state reads under new numbers: every algorithm keeps the
 // units a client used, so a client that used 60 of 100 has 40 of a limit of
@@ -248,13 +301,15 @@ type Identity struct {
 	Name      string
 	Algorithm Algorithm // resolved: never empty
 	Window    time.Duration
+	Calendar  string
+	Zone      string
 	Limit     int // 0 for a named policy
 	Burst     int // 0 for a named policy
 }
 
 // Identity returns the identity of p; see Identity.
 func (p Policy) Identity() Identity {
-	id := Identity{Name: p.Name, Algorithm: p.Algorithm.Resolve(), Window: p.Window}
+	id := Identity{Name: p.Name, Algorithm: p.Algorithm.Resolve(), Window: p.Window, Calendar: p.Calendar, Zone: p.Zone}
 	if p.Name == "" {
 		id.Limit, id.Burst = p.Limit, p.Burst
 	}

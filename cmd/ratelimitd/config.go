@@ -247,7 +247,7 @@ func (rt *runtime) headerWriter(policies []core.Policy) *fields.Writer {
 	if w, ok := rt.writers.load(k); ok {
 		return w.(*fields.Writer)
 	}
-	w, err := fields.NewWriter(fields.Draft11, policies)
+	w, err := fields.NewWriter(fields.Draft11, clock, policies)
 	if err != nil {
 		return nil
 	}

@@ -12,6 +12,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -295,6 +296,14 @@ func TestHTTPAPI(t *testing.T) {
 			code, res, _ := in.check(key+"-2", "login", "2/1h")
 			if code != 200 || len(res.Decisions) != 2 || res.Decisions[1].Policy != "2/1h" || res.Decisions[1].Remaining != 1 {
 				t.Fatalf("two policies: %d %+v", code, res)
+			}
+			// A calendar quota, inline: its window is the month in its zone.
+			code, res, h := in.check(key+"-3", "5/1mo;tz=Europe/Paris")
+			if code != 200 || res.Decisions[0].Remaining != 4 || !strings.Contains(h.Get("RateLimit-Policy"), ";q=5;w=") {
+				t.Fatalf("calendar policy: %d %+v %v", code, res, h)
+			}
+			if _, _, body := in.do("GET", "/v1/inspect?key="+key+"-3&policy="+url.QueryEscape("5/1mo;tz=Europe/Paris"), "", ""); !strings.Contains(body, `"window":"1mo;tz=Europe/Paris"`) {
+				t.Fatalf("calendar inspect: %s", body)
 			}
 			// Inspect consumes nothing.
 			for range 2 {

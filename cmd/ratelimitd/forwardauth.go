@@ -177,6 +177,7 @@ func parseForwardEndpoint(file, name string, spec forwardEndpointSpec, policies 
 		if rule.set, err = fields.NewSet(fields.Draft11, rule.policies); err != nil {
 			return nil, bad(line, rf+".policies", "%v", err)
 		}
+		rule.set.Clock = clock
 		if rule.key, err = forwardKey(rs.Key, ips, len(trusted) > 0); err != nil {
 			kl := line
 			if len(rs.Key) > 0 {

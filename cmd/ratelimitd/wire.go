@@ -2,12 +2,14 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/ratelimit-go/ratelimit"
@@ -265,7 +267,7 @@ func appendAnswer(b []byte, res core.Result, inspect bool) []byte {
 				b = append(b, `,"algorithm":`...)
 				b = appendJSONString(b, a)
 			}
-			if w := res.Policies[i].Window.String(); w != "" {
+			if w := windowText(&res.Policies[i]); w != "" {
 				b = append(b, `,"window":`...)
 				b = appendJSONString(b, w)
 			}
@@ -273,6 +275,18 @@ func appendAnswer(b []byte, res core.Result, inspect bool) []byte {
 		b = append(b, '}')
 	}
 	return append(b, "]}\n"...)
+}
+
+// windowText is the window an inspection reports: the duration, or the
+// calendar period and its zone in the policy grammar.
+func windowText(p *core.Policy) string {
+	if p.Calendar == "" {
+		return p.Window.String()
+	}
+	s := p.String()
+	s = s[strings.IndexByte(s, '/')+1:]
+	period, _, _ := strings.Cut(s, ";")
+	return period + ";tz=" + cmp.Or(p.Zone, "UTC")
 }
 
 // appendJSONString appends s as encoding/json quotes it (HTML-safe).

@@ -78,21 +78,20 @@ type FixedWindowState struct {
 }
 
 // FixedWindow admits a check when the units already admitted in the current
-// aligned window plus cost fit in Limit. RetryAfter and ResetAfter are the
+// window (Params.Bounds) plus cost fit in Limit. RetryAfter and ResetAfter are the
 // end of the window: at that instant a fresh window holds the whole quota,
 // which is also why up to 2x Limit can pass across a window edge.
 func FixedWindow(p *core.Params, st FixedWindowState, cost, now int64) (Answer, FixedWindowState) {
-	start := windowStart(now, p.Window)
+	start, end := p.Bounds(now)
 	var n int64
 	if st.Count > 0 {
 		if st.Start > start { // caller's clock is behind: stay in the newest window
-			start = st.Start
+			start, end = p.Bounds(st.Start)
 		}
 		if st.Start == start {
 			n = st.Count
 		}
 	}
-	end := start + p.Window
 	if n+cost <= p.Limit {
 		n += cost
 		o := Answer{Allowed: true, Remaining: p.Limit - n}

@@ -11,7 +11,10 @@ import "github.com/ratelimit-go/ratelimit/core"
 func (s GCRAState) ExpiresAt(*core.Params) int64 { return s.TAT }
 
 // ExpiresAt returns when the fixed window state can be dropped.
-func (s FixedWindowState) ExpiresAt(p *core.Params) int64 { return s.Start + p.Window }
+func (s FixedWindowState) ExpiresAt(p *core.Params) int64 {
+	_, end := p.Bounds(s.Start)
+	return end
+}
 
 // ExpiresAt returns when the sliding window state can be dropped.
 func (s SlidingWindowState) ExpiresAt(p *core.Params) int64 {

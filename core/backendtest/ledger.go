@@ -51,7 +51,7 @@ func (l *ledger) admit(s Step, now time.Time) error {
 		l.entries[k] = h
 		switch pr.Algorithm {
 		case core.FixedWindow, core.SlidingWindow:
-			start := at - ((at%pr.Window)+pr.Window)%pr.Window
+			start, _ := pr.Bounds(at)
 			var n int64
 			for _, a := range h {
 				if a.at >= start {

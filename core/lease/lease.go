@@ -308,7 +308,8 @@ func (b *Backend) checkOne(ctx context.Context, i int, items []core.Item, now ti
 		// A fixed window's units must not leave it: its ResetAfter is the
 		// time to the window's end.
 		end := t + d.ResetAfter.Microseconds()
-		e.from, e.expires = max(e.from, end-pr.Window), min(e.expires, end)
+		start, _ := pr.Bounds(end - 1)
+		e.from, e.expires = max(e.from, start), min(e.expires, end)
 	}
 	left := e.units
 	sh.mu.Unlock()

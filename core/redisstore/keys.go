@@ -74,6 +74,12 @@ func appendPolicyID(dst []byte, p core.Policy) []byte {
 	b = binary.AppendVarint(b, int64(id.Limit))
 	b = binary.AppendVarint(b, int64(id.Window))
 	b = binary.AppendVarint(b, int64(id.Burst))
+	if id.Calendar != "" { // absent otherwise, so other policies keep their keys
+		b = binary.AppendUvarint(b, uint64(len(id.Calendar)))
+		b = append(b, id.Calendar...)
+		b = binary.AppendUvarint(b, uint64(len(id.Zone)))
+		b = append(b, id.Zone...)
+	}
 	sum := sha256.Sum256(b)
 	return base64.RawURLEncoding.AppendEncode(dst, sum[:9])
 }

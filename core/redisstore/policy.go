@@ -19,6 +19,38 @@ const maxCachedPolicies = 1024
 type policyInfo struct {
 	id   string
 	args [argsPerPolicy]any // code, limit, window, interval, tolerance, max delay
+	// params and window are set for a calendar policy (core.Policy.Calendar)
+	// only, whose arguments depend on the window a check falls in: params
+	// finds the window, and window caches the info of the last one found.
+	params *core.Params
+	window atomic.Pointer[calendarWindow]
+}
+
+// calendarWindow is the info of a calendar policy for checks in
+// [start, end): the script's arguments carry the window's bounds, computed
+// in Go, where the zone data is.
+type calendarWindow struct {
+	start, end int64
+	pi         *policyInfo
+}
+
+// at returns the info to send for a check at now: pi itself, or for a
+// calendar policy the info of the window holding now, whose arguments are
+// code 7, limit, the window's length, its start and the next window's
+// length (for a state a check with a clock behind meets).
+func (pi *policyInfo) at(now int64) *policyInfo {
+	if pi.params == nil {
+		return pi
+	}
+	if w := pi.window.Load(); w != nil && now >= w.start && now < w.end {
+		return w.pi
+	}
+	start, end := pi.params.Bounds(now)
+	_, next := pi.params.Bounds(end)
+	w := &calendarWindow{start: start, end: end, pi: &policyInfo{id: pi.id,
+		args: [argsPerPolicy]any{calendarCode, pi.args[1], end - start, start, next - end, int64(0)}}}
+	pi.window.Store(w)
+	return w.pi
 }
 
 // policyCache maps core.Policy values to their policyInfo. The zero value is
@@ -97,8 +129,12 @@ func (c *policyCache) addHot(p core.Policy, pi *policyInfo) (*policyInfo, bool) 
 // newPolicyInfo computes the info of p, which the caller has validated.
 func newPolicyInfo(p core.Policy) *policyInfo {
 	pr, _ := p.Params() // validated by the caller
-	return &policyInfo{
+	pi := &policyInfo{
 		id:   string(appendPolicyID(make([]byte, 0, policyIDLen), p)),
 		args: [argsPerPolicy]any{algorithmCode(pr.Algorithm), pr.Limit, pr.Window, pr.Interval, pr.Tolerance, pr.MaxDelay},
 	}
+	if p.Calendar != "" {
+		pi.params = &pr
+	}
+	return pi
 }

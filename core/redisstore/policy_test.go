@@ -39,7 +39,7 @@ func TestPolicyCacheOneInfoPerPolicy(t *testing.T) {
 				t.Fatalf("round %d, policy %d: another info than the first", round, i)
 			}
 			if want := newPolicyInfo(p); first[i].id != want.id || first[i].args != want.args {
-				t.Fatalf("policy %d: info %+v, want %+v", i, *first[i], *want)
+				t.Fatalf("policy %d: info %q %v, want %q %v", i, first[i].id, first[i].args, want.id, want.args)
 			}
 		}
 	}

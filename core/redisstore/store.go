@@ -214,7 +214,7 @@ func (s *Store) newItemsCall(items []core.Item, now time.Time) *call {
 		if i > 0 && it.Key != items[i-1].Key {
 			head = s.appendHead(buf[:0], it.Key)
 		}
-		c.pis[i] = s.policies.get(it.Policy)
+		c.pis[i] = s.policies.get(it.Policy).at(c.now)
 		c.keys[i] = string(append(head, c.pis[i].id...))
 	}
 	return c

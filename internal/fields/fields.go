@@ -116,7 +116,11 @@ type Set struct {
 	Shadow   []core.Policy // the shadow ones (core.Policy.Shadow), checked after an admission; nil: none
 	names    []string      // display names: Name, or a generated one
 	quoted   []string      // names as sf-strings, quotes included
-	policyHV string        // the RateLimit-Policy value, "" when not written
+	policyHV string        // the RateLimit-Policy value, "" when not written or calendar
+	calendar bool          // a policy has calendar windows: w= is rendered per response
+	// Clock tells a calendar policy's current window (its w=); nil is
+	// the system clock. Set it before the first use.
+	Clock core.Clock
 	maxCap   int           // the smallest capacity: larger costs can never pass
 	// denied caches the default 429 body by the set of policies that
 	// denied (bit i: policy i), built on first use, so that a flood of
@@ -253,10 +257,13 @@ func NewSet(mode Mode, policies []core.Policy) (*Set, error) {
 	}
 	policies = enforced
 	s.Policies = enforced
+	for _, p := range enforced {
+		s.calendar = s.calendar || p.Calendar != ""
+	}
 	if len(enforced) <= maxPreparedPolicies {
 		s.denied = make([]atomic.Pointer[[]byte], 1<<len(enforced))
 	}
-	if len(enforced) == 1 {
+	if len(enforced) == 1 && !s.calendar {
 		s.denials = new([denialSlots]atomic.Pointer[preparedDenial])
 	}
 	s.names = make([]string, len(policies))
@@ -269,31 +276,51 @@ func NewSet(mode Mode, policies []core.Policy) (*Set, error) {
 			s.maxCap = c
 		}
 	}
-	var b []byte
-	switch mode {
-	case Draft11:
-		for i, p := range policies {
-			if i > 0 {
-				b = append(b, ", "...)
-			}
+	if !s.calendar {
+		s.policyHV = string(s.appendPolicyValue(nil, 0))
+	}
+	return s, nil
+}
+
+// appendPolicyValue appends the RateLimit-Policy value of the set's mode
+// to b, with the current window's length (at now, in microseconds since the
+// epoch) as the w= of a calendar policy.
+func (s *Set) appendPolicyValue(b []byte, now int64) []byte {
+	for i, p := range s.Policies {
+		if s.mode != Draft11 && s.mode != Draft07 && s.mode != Draft06 {
+			break
+		}
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		if s.mode == Draft11 {
 			b = append(b, s.quoted[i]...)
 			b = append(b, ";q="...)
-			b = strconv.AppendInt(b, int64(p.Limit), 10)
-			b = append(b, ";w="...)
-			b = strconv.AppendInt(b, ceilSeconds(p.Window), 10)
 		}
-	case Draft07, Draft06:
-		for i, p := range policies {
-			if i > 0 {
-				b = append(b, ", "...)
-			}
-			b = strconv.AppendInt(b, int64(p.Limit), 10)
-			b = append(b, ";w="...)
-			b = strconv.AppendInt(b, ceilSeconds(p.Window), 10)
+		b = strconv.AppendInt(b, int64(p.Limit), 10)
+		b = append(b, ";w="...)
+		w := p.Window
+		if p.Calendar != "" {
+			pr, _ := p.Params() // validated by NewSet
+			start, end := pr.Bounds(now)
+			w = time.Duration(end-start) * time.Microsecond
 		}
+		b = strconv.AppendInt(b, ceilSeconds(w), 10)
 	}
-	s.policyHV = string(b)
-	return s, nil
+	return b
+}
+
+// policyValue is the RateLimit-Policy value to send now.
+func (s *Set) policyValue() string {
+	if !s.calendar {
+		return s.policyHV
+	}
+	c := s.Clock
+	if c == nil {
+		c = core.SystemClock{}
+	}
+	var buf [128]byte
+	return string(s.appendPolicyValue(buf[:0], c.Now().UnixMicro()))
 }
 
 // appendSFString appends s as a structured-field sf-string: in double
@@ -363,7 +390,7 @@ func (s *Set) WriteHeaders(res adapter.Response, ds []core.Decision, binding int
 	bd := &ds[binding]
 	switch s.mode {
 	case Draft11:
-		res.SetHeader(hdrRateLimitPolicy, s.policyHV)
+		res.SetHeader(hdrRateLimitPolicy, s.policyValue())
 		b := buf[:0]
 		for i := range ds {
 			if i > 0 {
@@ -384,7 +411,7 @@ func (s *Set) WriteHeaders(res adapter.Response, ds []core.Decision, binding int
 		SetHeaderBytes(res, hdrRateLimit, b)
 		return b
 	case Draft07:
-		res.SetHeader(hdrRateLimitPolicy, s.policyHV)
+		res.SetHeader(hdrRateLimitPolicy, s.policyValue())
 		b := append(buf[:0], "limit="...)
 		b = strconv.AppendInt(b, int64(bd.Limit), 10)
 		b = append(b, ", remaining="...)
@@ -397,7 +424,7 @@ func (s *Set) WriteHeaders(res adapter.Response, ds []core.Decision, binding int
 		res.SetHeader(hdrLimit, strconv.Itoa(bd.Limit))
 		res.SetHeader(hdrRemaining, strconv.FormatInt(remaining(bd), 10))
 		res.SetHeader(hdrReset, strconv.FormatInt(resetSeconds(bd), 10))
-		res.SetHeader(hdrRateLimitPolicy, s.policyHV)
+		res.SetHeader(hdrRateLimitPolicy, s.policyValue())
 	case XRateLimit:
 		res.SetHeader(hdrXLimit, strconv.Itoa(bd.Limit))
 		res.SetHeader(hdrXRemaining, strconv.FormatInt(remaining(bd), 10))
@@ -412,8 +439,9 @@ type Writer struct{ set *Set }
 
 // NewWriter prepares the header fields of mode for policies, in the
 // order their decisions will come (shadow policies are treated as
-// enforced: a Writer speaks of the decisions it is given).
-func NewWriter(mode Mode, policies []core.Policy) (*Writer, error) {
+// enforced: a Writer speaks of the decisions it is given), with clock
+// for calendar windows (Set.Clock).
+func NewWriter(mode Mode, clock core.Clock, policies []core.Policy) (*Writer, error) {
 	if mode > None {
 		return nil, fmt.Errorf("unknown header mode %d", mode)
 	}
@@ -425,6 +453,7 @@ func NewWriter(mode Mode, policies []core.Policy) (*Writer, error) {
 	if err != nil {
 		return nil, err
 	}
+	set.Clock = clock
 	return &Writer{set: set}, nil
 }
 

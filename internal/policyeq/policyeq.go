@@ -16,7 +16,8 @@ import (
 func Equal(a, b *core.Policy) bool {
 	return a.Limit == b.Limit && a.Window == b.Window && a.Burst == b.Burst &&
 		a.MaxDelay == b.MaxDelay && a.Shadow == b.Shadow &&
-		sameString(string(a.Algorithm), string(b.Algorithm)) && sameString(a.Name, b.Name)
+		sameString(string(a.Algorithm), string(b.Algorithm)) && sameString(a.Name, b.Name) &&
+		sameString(a.Calendar, b.Calendar) && sameString(a.Zone, b.Zone)
 }
 
 // sameString is a == b, without comparing bytes when both share them.

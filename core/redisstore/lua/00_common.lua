@@ -15,7 +15,9 @@
 -- of checks the call carries and ARGV[3] the number of distinct policies
 -- they use. Six arguments per policy follow, all computed in Go: algorithm
 -- code, limit, window, interval, tolerance and max delay (the leaky bucket's
--- ceiling on Delay, 0 for none); b below is the index in ARGV of a policy's
+-- ceiling on Delay, 0 for none), or for a fixed window on the calendar
+-- (code 7) its limit, the length and start of the window the checks fall
+-- in and the length of the next one; b below is the index in ARGV of a policy's
 -- first argument. Then each check has now in microseconds, the cost (0 means
 -- peek, -1 that each key has its own), its number of keys and, per key, the
 -- number of its policy, followed by the key's cost when the check's is -1
@@ -47,6 +49,7 @@ local P = {}
 -- table: a table constructor here would allocate on every call.)
 local function reads(code)
   if code == 1 or code == 2 or code == 3 then return 1, 2 end
+  if code == 7 then return 1, 4 end
   if code == 6 then return 3, 5 end
   return 3, 4
 end

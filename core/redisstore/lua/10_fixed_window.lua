@@ -1,13 +1,22 @@
 -- Fixed window: algo.FixedWindow. State: hash {s = window start, n = count}.
+-- Code 1 aligns windows to multiples of their length; code 7 (the calendar)
+-- receives the bounds of the window now falls in, computed in Go, and the
+-- length of the next window.
 
 local function fixed_window(key, b, cost, now, write)
   local limit, window = P[b + 1], P[b + 2]
-  local start = window_start(now, window)
+  local start
+  if P[b] == 7 then
+    start = P[b + 3]
+  else
+    start = window_start(now, window)
+  end
   local h = redis.call('HMGET', key, 's', 'n')
   local st_start, st_count = tonumber(h[1]) or 0, tonumber(h[2]) or 0
   local n = 0
   if st_count > 0 then
     if st_start > start then -- caller's clock is behind: stay in the newest window
+      if P[b] == 7 then window = P[b + 4] end
       start = st_start
     end
     if st_start == start then

@@ -27,7 +27,7 @@ local function decide(i, units, write)
   local key = KEYS[ck + i]
   local code = P[pb]
   if code == 5 then return gcra(key, pb, units, cnow, write) end
-  if code == 1 then return fixed_window(key, pb, units, cnow, write) end
+  if code == 1 or code == 7 then return fixed_window(key, pb, units, cnow, write) end
   if code == 2 then return sliding_log(key, pb, units, cnow, write) end
   if code == 3 then return sliding_window(key, pb, units, cnow, write) end
   if code == 4 then return token_bucket(key, pb, units, cnow, write) end
