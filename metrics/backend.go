@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -61,8 +62,8 @@ func (c *Collector) ResilientEvents() func(resilient.PrimaryEvent) {
 	return func(e resilient.PrimaryEvent) {
 		switch e.Kind {
 		case "state_change":
-			if int(e.To) < len(stateLabels) {
-				c.trans.WithLabelValues(stateLabels[e.To]).Inc()
+			if slices.Contains(stateLabels[:], e.To) {
+				c.trans.WithLabelValues(e.To).Inc()
 			}
 		case "failure":
 			c.errKinds[errorKind(e.Err)].Inc()

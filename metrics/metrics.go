@@ -203,9 +203,9 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for _, r := range rs {
 		st := r.v.Stats()
-		for i, s := range stateLabels {
+		for _, s := range stateLabels {
 			v := 0.0
-			if int(st.State) == i {
+			if st.State == s {
 				v = 1
 			}
 			ch <- prometheus.MustNewConstMetric(c.breakerDesc, prometheus.GaugeValue, v, r.name, s)
@@ -221,7 +221,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// stateLabels are resilient.BreakerState values as labels, in their order.
+// stateLabels are the breaker's states (resilient.Stats.State).
 var stateLabels = [...]string{"closed", "open", "half_open"}
 
 // Watch exports, at every scrape, the state of v under the label name:

@@ -12,7 +12,7 @@ type breaker struct {
 	threshold int64
 	cooldown  time.Duration
 
-	state    atomic.Uint32 // a BreakerState
+	state    atomic.Uint32 // a breakerState
 	failures atomic.Int64  // consecutive failures while closed
 
 	mu       sync.Mutex
@@ -22,27 +22,27 @@ type breaker struct {
 
 // transition is a state change to report once the lock is released.
 type transition struct {
-	from, to BreakerState
+	from, to breakerState
 	ok       bool
 }
 
 // allow reports whether an operation at now may call the primary, and
 // whether that call is the probe of an open breaker.
 func (b *breaker) allow(now time.Time) (call, probe bool, t transition) {
-	if BreakerState(b.state.Load()) == BreakerClosed {
+	if breakerState(b.state.Load()) == breakerClosed {
 		return true, false, t
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	switch BreakerState(b.state.Load()) {
-	case BreakerClosed:
+	switch breakerState(b.state.Load()) {
+	case breakerClosed:
 		return true, false, t
-	case BreakerOpen:
+	case breakerOpen:
 		// A clock that went back before the opening would otherwise keep
 		// the breaker open for as long as it lags: probe at once.
 		if !now.Before(b.probeAt) || now.Before(b.openedAt) {
-			b.state.Store(uint32(BreakerHalfOpen))
-			return true, true, transition{BreakerOpen, BreakerHalfOpen, true}
+			b.state.Store(uint32(breakerHalfOpen))
+			return true, true, transition{breakerOpen, breakerHalfOpen, true}
 		}
 	}
 	return false, false, t
@@ -59,8 +59,8 @@ func (b *breaker) success(probe bool) transition {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.failures.Store(0)
-	b.state.Store(uint32(BreakerClosed))
-	return transition{BreakerHalfOpen, BreakerClosed, true}
+	b.state.Store(uint32(breakerClosed))
+	return transition{breakerHalfOpen, breakerClosed, true}
 }
 
 // failure records a primary call that failed at now.
@@ -69,20 +69,20 @@ func (b *breaker) failure(probe bool, now time.Time) transition {
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		b.openedAt, b.probeAt = now, now.Add(b.cooldown)
-		b.state.Store(uint32(BreakerOpen))
-		return transition{BreakerHalfOpen, BreakerOpen, true}
+		b.state.Store(uint32(breakerOpen))
+		return transition{breakerHalfOpen, breakerOpen, true}
 	}
 	if b.failures.Add(1) < b.threshold {
 		return transition{}
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if BreakerState(b.state.Load()) != BreakerClosed {
+	if breakerState(b.state.Load()) != breakerClosed {
 		return transition{}
 	}
 	b.openedAt, b.probeAt = now, now.Add(b.cooldown)
-	b.state.Store(uint32(BreakerOpen))
-	return transition{BreakerClosed, BreakerOpen, true}
+	b.state.Store(uint32(breakerOpen))
+	return transition{breakerClosed, breakerOpen, true}
 }
 
 // abort gives back a probe whose call ended without telling anything about
@@ -94,15 +94,15 @@ func (b *breaker) abort(probe bool, now time.Time) transition {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.probeAt = now
-	b.state.Store(uint32(BreakerOpen))
-	return transition{BreakerHalfOpen, BreakerOpen, true}
+	b.state.Store(uint32(breakerOpen))
+	return transition{breakerHalfOpen, breakerOpen, true}
 }
 
 // retryIn is the time from now until the breaker next lets an operation reach
 // the primary: the next probe while it is open, the cooldown otherwise (a
 // failure that repeats opens it for that long). Always positive.
 func (b *breaker) retryIn(now time.Time) time.Duration {
-	if BreakerState(b.state.Load()) == BreakerOpen {
+	if breakerState(b.state.Load()) == breakerOpen {
 		b.mu.Lock()
 		d := b.probeAt.Sub(now)
 		b.mu.Unlock()

@@ -7,30 +7,30 @@ import (
 	"github.com/ratelimit-go/ratelimit/core"
 )
 
-// BreakerState is the circuit breaker's state.
-type BreakerState uint8
+// breakerState is the circuit breaker's state. Stats and PrimaryEvent
+// carry it by name, as its String gives it.
+type breakerState uint8
 
 // The breaker's states.
 const (
-	// BreakerClosed: checks go to the primary. The zero value.
-	BreakerClosed BreakerState = iota
-	// BreakerOpen: checks go straight to the failure mode until the next probe is
-	// due.
-	BreakerOpen
-	// BreakerHalfOpen: one probe is in flight to the primary; every other check
-	// goes to the failure mode until it answers.
-	BreakerHalfOpen
+	// breakerClosed, "closed": checks go to the primary. The zero value.
+	breakerClosed breakerState = iota
+	// breakerOpen, "open": checks go straight to the failure mode until
+	// the next probe is due.
+	breakerOpen
+	// breakerHalfOpen, "half_open": one probe is in flight to the primary;
+	// every other check goes to the failure mode until it answers.
+	breakerHalfOpen
 )
 
-// String returns "closed", "open" or "half_open" (snake case, like every
-// String of the project).
-func (s BreakerState) String() string {
+// String returns "closed", "open" or "half_open".
+func (s breakerState) String() string {
 	switch s {
-	case BreakerClosed:
+	case breakerClosed:
 		return "closed"
-	case BreakerOpen:
+	case breakerOpen:
 		return "open"
-	case BreakerHalfOpen:
+	case breakerHalfOpen:
 		return "half_open"
 	}
 	return "unknown"
@@ -48,8 +48,12 @@ type PrimaryEvent struct {
 	Kind string
 	// Op is the operation involved: "check", "peek" or "reset".
 	Op string
-	// From and To are the breaker's states, for "state_change".
-	From, To BreakerState
+	// From and To are the breaker's states, for "state_change": "closed"
+	// (checks go to the primary), "open" (checks go straight to the
+	// failure mode until the next probe is due) or "half_open" (one probe
+	// is in flight to the primary; every other check goes to the failure
+	// mode until it answers).
+	From, To string
 	// Err is the failure's cause, for "failure" and "late_result".
 	Err error
 	// Time is the wrapper's clock reading when the event happened.
@@ -59,8 +63,9 @@ type PrimaryEvent struct {
 // Stats are the wrapper's counters since it was created. Every count is
 // cumulative except State and Abandoned, which are current values.
 type Stats struct {
-	// State is the breaker's state.
-	State BreakerState
+	// State is the breaker's state: "closed", "open" or "half_open" (see
+	// PrimaryEvent.From).
+	State string
 	// PrimaryCalls counts calls made to the primary (checks, peeks, resets).
 	PrimaryCalls uint64
 	// Failures counts primary calls that failed, timeouts included.
@@ -70,7 +75,7 @@ type Stats struct {
 	// ShortCircuits counts operations that did not reach the primary
 	// because the breaker was open or too many calls were abandoned.
 	ShortCircuits uint64
-	// Opens counts transitions to BreakerOpen.
+	// Opens counts transitions to "open".
 	Opens uint64
 	// Probes counts probes sent while the breaker was open.
 	Probes uint64

@@ -221,7 +221,7 @@ func (fr *faultRun) check(t *testing.T) {
 	var openedAt time.Time
 	fr.ev.mu.Lock()
 	for _, e := range fr.ev.ev {
-		if e.Kind == "state_change" && e.To == resilient.BreakerOpen && e.From == resilient.BreakerClosed && !e.Time.Before(fr.injected) {
+		if e.Kind == "state_change" && e.To == "open" && e.From == "closed" && !e.Time.Before(fr.injected) {
 			openedAt = e.Time
 			break
 		}

@@ -154,7 +154,7 @@ func (l *eventLog) transitions() []string {
 	var s []string
 	for _, e := range l.ev {
 		if e.Kind == "state_change" {
-			s = append(s, e.From.String()+">"+e.To.String())
+			s = append(s, e.From+">"+e.To)
 		}
 	}
 	return s

@@ -115,7 +115,7 @@ func TestBoundedPrimaryCallerContext(t *testing.T) {
 		if _, err := backendtest.CheckOne(ctx, b, "k", perSecond, 1, t0); !errors.Is(err, context.Canceled) || errors.Is(err, resilient.ErrUnavailable) {
 			t.Fatalf("wait limit %v: caller canceled: %v", limited, err)
 		}
-		if s := b.Stats(); s.Failures != 0 || s.Timeouts != 0 || s.State != resilient.BreakerClosed {
+		if s := b.Stats(); s.Failures != 0 || s.Timeouts != 0 || s.State != "closed" {
 			t.Fatalf("wait limit %v: caller's context counted against the primary: %+v", limited, s)
 		}
 	}

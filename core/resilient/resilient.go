@@ -234,7 +234,7 @@ func (b *Backend) settle(o op, probe bool, res result, err error) error {
 	t := b.br.failure(probe, now)
 	b.emit(PrimaryEvent{Kind: "failure", Op: o.String(), Err: err, Time: now})
 	b.log.log(now, false, slog.LevelWarn, "ratelimit: primary backend failed",
-		slog.String("op", o.String()), slog.Any("error", err), slog.String("breaker", BreakerState(b.br.state.Load()).String()))
+		slog.String("op", o.String()), slog.Any("error", err), slog.String("breaker", breakerState(b.br.state.Load()).String()))
 	b.note(o, t, now)
 	return err
 }
@@ -244,15 +244,15 @@ func (b *Backend) note(o op, t transition, now time.Time) {
 	if !t.ok {
 		return
 	}
-	if t.to == BreakerOpen && t.from == BreakerClosed {
+	if t.to == breakerOpen && t.from == breakerClosed {
 		b.stats.opens.Add(1)
 	}
-	b.emit(PrimaryEvent{Kind: "state_change", Op: o.String(), From: t.from, To: t.to, Time: now})
+	b.emit(PrimaryEvent{Kind: "state_change", Op: o.String(), From: t.from.String(), To: t.to.String(), Time: now})
 	level := slog.LevelWarn
-	if t.to == BreakerClosed {
+	if t.to == breakerClosed {
 		level = slog.LevelInfo
 	}
-	b.log.log(now, t.to == BreakerClosed, level, "ratelimit: primary backend breaker "+t.to.String(),
+	b.log.log(now, t.to == breakerClosed, level, "ratelimit: primary backend breaker "+t.to.String(),
 		slog.String("from", t.from.String()))
 }
 
@@ -316,7 +316,7 @@ func (b *Backend) viaFallback(ctx context.Context, op string, out []core.Decisio
 func (b *Backend) Stats() Stats {
 	s := &b.stats
 	return Stats{
-		State:          BreakerState(b.br.state.Load()),
+		State:          breakerState(b.br.state.Load()).String(),
 		PrimaryCalls:   s.primaryCalls.Load(),
 		Failures:       s.failures.Load(),
 		Timeouts:       s.timeouts.Load(),

@@ -56,7 +56,7 @@ func TestHealthyMatchesPrimary(t *testing.T) {
 		clk.Advance(150 * time.Millisecond)
 		refClk.Advance(150 * time.Millisecond)
 	}
-	if s := b.Stats(); s.Failures != 0 || s.State != resilient.BreakerClosed || s.PrimaryCalls != 80 {
+	if s := b.Stats(); s.Failures != 0 || s.State != "closed" || s.PrimaryCalls != 80 {
 		t.Fatalf("stats after healthy run: %+v", s)
 	}
 }
@@ -111,7 +111,7 @@ func TestValidationErrorsPassThrough(t *testing.T) {
 			t.Fatalf("primary's validation error came back as %v", err)
 		}
 	}
-	if s := b.Stats(); s.Failures != 0 || s.State != resilient.BreakerClosed || s.FailedOpen != 0 {
+	if s := b.Stats(); s.Failures != 0 || s.State != "closed" || s.FailedOpen != 0 {
 		t.Fatalf("validation errors counted as failures: %+v", s)
 	}
 }
@@ -199,7 +199,7 @@ func TestCallerContextIsNotAFailure(t *testing.T) {
 	if _, err := backendtest.CheckOne(ctx, b, "k", perSecond, 1, t0); !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, resilient.ErrUnavailable) {
 		t.Fatalf("caller deadline shorter than the budget: %v", err)
 	}
-	if s := b.Stats(); s.Failures != 0 || s.State != resilient.BreakerClosed || s.FailedOpen != 0 {
+	if s := b.Stats(); s.Failures != 0 || s.State != "closed" || s.FailedOpen != 0 {
 		t.Fatalf("caller's context counted against the primary: %+v", s)
 	}
 }
@@ -223,7 +223,7 @@ func TestBreaker(t *testing.T) {
 			t.Fatalf("failure %d: %v", i, err)
 		}
 	}
-	if b.Stats().State != resilient.BreakerOpen {
+	if b.Stats().State != "open" {
 		t.Fatalf("after 3 failures the breaker is %v", b.Stats().State)
 	}
 	calls := f.calls.Load()
@@ -240,7 +240,7 @@ func TestBreaker(t *testing.T) {
 	if err := check(); !errors.Is(err, errBroken) {
 		t.Fatalf("failed probe: %v", err)
 	}
-	if f.calls.Load() != calls+1 || b.Stats().State != resilient.BreakerOpen {
+	if f.calls.Load() != calls+1 || b.Stats().State != "open" {
 		t.Fatalf("probe: %d calls, state %v", f.calls.Load()-calls, b.Stats().State)
 	}
 	clk.Advance(999 * time.Millisecond)
@@ -252,7 +252,7 @@ func TestBreaker(t *testing.T) {
 	if err := check(); err != nil {
 		t.Fatalf("successful probe: %v", err)
 	}
-	if b.Stats().State != resilient.BreakerClosed {
+	if b.Stats().State != "closed" {
 		t.Fatalf("after a successful probe the breaker is %v", b.Stats().State)
 	}
 	want := []string{"closed>open", "open>half_open", "half_open>open", "open>half_open", "half_open>closed"}
@@ -276,7 +276,7 @@ func TestBreaker(t *testing.T) {
 	f.set(failing)
 	_ = check()
 	_ = check()
-	if b.Stats().State != resilient.BreakerClosed {
+	if b.Stats().State != "closed" {
 		t.Fatal("non-consecutive failures opened the breaker")
 	}
 }
@@ -322,13 +322,13 @@ func TestProbeOneAtATime(t *testing.T) {
 	if f.calls.Load() != calls {
 		t.Fatalf("%d calls reached the primary while a probe was in flight", f.calls.Load()-calls)
 	}
-	if b.Stats().State != resilient.BreakerHalfOpen {
+	if b.Stats().State != "half_open" {
 		t.Fatalf("state during the probe: %v", b.Stats().State)
 	}
 	f.set(healthy)
 	f.unblock()
 	<-probeDone
-	if b.Stats().State != resilient.BreakerOpen {
+	if b.Stats().State != "open" {
 		t.Fatalf("probe that failed left the breaker %v", b.Stats().State)
 	}
 }
@@ -427,7 +427,7 @@ func TestFallback(t *testing.T) {
 	clk.Advance(time.Second)
 	var r resilient.Report
 	d, err := lim.Allow(resilient.WithReport(context.Background(), &r), "k", perSecond)
-	if err != nil || !d.Allowed || r.Source != core.SourcePrimary || b.Stats().State != resilient.BreakerClosed {
+	if err != nil || !d.Allowed || r.Source != core.SourcePrimary || b.Stats().State != "closed" {
 		t.Fatalf("after recovery: %+v, %v, source %v, state %v", d, err, r.Source, b.Stats().State)
 	}
 	if s := b.Stats(); s.FallbackChecks != 11 {
