@@ -84,8 +84,9 @@ func dayStart(y int, m time.Month, d int, loc *time.Location) int64 {
 	return t.UnixMicro()
 }
 
-// longest is the longest window of the period, for bounds that need one
-// length (Params.Window): a month of 31 days with an hour gained.
+// longest is the longest window of the period, which Policy.Params
+// validates as it validates a Window: a month of 31 days with an hour
+// gained.
 func (c *calendar) longest() int64 {
 	switch c.period {
 	case calDay:
@@ -104,9 +105,9 @@ func (p *Params) Bounds(now int64) (start, end int64) {
 	if p.cal != nil {
 		return p.cal.bounds(now)
 	}
-	m := now % p.Window
-	if m < 0 {
-		m += p.Window
+	start = now - now%p.Window
+	if start > now { // now < 0 and not on an edge: floor, not truncation
+		start -= p.Window
 	}
-	return now - m, now - m + p.Window
+	return start, start + p.Window
 }

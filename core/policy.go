@@ -85,7 +85,7 @@ type Params struct {
 	Algorithm Algorithm // resolved, never empty
 	Limit     int64     // units per window
 	Burst     int64     // resolved capacity for rate-based algorithms
-	Window    int64     // window length in microseconds
+	Window    int64     // window length in microseconds; 0 for a calendar policy (see Bounds)
 	// Interval is the emission interval of rate-based algorithms: the time one
 	// unit takes to refill or drain, Window/Limit rounded up to a whole
 	// microsecond (so a policy never admits faster than its nominal rate).
@@ -99,8 +99,8 @@ type Params struct {
 	Capacity int64
 	// MaxDelay is Policy.MaxDelay in microseconds, 0 for none.
 	MaxDelay int64
-	// cal is the calendar of a Calendar policy, whose Window is then its
-	// longest window; nil otherwise. See Bounds.
+	// cal is the calendar of a Calendar policy, whose Window is then 0;
+	// nil otherwise. See Bounds.
 	cal *calendar
 }
 
@@ -181,6 +181,9 @@ func (p Policy) Params() (Params, error) {
 	}
 	w := int64(p.Window / time.Microsecond)
 	pr := Params{Algorithm: alg, Limit: int64(p.Limit), Burst: int64(p.Burst), Window: w, Capacity: int64(p.Limit), MaxDelay: int64(p.MaxDelay / time.Microsecond), cal: cal}
+	if cal != nil {
+		pr.Window = 0 // its windows vary in length
+	}
 	if pr.Burst == 0 {
 		pr.Burst = pr.Limit
 	}

@@ -82,7 +82,13 @@ type FixedWindowState struct {
 // end of the window: at that instant a fresh window holds the whole quota,
 // which is also why up to 2x Limit can pass across a window edge.
 func FixedWindow(p *core.Params, st FixedWindowState, cost, now int64) (Answer, FixedWindowState) {
-	start, end := p.Bounds(now)
+	var start, end int64
+	if p.Window > 0 { // the usual case, inline
+		start = windowStart(now, p.Window)
+		end = start + p.Window
+	} else {
+		start, end = p.Bounds(now)
+	}
 	var n int64
 	if st.Count > 0 {
 		if st.Start > start { // caller's clock is behind: stay in the newest window

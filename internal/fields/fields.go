@@ -120,8 +120,8 @@ type Set struct {
 	calendar bool          // a policy has calendar windows: w= is rendered per response
 	// Clock tells a calendar policy's current window (its w=); nil is
 	// the system clock. Set it before the first use.
-	Clock core.Clock
-	maxCap   int           // the smallest capacity: larger costs can never pass
+	Clock  core.Clock
+	maxCap int // the smallest capacity: larger costs can never pass
 	// denied caches the default 429 body by the set of policies that
 	// denied (bit i: policy i), built on first use, so that a flood of
 	// denied requests marshals nothing. Sets of more than maxPreparedPolicies
