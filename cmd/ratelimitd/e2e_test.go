@@ -208,6 +208,7 @@ backend:
 policies:
   api: "3/1m;algorithm=fixed_window"
   login: "5/15m;algorithm=sliding_log"
+  monthly: "2/1mo;tz=Europe/Paris"
 admin_token_env: RATELIMITD_TEST_TOKEN
 envoy:
   response_headers: draft11
@@ -304,6 +305,12 @@ func TestHTTPAPI(t *testing.T) {
 			}
 			if _, _, body := in.do("GET", "/v1/inspect?key="+key+"-3&policy="+url.QueryEscape("5/1mo;tz=Europe/Paris"), "", ""); !strings.Contains(body, `"window":"1mo;tz=Europe/Paris"`) {
 				t.Fatalf("calendar inspect: %s", body)
+			}
+			// And from the configuration file.
+			for i, want := range []int{200, 200, 429} {
+				if code, res, h := in.check(key+"-4", "monthly"); code != want || !strings.HasPrefix(h.Get("RateLimit-Policy"), `"monthly";q=2;w=`) {
+					t.Fatalf("monthly check %d: %d %+v %v", i+1, code, res, h)
+				}
 			}
 			// Inspect consumes nothing.
 			for range 2 {
@@ -802,6 +809,8 @@ func TestConfigErrors(t *testing.T) {
 		{"unknown field", []string{"c.yaml", "backend:\n  url: memory\n  colour: blue\n"}, []string{"c.yaml:3: unknown field \"colour\" (want url, budget, on_failure, deny_cache, password_env, password_file, sentinel_password_env, sentinel_password_file, tls)"}},
 		{"misspelled top-level field", []string{"c.yaml", "polices:\n  api: 1/s\n"}, []string{"c.yaml:1: unknown field \"polices\" (want "}},
 		{"bad policy", []string{"c.yaml", "policies:\n  ok: \"1/s\"\n  api: \"10/x\"\n"}, []string{"c.yaml:3", "policies.api", "unknown period"}},
+		{"unknown zone", []string{"c.yaml", "policies:\n  q: \"100/1mo;tz=Europe/Pariss\"\n"}, []string{"c.yaml:2", "policies.q", `tz "Europe/Pariss": unknown time zone`}},
+		{"calendar on a sliding window", []string{"c.yaml", "policies:\n  q: \"100/1w;algorithm=sliding_window\"\n"}, []string{"c.yaml:2", "policies.q", "fixed_window only"}},
 		{"bad budget", []string{"c.yaml", "backend:\n  budget: forever\n"}, []string{"c.yaml:2", "backend.budget"}},
 		{"bad failure mode", []string{"c.yaml", "backend:\n  on_failure: maybe\n"}, []string{"c.yaml:2", "backend.on_failure"}},
 		{"bad url", []string{"c.yaml", "backend:\n  url: http://x\n"}, []string{"c.yaml:2", "backend.url"}},
