@@ -32,6 +32,10 @@ type Backend interface {
 	// Remaining and ResetAfter as they stand, Allowed and RetryAfter for a
 	// cost of 1.
 	//
+	// A batch of OpRefund or OpCharge items is never denied: it applies
+	// every item (once per shared state) and reports each state afterwards
+	// as OpPeek does. Items of one key are applied atomically.
+	//
 	// An operation a store does not implement, or a batch mixing
 	// operations it cannot decide together, fails with an error matching
 	// ErrUnsupported before anything changes.
@@ -49,6 +53,26 @@ const (
 	OpConsume Op = iota
 	// OpPeek reports the item's state and writes nothing.
 	OpPeek
+	// OpRefund gives back Cost units of a charge the key took at the
+	// instant At (zero: now), never leaving less than an empty state: GCRA
+	// moves its arrival time back by Cost intervals, not before now; the
+	// token bucket gains Cost tokens up to its burst; the leaky bucket's
+	// level falls by Cost units, down to empty; a fixed window's count falls
+	// by Cost while At's window is the current one, and not after; the
+	// sliding window counter's count of the window At fell in falls, while
+	// that window still counts; the sliding log drops up to Cost of the
+	// entries the charge recorded (those at the first timestamp at or after
+	// At).
+	OpRefund
+	// OpCharge consumes Cost units whatever the state, past the limit and
+	// past the capacity: the key goes into debt, and later checks are
+	// denied, each with its exact RetryAfter, until it is paid off (for the
+	// window algorithms, until the window that holds the debt has ended).
+	// It settles a cost known only after the work was done. A debt is
+	// bounded: at most 10^15 microseconds of refill, or 10^15 units of a
+	// window's count; the sliding log keeps at most Limit entries, enough
+	// for the same answers.
+	OpCharge
 )
 
 // Item is one key under one policy in a batch (Backend.Do): a policy of a
@@ -58,9 +82,14 @@ type Item struct {
 	Key    string
 	Policy Policy
 	// Cost is the units an OpConsume item consumes: at least 1 and at most
-	// the policy's capacity. OpPeek ignores it.
+	// the policy's capacity. OpRefund and OpCharge need at least 1 and have
+	// no upper bound. OpPeek ignores it.
 	Cost int
 	Op   Op
+	// At is, for OpRefund, the instant of the charge refunded: the window
+	// algorithms refund only the window it fell in. The zero value means
+	// the batch's now. Other operations ignore it.
+	At time.Time
 }
 
 // ErrUnsupported reports an operation, or a mix of operations in one batch,
@@ -124,8 +153,8 @@ func ValidateReset(key string, policies []Policy) error {
 
 // ValidateItems validates a batch: at least one item (ErrNoPolicy), every
 // key and policy valid, every OpConsume item's Cost at least 1 and within
-// its policy's capacity, the same Cost for consuming items that share a
-// state, and one operation for the whole batch (ErrUnsupported otherwise:
+// its policy's capacity (OpRefund and OpCharge: at least 1), the same Cost
+// for items that share a state, and one operation for the whole batch (ErrUnsupported otherwise:
 // no store decides mixed batches yet). It returns the first problem as a
 // typed error.
 func ValidateItems(items []Item) error {
@@ -147,6 +176,10 @@ func ValidateItems(items []Item) error {
 				return err
 			}
 		case OpPeek:
+		case OpRefund, OpCharge:
+			if it.Cost < 1 {
+				return &CostError{Policy: it.Policy.Name, Cost: it.Cost, Capacity: it.Policy.Capacity(), Err: ErrInvalidCost}
+			}
 		default:
 			return fmt.Errorf("%w: operation %d", ErrUnsupported, it.Op)
 		}
@@ -154,7 +187,7 @@ func ValidateItems(items []Item) error {
 			return fmt.Errorf("%w: items %d and %d ask for different operations", ErrUnsupported, 0, i)
 		}
 	}
-	if op == OpConsume && !sameCost(items) {
+	if op != OpPeek && !sameCost(items) {
 		for i := range items {
 			for j := range i {
 				a, b := &items[j], &items[i]

@@ -84,7 +84,24 @@ func (r *reference) decide(ctx context.Context, items []core.Item, now time.Time
 	if r.states == nil {
 		r.states = make(map[stateKey]any)
 	}
-	if items[0].Op == core.OpPeek {
+	if op := items[0].Op; op == core.OpRefund || op == core.OpCharge {
+		done := make(map[stateKey]bool, len(items))
+		for i := range items {
+			if done[keys[i]] {
+				continue
+			}
+			done[keys[i]] = true
+			units, at := int64(items[i].Cost), us
+			if op == core.OpRefund {
+				units = -units
+				if !items[i].At.IsZero() {
+					at = items[i].At.UnixMicro()
+				}
+			}
+			r.adjust(&params[i], keys[i], units, at, us)
+		}
+	}
+	if items[0].Op != core.OpConsume {
 		for i := range items {
 			stand, _ := r.eval(&params[i], keys[i], 0, us)
 			one, _ := r.eval(&params[i], keys[i], 1, us)
@@ -122,6 +139,36 @@ func (r *reference) decide(ctx context.Context, items []core.Item, now time.Time
 		}
 	}
 	return nil
+}
+
+// adjust applies a refund (units < 0) or a charge with the algorithm's
+// Adjust. r.mu is held.
+func (r *reference) adjust(p *core.Params, k stateKey, units, at, now int64) {
+	st := r.states[k]
+	switch p.Algorithm {
+	case core.FixedWindow:
+		s, _ := st.(algo.FixedWindowState)
+		r.states[k] = s.Adjust(p, units, at, now)
+	case core.SlidingWindow:
+		s, _ := st.(algo.SlidingWindowState)
+		r.states[k] = s.Adjust(p, units, at, now)
+	case core.SlidingLog:
+		l, _ := st.(*algo.Log)
+		if l == nil {
+			l = new(algo.Log)
+		}
+		l.Adjust(p, units, at, now)
+		r.states[k] = l
+	case core.TokenBucket:
+		s, _ := st.(algo.TokenBucketState)
+		r.states[k] = s.Adjust(p, units, at, now)
+	case core.GCRA:
+		s, _ := st.(algo.GCRAState)
+		r.states[k] = s.Adjust(p, units, at, now)
+	case core.LeakyBucket:
+		s, _ := st.(algo.LeakyBucketState)
+		r.states[k] = s.Adjust(p, units, at, now)
+	}
 }
 
 // eval runs the policy's algorithm on the stored state and returns the

@@ -21,6 +21,8 @@ const (
 	opPeek
 	// opReset forgets the key's state under the step's policies.
 	opReset
+	// opAdjust refunds or charges (core.OpRefund, core.OpCharge).
+	opAdjust
 )
 
 // String returns "check", "peek" or "reset".
@@ -32,6 +34,8 @@ func (o op) String() string {
 		return "peek"
 	case opReset:
 		return "reset"
+	case opAdjust:
+		return "adjust"
 	}
 	return fmt.Sprintf("op(%d)", uint8(o))
 }
@@ -49,6 +53,9 @@ type Step struct {
 	Cost     int           // units a check consumes; ignored by peek and reset
 	Peek     bool          // report the state without consuming anything
 	Reset    bool          // forget the key's state under Policies
+
+	adjust core.Op       // core.OpRefund or core.OpCharge, from vector files
+	at     time.Duration // a refund's charge instant, from now
 }
 
 // String describes the step for failure messages, with the key quoted.
@@ -71,6 +78,8 @@ func (s Step) String() string {
 // kind is what the step does: a check unless it is a peek or a reset.
 func (s Step) kind() op {
 	switch {
+	case s.adjust != 0:
+		return opAdjust
 	case s.Reset:
 		return opReset
 	case s.Peek:
@@ -147,6 +156,17 @@ func perform(ctx context.Context, lim *core.Limiter, clock *core.ManualClock, s 
 		}
 	case opReset:
 		o.Err = lim.Reset(ctx, s.Key, s.Policies...)
+	case opAdjust:
+		items := make([]core.Item, len(s.Policies))
+		for i, p := range s.Policies {
+			items[i] = core.Item{Key: s.Key, Policy: p, Cost: s.Cost, Op: s.adjust, At: o.Now.Add(s.at)}
+		}
+		r, err := lim.Do(ctx, items, nil)
+		if err != nil {
+			o.Err = err
+			return o
+		}
+		o.Allowed, o.Decisions = r.Allowed, r.Decisions
 	default:
 		o.Err = fmt.Errorf("backendtest: unknown op %v", s.kind())
 	}

@@ -40,6 +40,8 @@ type vectorStep struct {
 	Key     *string       `yaml:"key"`
 	Cost    *int          `yaml:"cost"`
 	Op      string        `yaml:"op"`
+	// At is, for op refund, when the refunded charge was taken, from now.
+	At time.Duration `yaml:"at"`
 	// Use selects the vector's policies by index, in the given order.
 	Use []int `yaml:"use"`
 	// RawPolicies replaces the policies with unparsed ones, to hand a
@@ -230,6 +232,10 @@ func (vs vectorStep) step(prefix string, policies []core.Policy) (Step, error) {
 		s.Peek = true
 	case "reset":
 		s.Reset = true
+	case "refund":
+		s.adjust, s.at = core.OpRefund, vs.At
+	case "charge":
+		s.adjust = core.OpCharge
 	default:
 		return s, fmt.Errorf("unknown op %q", vs.Op)
 	}

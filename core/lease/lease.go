@@ -214,7 +214,8 @@ func (b *Backend) tracked() int {
 // Do implements core.Backend: a batch of one consuming item of a leasable
 // policy may be served from a lease; any other batch goes to the store as it
 // is. A peek asks the store: units held in leases are already consumed
-// there, so its Remaining does not count them.
+// there, so its Remaining does not count them. A refund or a charge goes to
+// the store too; units a lease holds stay held until it expires.
 func (b *Backend) Do(ctx context.Context, items []core.Item, now time.Time, out []core.Decision) error {
 	if len(items) == 1 && len(out) >= 1 && items[0].Op == core.OpConsume {
 		if i := b.index(items[0].Policy); i >= 0 {

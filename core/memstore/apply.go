@@ -1,6 +1,7 @@
 package memstore
 
 import (
+	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/algo"
 )
 
@@ -155,4 +156,68 @@ func tableOf[S state](s *Store, sh *shard, pi *policyInfo, create bool) *table[S
 	t := newTable[S](&pi.params, s.seed)
 	sh.tabs[pi.id] = t
 	return t
+}
+
+// adjustValue applies a refund or a charge (algo's Adjust) to key's state
+// under pi, deleting the state when it is empty again. Requires sh.mu.
+func adjustValue[S interface {
+	state
+	comparable
+	Adjust(p *core.Params, units, at, now int64) S
+}](s *Store, sh *shard, pi *policyInfo, key string, h uint64, units, at, now int64) error {
+	t := tableOf[S](s, sh, pi, units > 0)
+	i := t.find(key, h)
+	var cur, zero S
+	if i >= 0 {
+		cur = t.slots[i].st
+	} else if units < 0 {
+		return nil // nothing to refund
+	}
+	next := cur.Adjust(&pi.params, units, at, now)
+	if next == zero {
+		if i >= 0 && t.drop(key, h) {
+			s.keys.Add(-1)
+		}
+		return nil
+	}
+	return store(s, sh, t, commit, key, h, i, next)
+}
+
+// adjustLog is adjustValue for the sliding log. Requires sh.mu.
+func (s *Store) adjustLog(sh *shard, pi *policyInfo, key string, h uint64, units, at, now int64) error {
+	t := tableOf[*logState](s, sh, pi, units > 0)
+	i := t.find(key, h)
+	if i >= 0 {
+		l := &t.slots[i].st.Log
+		l.Adjust(&pi.params, units, at, now)
+		if l.Len() == 0 && t.drop(key, h) {
+			s.keys.Add(-1)
+		}
+		return nil
+	}
+	if units < 0 {
+		return nil
+	}
+	nl := new(logState)
+	nl.Adjust(&pi.params, units, at, now)
+	return store(s, sh, t, commit, key, h, i, nl)
+}
+
+// adjust is apply for OpRefund (units < 0) and OpCharge. Requires sh.mu.
+func (s *Store) adjust(sh *shard, pi *policyInfo, key string, h uint64, units, at, now int64) error {
+	switch pi.kind {
+	case kindGCRA:
+		return adjustValue[algo.GCRAState](s, sh, pi, key, h, units, at, now)
+	case kindFixedWindow:
+		return adjustValue[algo.FixedWindowState](s, sh, pi, key, h, units, at, now)
+	case kindSlidingWindow:
+		return adjustValue[algo.SlidingWindowState](s, sh, pi, key, h, units, at, now)
+	case kindTokenBucket:
+		return adjustValue[algo.TokenBucketState](s, sh, pi, key, h, units, at, now)
+	case kindLeakyBucket:
+		return adjustValue[algo.LeakyBucketState](s, sh, pi, key, h, units, at, now)
+	case kindSlidingLog:
+		return s.adjustLog(sh, pi, key, h, units, at, now)
+	}
+	return nil
 }

@@ -122,6 +122,8 @@ func (s *Store) Do(ctx context.Context, items []core.Item, now time.Time, out []
 	switch {
 	case items[0].Op == core.OpPeek:
 		return s.peek(items, now, out)
+	case items[0].Op != core.OpConsume:
+		return s.adjustItems(items, now, out)
 	case oneKey(items):
 		return s.check(items, now, out)
 	}
@@ -209,6 +211,57 @@ func (s *Store) peek(items []core.Item, now time.Time, out []core.Decision) erro
 		out[i] = d
 	}
 	return nil
+}
+
+// adjustItems applies a validated batch of OpRefund or OpCharge items, a
+// state shared by several items once, each key under its shard's lock,
+// and reports every item's state afterwards as peek does. A charge of a
+// new key in a full store fails with ErrStoreFull; the other items are
+// still applied.
+func (s *Store) adjustItems(items []core.Item, now time.Time, out []core.Decision) error {
+	var buf [8]*policyInfo
+	pis, err := s.register(items, buf[:0])
+	if err != nil {
+		clear(out)
+		return err
+	}
+	n := now.UnixMicro()
+	var first error
+	for i, pi := range pis {
+		if sameKeyBefore(items, pis, i) {
+			continue
+		}
+		it := &items[i]
+		units, at := int64(it.Cost), n
+		if it.Op == core.OpRefund {
+			units = -units
+			if !it.At.IsZero() {
+				at = it.At.UnixMicro()
+			}
+		}
+		sh, h := s.locate(it.Key)
+		sh.mu.Lock()
+		s.observe(sh, n)
+		if err := s.adjust(sh, pi, it.Key, h, units, at, n); err != nil && first == nil {
+			first = err
+		}
+		sh.mu.Unlock()
+	}
+	if err := s.peek(items, now, out); err != nil {
+		return err
+	}
+	return first
+}
+
+// sameKeyBefore reports whether an item before i has items[i]'s key and
+// policy state.
+func sameKeyBefore(items []core.Item, pis []*policyInfo, i int) bool {
+	for j := 0; j < i; j++ {
+		if pis[j].id == pis[i].id && items[j].Key == items[i].Key {
+			return true
+		}
+	}
+	return false
 }
 
 // Reset deletes the state of key under every given policy, so that its next

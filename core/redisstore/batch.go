@@ -60,8 +60,8 @@ func routingOf(client Client) routing {
 
 // call is one check waiting for its reply.
 type call struct {
-	now, cost int64         // microseconds; units (0 for a peek, -1 for units per key in costs)
-	costs     []int64       // each key's units when they differ (a multi-key check), nil otherwise
+	now, cost int64         // microseconds; units (0 for a peek, -1 for units per key in costs, -2 for a refund or charge)
+	costs     []int64       // each key's units when they differ (a multi-key check), or its signed units and instant (cost -2); nil otherwise
 	keys      []string      // one Redis key per policy (or item)
 	pis       []*policyInfo // the policy of each key
 	reply     []int64
@@ -86,6 +86,20 @@ type call struct {
 	pi1    [1]*policyInfo
 	reply1 [replyPerKey]int64
 	self   [1]*call
+}
+
+// appendCosts appends the numbers that follow key i's policy number: none,
+// its units (cost -1), or its signed units and the charge's instant (cost
+// -2, a refund or a charge).
+func (c *call) appendCosts(args []any, i int) []any {
+	if c.costs == nil {
+		return args
+	}
+	per := len(c.costs) / len(c.pis)
+	for _, v := range c.costs[per*i : per*(i+1)] {
+		args = append(args, v)
+	}
+	return args
 }
 
 // newCallOf returns a call of n keys at now (µs) for cost units.
@@ -453,9 +467,7 @@ func (b *batcher) args(g []*call) []any {
 		args = append(args, c.now, c.cost, int64(len(c.pis)))
 		for i := range c.pis {
 			args = append(args, int64(i+1))
-			if c.costs != nil {
-				args = append(args, c.costs[i])
-			}
+			args = c.appendCosts(args, i)
 		}
 		return args
 	}
@@ -496,9 +508,7 @@ func (b *batcher) args(g []*call) []any {
 		args = append(args, c.now, c.cost, int64(len(c.pis)))
 		for i, r := range refs[:len(c.pis)] {
 			args = append(args, r)
-			if c.costs != nil {
-				args = append(args, c.costs[i])
-			}
+			args = c.appendCosts(args, i)
 		}
 		refs = refs[len(c.pis):]
 	}

@@ -114,8 +114,13 @@ func (s *Store) Do(ctx context.Context, items []core.Item, now time.Time, out []
 		return err
 	}
 	op := "check"
-	if items[0].Op == core.OpPeek {
+	switch items[0].Op {
+	case core.OpPeek:
 		op = "peek"
+	case core.OpRefund:
+		op = "refund"
+	case core.OpCharge:
+		op = "charge"
 	}
 	if len(out) < len(items) {
 		return fmt.Errorf("redisstore: %s: out has %d elements for %d items", op, len(out), len(items))
@@ -192,11 +197,26 @@ func (s *Store) del(ctx context.Context, keys []string) error {
 // of each item otherwise.
 func (s *Store) newItemsCall(items []core.Item, now time.Time) *call {
 	cost := int64(items[0].Cost)
-	if items[0].Op == core.OpPeek {
+	switch items[0].Op {
+	case core.OpPeek:
 		cost = 0
+	case core.OpRefund, core.OpCharge:
+		cost = -2
 	}
 	c := newCallOf(len(items), now.UnixMicro(), cost)
-	if cost != 0 {
+	if cost == -2 {
+		c.costs = make([]int64, 2*len(items))
+		for i := range items {
+			units, at := int64(items[i].Cost), c.now
+			if items[i].Op == core.OpRefund {
+				units = -units
+				if !items[i].At.IsZero() {
+					at = items[i].At.UnixMicro()
+				}
+			}
+			c.costs[2*i], c.costs[2*i+1] = units, at
+		}
+	} else if cost != 0 {
 		for i := 1; i < len(items); i++ {
 			if items[i].Cost != items[0].Cost {
 				c.cost, c.costs = -1, make([]int64, len(items))

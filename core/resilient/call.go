@@ -18,6 +18,7 @@ const (
 	opCheck op = iota
 	opPeek
 	opReset
+	opAdjust // a refund or a charge
 )
 
 func (o op) String() string {
@@ -26,6 +27,8 @@ func (o op) String() string {
 		return "check"
 	case opPeek:
 		return "peek"
+	case opAdjust:
+		return "adjust"
 	}
 	return "reset"
 }
@@ -48,7 +51,7 @@ type call struct {
 	b        *Backend
 	op       op
 	ctx      context.Context
-	items    []core.Item   // opCheck, opPeek
+	items    []core.Item   // opCheck, opPeek, opAdjust
 	key      string        // opReset
 	policies []core.Policy // opReset
 	now      time.Time

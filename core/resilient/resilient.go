@@ -111,8 +111,16 @@ func (b *Backend) Do(ctx context.Context, items []core.Item, now time.Time, out 
 		return fmt.Errorf("resilient: out has %d elements for %d items", len(out), len(items))
 	}
 	out = out[:len(items)]
-	if items[0].Op == core.OpPeek {
-		return b.peek(ctx, items, now, out)
+	switch items[0].Op {
+	case core.OpPeek:
+		return b.peek(ctx, items, now, out, opPeek)
+	case core.OpRefund, core.OpCharge:
+		if b.deny != nil {
+			for i := range items { // a refund may end a cached denial early
+				b.deny.forget(items[i].Key, []core.Policy{items[i].Policy})
+			}
+		}
+		return b.peek(ctx, items, now, out, opAdjust)
 	}
 	return b.check(ctx, items, now, out)
 }
@@ -153,15 +161,17 @@ func cacheable(items []core.Item) bool {
 	return true
 }
 
-func (b *Backend) peek(ctx context.Context, items []core.Item, now time.Time, out []core.Decision) error {
-	probe, cause := b.admit(opPeek)
+// peek runs a peek, or a refund or charge (opAdjust), on the primary, and
+// on the fallback when the primary cannot answer.
+func (b *Backend) peek(ctx context.Context, items []core.Item, now time.Time, out []core.Decision, o op) error {
+	probe, cause := b.admit(o)
 	if cause == nil {
-		res, err := b.callPrimary(ctx, opPeek, items, "", nil, now, out)
-		if cause = b.settle(opPeek, probe, res, err); cause == nil {
+		res, err := b.callPrimary(ctx, o, items, "", nil, now, out)
+		if cause = b.settle(o, probe, res, err); cause == nil {
 			return err
 		}
 	}
-	return b.viaFallback(ctx, "peek", out, cause, func() error { return b.fallback.Do(ctx, items, now, out) })
+	return b.viaFallback(ctx, o.String(), out, cause, func() error { return b.fallback.Do(ctx, items, now, out) })
 }
 
 // Reset forgets key under policies: in the deny cache and the fallback at

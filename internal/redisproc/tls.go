@@ -15,7 +15,7 @@ import (
 // runs (Redis checks the ACL inside Lua), DEL for a reset, PING for
 // readiness, HELLO for the connection, on the keys of the store's prefix.
 // Redis 7.2 and later also take +client|setinfo, which 7.0 refuses.
-const storeACL = "user ratelimit on >PASSWORD resetchannels ~ratelimit:* -@all +evalsha +eval +get +set +hmget +hset +lindex +llen +ltrim +rpush +pexpire +del +ping +hello"
+const storeACL = "user ratelimit on >PASSWORD resetchannels ~ratelimit:* -@all +evalsha +eval +get +set +hmget +hset +lindex +llen +lrem +ltrim +rpush +pexpire +del +ping +hello"
 
 // StoreACL returns docs/redis.md's ACL line for a user of that name and
 // password on keys of the prefix, without the commands in drop.

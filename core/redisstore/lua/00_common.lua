@@ -19,9 +19,10 @@
 -- (code 7) its limit, the length and start of the window the checks fall
 -- in and the length of the next one; b below is the index in ARGV of a policy's
 -- first argument. Then each check has now in microseconds, the cost (0 means
--- peek, -1 that each key has its own), its number of keys and, per key, the
--- number of its policy, followed by the key's cost when the check's is -1
--- (see 90_check.lua).
+-- peek, -1 that each key has its own, -2 a refund or charge), its number of
+-- keys and, per key, the number of its policy, followed by the key's cost
+-- when the check's is -1, or by its signed units (negative for a refund) and
+-- the refunded charge's instant when it is -2 (see 90_check.lua).
 -- Each algorithm function takes (key, b, cost, now, write), reads its state,
 -- decides like its Go counterpart in core/algo, writes the new state only
 -- when write is true and the check is admitted, and returns allowed (1 or
@@ -96,4 +97,10 @@ end
 local function reset_at(last, used, now)
   if used == 0 then return 0 end
   return last + used - now
+end
+
+-- add_backlog is algo.addBacklog: backlog plus units intervals, within
+-- [0, 10^15]. Beyond 2^53 the product is inexact, but it is then clamped.
+local function add_backlog(backlog, units, interval)
+  return math.min(max(backlog + units * interval, 0), 1000000000000000)
 end

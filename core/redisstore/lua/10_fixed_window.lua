@@ -42,3 +42,38 @@ local function fixed_window(key, b, cost, now, write)
   end
   return 0, max(limit - n, 0), window_end - now, window_end - now, 0
 end
+
+-- fixed_window_adjust is FixedWindowState.Adjust: a charge (units > 0) adds
+-- to the current window's count; a refund (units < 0) takes from it while
+-- at lies in that window.
+local function fixed_window_adjust(key, b, units, at, now)
+  local window = P[b + 2]
+  local start
+  if P[b] == 7 then
+    start = P[b + 3]
+  else
+    start = window_start(now, window)
+  end
+  local h = redis.call('HMGET', key, 's', 'n')
+  local st_start, st_count = tonumber(h[1]) or 0, tonumber(h[2]) or 0
+  local n = 0
+  if st_count > 0 then
+    if st_start > start then
+      if P[b] == 7 then window = P[b + 4] end
+      start = st_start
+    end
+    if st_start == start then n = st_count end
+  end
+  if units < 0 then
+    if at < start or at >= start + window then return end
+    n = max(n + units, 0)
+  else
+    n = math.min(n + units, 1000000000000000)
+  end
+  if n == 0 then
+    redis.call('DEL', key)
+    return
+  end
+  redis.call('HSET', key, 's', int(start), 'n', int(n))
+  redis.call('PEXPIRE', key, ttl(start + window - now))
+end

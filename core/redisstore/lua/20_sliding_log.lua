@@ -65,3 +65,37 @@ local function sliding_log(key, b, cost, now, write)
   local frees_at = tonumber(redis.call('LINDEX', key, first + k - 1))
   return 0, max(limit - n, 0), frees_at + window - now, newest + window - now, 0
 end
+
+-- sliding_log_adjust is Log.Adjust: a charge drops the entries that have
+-- left the window, appends units entries (at most limit) at now or the
+-- newest entry and keeps the newest limit; a refund removes up to -units
+-- entries at the first timestamp at or after at.
+local function sliding_log_adjust(key, b, units, at, now)
+  local limit, window = P[b + 1], P[b + 2]
+  local len = redis.call('LLEN', key)
+  if units < 0 then
+    local i = sliding_log_first_after(key, len, at - 1)
+    if i >= len then return end
+    local ts = redis.call('LINDEX', key, i)
+    redis.call('LREM', key, math.min(-units, len), ts)
+    return
+  end
+  local ts = now
+  if len > 0 then
+    ts = max(now, tonumber(redis.call('LINDEX', key, -1)))
+    local first = sliding_log_first_after(key, len, now - window)
+    if first > 0 then redis.call('LTRIM', key, first, -1) end
+  end
+  local left = math.min(units, limit)
+  local batch, entry = {}, int(ts)
+  for i = 1, math.min(left, 1000) do batch[i] = entry end
+  while left > 0 do
+    if left < #batch then
+      for i = left + 1, #batch do batch[i] = nil end
+    end
+    redis.call('RPUSH', key, unpack(batch))
+    left = left - #batch
+  end
+  redis.call('LTRIM', key, int(-limit), -1)
+  redis.call('PEXPIRE', key, ttl(ts + window - now))
+end

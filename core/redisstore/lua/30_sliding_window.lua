@@ -96,3 +96,37 @@ local function sliding_window(key, b, cost, now, write)
   end
   return 0, sw_floor(limit - est), retry, sw_reset(start, w, prev, curr, now), 0
 end
+
+-- sliding_window_adjust is SlidingWindowState.Adjust: a charge adds to the
+-- current window's count; a refund takes from the count of the window at
+-- fell in while that window still counts.
+local function sliding_window_adjust(key, b, units, at, now)
+  local w = P[b + 2]
+  local start = window_start(now, w)
+  local h = redis.call('HMGET', key, 's', 'p', 'c')
+  local st_start, st_prev, st_curr = tonumber(h[1]) or 0, tonumber(h[2]) or 0, tonumber(h[3]) or 0
+  local prev, curr = 0, 0
+  if st_prev ~= 0 or st_curr ~= 0 then
+    if st_start > start then start = st_start end
+    if st_start == start then
+      prev, curr = st_prev, st_curr
+    elseif st_start == start - w then
+      prev = st_curr
+    end
+  end
+  if units > 0 then
+    curr = math.min(curr + units, 1000000000000000)
+  elseif at >= start and at < start + w then
+    curr = max(curr + units, 0)
+  elseif at >= start - w and at < start then
+    prev = max(prev + units, 0)
+  else
+    return
+  end
+  if prev == 0 and curr == 0 then
+    redis.call('DEL', key)
+    return
+  end
+  redis.call('HSET', key, 's', int(start), 'p', int(prev), 'c', int(curr))
+  redis.call('PEXPIRE', key, ttl(sw_reset(start, w, prev, curr, now)))
+end

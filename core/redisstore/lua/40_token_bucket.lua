@@ -23,3 +23,23 @@ local function token_bucket(key, b, cost, now, write)
   end
   return 0, idiv(max(tolerance - used, 0), interval), last + used + need - tolerance - now, reset_at(last, used, now), 0
 end
+
+-- token_bucket_adjust is TokenBucketState.Adjust: units tokens taken (a
+-- charge, even below empty) or given back up to the burst.
+local function token_bucket_adjust(key, b, units, at, now)
+  local interval = P[b + 3]
+  local h = redis.call('HMGET', key, 'u', 'l', 'i')
+  local st_used, st_last = tonumber(h[1]) or 0, tonumber(h[2]) or 0
+  local last, used = now, 0
+  if st_used > 0 then
+    last = max(st_last, now)
+    used = rescale(max(st_used - (last - st_last), 0), tonumber(h[3]) or 0, interval)
+  end
+  used = add_backlog(used, units, interval)
+  if used == 0 then
+    redis.call('DEL', key)
+    return
+  end
+  redis.call('HSET', key, 'u', int(used), 'l', int(last), 'i', int(interval))
+  redis.call('PEXPIRE', key, ttl(reset_at(last, used, now)))
+end

@@ -35,6 +35,21 @@ local function decide(i, units, write)
   error('ratelimit: unknown algorithm code')
 end
 
+-- adjust applies a refund (units < 0) of a charge taken at at, or a
+-- charge, to the check's key i.
+local function adjust(i, units, at)
+  local pb = 4 + 6 * (tonumber(ARGV[cr + 3 * (i - 1) + 1]) - 1)
+  local key = KEYS[ck + i]
+  local code = P[pb]
+  if code == 5 then return gcra_adjust(key, pb, units, at, cnow) end
+  if code == 1 or code == 7 then return fixed_window_adjust(key, pb, units, at, cnow) end
+  if code == 2 then return sliding_log_adjust(key, pb, units, at, cnow) end
+  if code == 3 then return sliding_window_adjust(key, pb, units, at, cnow) end
+  if code == 4 then return token_bucket_adjust(key, pb, units, at, cnow) end
+  if code == 6 then return leaky_bucket_adjust(key, pb, units, at, cnow) end
+  error('ratelimit: unknown algorithm code')
+end
+
 local function put(i, allowed, remaining, retry, reset, delay)
   local r = co + 5 * (i - 1)
   out[r + 1], out[r + 2], out[r + 3], out[r + 4], out[r + 5] = allowed, remaining, retry, reset, delay
@@ -49,6 +64,22 @@ end
 
 -- check decides the current check (ck, cr, cs, cnow, co) of count keys.
 local function check(cost, count)
+  if cost == -2 then
+    -- Refunds and charges (OpRefund, OpCharge): each key's signed units and
+    -- the charge's instant follow its policy number. A key named twice is
+    -- one state, adjusted once. Then every key reports as a peek does.
+    for i = 1, count do
+      local seen = false
+      for j = 1, i - 1 do
+        if KEYS[ck + j] == KEYS[ck + i] then seen = true end
+      end
+      if not seen then
+        local a = cr + 3 * (i - 1)
+        adjust(i, tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]))
+      end
+    end
+    cost = 0
+  end
   if cost == 0 then
     -- Peek: the state as it stands, and whether one unit would pass.
     for i = 1, count do
@@ -111,11 +142,12 @@ for c = 1, checks do
   end
   counts[2 * c - 1], counts[2 * c] = count, cost
   nkeys = nkeys + count
-  if cost < 0 then count = 2 * count end -- a cost after each policy number
+  if cost == -1 then count = 2 * count end -- a cost after each policy number
+  if cost == -2 then count = 3 * count end -- units and an instant after each
   p = p + 3 + count
 end
 if p ~= nargs + 1 or nkeys ~= #KEYS then
-  return redis.error_reply('ERR ratelimit: want 6 arguments per policy, 3 per check and one key and policy number (and, for a check of cost -1, its cost) per key')
+  return redis.error_reply('ERR ratelimit: want 6 arguments per policy, 3 per check and one key and policy number (and, for a check of cost -1, its cost; of cost -2, its units and instant) per key')
 end
 for b = 4, first - 1, 6 do
   local code = tonumber(ARGV[b])
@@ -129,7 +161,7 @@ end
 if checks == 1 then
   local cost = counts[2]
   ck, cr, cnow, co = 0, first + 2, tonumber(ARGV[first]), 0
-  if cost < 0 then cs = 2 end
+  if cost == -1 then cs = 2 elseif cost == -2 then cs = 3 end
   check(cost, counts[1])
   return out
 end
@@ -146,7 +178,7 @@ p = first
 for c = 1, checks do
   local count, cost = counts[2 * c - 1], counts[2 * c]
   cs = 1
-  if cost < 0 then cs = 2 end
+  if cost == -1 then cs = 2 elseif cost == -2 then cs = 3 end
   cr, cnow, co = p + 2, tonumber(ARGV[p]), #out
   local ok, e = pcall(check, cost, count)
   if not ok then

@@ -1,0 +1,155 @@
+package algo
+
+import "github.com/ratelimit-go/ratelimit/core"
+
+// The Adjust methods apply core.OpRefund (units < 0, a charge taken at the
+// instant at) and core.OpCharge (units > 0) to a state at now and return the
+// state to store; the zero value means the key is empty again. Lua does the
+// same in lua/*_adjust of core/redisstore.
+
+// maxCount bounds a window's count after a charge, as maxBacklog bounds a
+// backlog: both stay exact in a Lua number.
+const maxCount = maxBacklog
+
+// addBacklog returns backlog plus units intervals, within [0, maxBacklog],
+// without overflowing for any units.
+func addBacklog(backlog, units, interval int64) int64 {
+	lim := maxBacklog/interval + 1
+	units = min(max(units, -lim), lim)
+	return min(max(backlog+units*interval, 0), maxBacklog)
+}
+
+// Adjust applies a refund or a charge to a GCRA state: the arrival time
+// moves by units intervals, never before now.
+func (s GCRAState) Adjust(p *core.Params, units, at, now int64) GCRAState {
+	backlog := int64(0)
+	if s.TAT != 0 {
+		backlog = rescale(max(s.TAT-now, 0), s.Interval, p.Interval)
+	}
+	if backlog = addBacklog(backlog, units, p.Interval); backlog == 0 {
+		return GCRAState{}
+	}
+	return GCRAState{TAT: now + backlog, Interval: p.Interval}
+}
+
+// Adjust applies a refund or a charge to a token bucket: units tokens are
+// taken (a charge, even below empty) or given back up to the burst.
+func (s TokenBucketState) Adjust(p *core.Params, units, at, now int64) TokenBucketState {
+	last, used := now, int64(0)
+	if s.Used > 0 {
+		last = max(s.Last, now)
+		used = rescale(max(s.Used-(last-s.Last), 0), s.Interval, p.Interval)
+	}
+	if used = addBacklog(used, units, p.Interval); used == 0 {
+		return TokenBucketState{}
+	}
+	return TokenBucketState{Used: used, Last: last, Interval: p.Interval}
+}
+
+// Adjust applies a refund or a charge to a leaky bucket: its level moves by
+// units, down to empty or above its capacity.
+func (s LeakyBucketState) Adjust(p *core.Params, units, at, now int64) LeakyBucketState {
+	last, level := now, int64(0)
+	if s.Level > 0 {
+		last = max(s.Last, now)
+		level = rescale(max(s.Level-(last-s.Last), 0), s.Interval, p.Interval)
+	}
+	if level = addBacklog(level, units, p.Interval); level == 0 {
+		return LeakyBucketState{}
+	}
+	return LeakyBucketState{Level: level, Last: last, Interval: p.Interval}
+}
+
+// Adjust applies a refund or a charge to a fixed window: a charge adds to
+// the current window's count, past the limit; a refund takes from it only
+// while at lies in that window.
+func (s FixedWindowState) Adjust(p *core.Params, units, at, now int64) FixedWindowState {
+	var start, end int64
+	if p.Window > 0 {
+		start = windowStart(now, p.Window)
+		end = start + p.Window
+	} else {
+		start, end = p.Bounds(now)
+	}
+	var n int64
+	if s.Count > 0 {
+		if s.Start > start { // caller's clock is behind: stay in the newest window
+			start, end = p.Bounds(s.Start)
+		}
+		if s.Start == start {
+			n = s.Count
+		}
+	}
+	if units < 0 {
+		if at < start || at >= end {
+			return s // the charge's window is over, or not begun
+		}
+		n = max(n+units, 0)
+	} else {
+		n = min(n+min(units, maxCount), maxCount)
+	}
+	if n == 0 {
+		return FixedWindowState{}
+	}
+	return FixedWindowState{Start: start, Count: n}
+}
+
+// Adjust applies a refund or a charge to a sliding window counter: a charge
+// adds to the current window's count; a refund takes from the count of the
+// window at fell in, the current one or the one before, and from none once
+// that window no longer counts.
+func (s SlidingWindowState) Adjust(p *core.Params, units, at, now int64) SlidingWindowState {
+	w := p.Window
+	start, _, prev, curr := swView(w, s, now)
+	switch {
+	case units > 0:
+		curr = min(curr+min(units, maxCount), maxCount)
+	case at >= start && at < start+w:
+		curr = max(curr+units, 0)
+	case at >= start-w && at < start:
+		prev = max(prev+units, 0)
+	default:
+		return s
+	}
+	if prev == 0 && curr == 0 {
+		return SlidingWindowState{}
+	}
+	return SlidingWindowState{Start: start, Prev: prev, Curr: curr}
+}
+
+// Adjust applies a refund or a charge to a sliding log in place. A charge
+// drops the entries that have left the window and appends units entries at
+// now (or the newest entry), keeping the newest Limit: those alone decide
+// every later check. A refund removes up to -units entries at the first
+// timestamp at or after at, the entries that charge recorded.
+func (l *Log) Adjust(p *core.Params, units, at, now int64) {
+	if units > 0 {
+		ts := now
+		if l.n > 0 {
+			ts = max(now, l.newest())
+			l.dropThrough(now - p.Window)
+		}
+		l.push(ts, int(min(units, p.Limit)), int(p.Limit))
+		if extra := l.n - int(p.Limit); extra > 0 {
+			l.head = (l.head + extra) % len(l.buf)
+			l.n -= extra
+		}
+		return
+	}
+	i := l.firstAfter(at - 1)
+	if i == l.n {
+		return
+	}
+	ts, k := l.At(i), 0
+	for i+k < l.n && k < int(min(-units, int64(l.n))) && l.At(i+k) == ts {
+		k++
+	}
+	// Shift the entries after the removed ones back by k.
+	for j := i; j+k < l.n; j++ {
+		l.buf[(l.head+j)%len(l.buf)] = l.At(j + k)
+	}
+	l.n -= k
+	if l.n == 0 {
+		l.head = 0
+	}
+}
