@@ -213,3 +213,72 @@ func ExamplePolicy_calendar() {
 	// false 30m0s
 	// true 999 672h0m0s
 }
+
+// Counting only failed logins: every attempt consumes at entry, so that the
+// limit holds under concurrency, and a successful one is refunded with the
+// instant of its charge.
+func ExampleOpRefund() {
+	store, err := memstore.New()
+	if err != nil {
+		panic(err)
+	}
+	clock := core.NewManualClock(time.Date(2026, 12, 4, 9, 0, 0, 0, time.UTC))
+	limiter := core.NewLimiter(store, core.WithClock(clock))
+	failures := core.Policy{Name: "login-failures", Limit: 3, Window: 15 * time.Minute, Algorithm: core.FixedWindow}
+	ctx := context.Background()
+
+	for _, ok := range []bool{false, true, true, false, false, true} {
+		at := clock.Now()
+		d, err := limiter.Allow(ctx, "alice", failures)
+		if err != nil || !d.Allowed {
+			fmt.Println("locked out, retry in", d.RetryAfter)
+			continue
+		}
+		if ok { // the password was right: this attempt does not count
+			refund := []core.Item{{Key: "alice", Policy: failures, Cost: 1, Op: core.OpRefund, At: at}}
+			if _, err := limiter.Do(ctx, refund, nil); err != nil {
+				fmt.Println("refund:", err)
+			}
+		}
+		clock.Advance(time.Minute)
+	}
+	d, _ := limiter.Peek(ctx, "alice", failures)
+	fmt.Println("failures left:", d.Remaining)
+	// Output:
+	// locked out, retry in 10m0s
+	// failures left: 0
+}
+
+// Settling a cost known only afterwards, such as the tokens a language
+// model used: the request reserves an estimate, then the difference is
+// charged (past the limit if need be: the key goes into debt) or refunded.
+func ExampleOpCharge() {
+	store, err := memstore.New()
+	if err != nil {
+		panic(err)
+	}
+	clock := core.NewManualClock(time.Date(2026, 12, 4, 9, 0, 0, 0, time.UTC))
+	limiter := core.NewLimiter(store, core.WithClock(clock))
+	tokens := core.Policy{Name: "tokens", Limit: 10_000, Window: time.Minute, Algorithm: core.TokenBucket}
+	ctx := context.Background()
+
+	const estimate = 1_000
+	d, err := limiter.AllowN(ctx, "team-7", tokens, estimate)
+	if err != nil || !d.Allowed {
+		fmt.Println("denied:", err)
+		return
+	}
+	used := 25_000 // reported by the model once the answer is complete
+	settle := []core.Item{{Key: "team-7", Policy: tokens, Cost: used - estimate, Op: core.OpCharge}}
+	if used < estimate {
+		settle[0].Cost, settle[0].Op = estimate-used, core.OpRefund
+	}
+	r, err := limiter.Do(ctx, settle, nil)
+	if err != nil {
+		fmt.Println("settle:", err)
+		return
+	}
+	fmt.Println("after the settle: remaining", r.Decisions[0].Remaining, "retry in", r.Decisions[0].RetryAfter)
+	// Output:
+	// after the settle: remaining 0 retry in 1m30.006s
+}
