@@ -34,7 +34,8 @@ type Backend interface {
 	//
 	// A batch of OpRefund or OpCharge items is never denied: it applies
 	// every item (once per shared state) and reports each state afterwards
-	// as OpPeek does. Items of one key are applied atomically.
+	// as OpPeek does. Each item is applied atomically; the Redis store
+	// applies the whole batch in one step.
 	//
 	// An operation a store does not implement, or a batch mixing
 	// operations it cannot decide together, fails with an error matching

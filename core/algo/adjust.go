@@ -32,15 +32,22 @@ func (s GCRAState) Adjust(p *core.Params, units, at, now int64) GCRAState {
 	return GCRAState{TAT: now + backlog, Interval: p.Interval}
 }
 
+// adjustQueue moves a bucket's backlog (µs as of last, written at interval
+// from) by units intervals, as of max(last, now).
+func adjustQueue(p *core.Params, backlog, last, from, units, now int64) (int64, int64) {
+	at, b := now, int64(0)
+	if backlog > 0 {
+		at = max(last, now)
+		b = rescale(max(backlog-(at-last), 0), from, p.Interval)
+	}
+	return addBacklog(b, units, p.Interval), at
+}
+
 // Adjust applies a refund or a charge to a token bucket: units tokens are
 // taken (a charge, even below empty) or given back up to the burst.
 func (s TokenBucketState) Adjust(p *core.Params, units, at, now int64) TokenBucketState {
-	last, used := now, int64(0)
-	if s.Used > 0 {
-		last = max(s.Last, now)
-		used = rescale(max(s.Used-(last-s.Last), 0), s.Interval, p.Interval)
-	}
-	if used = addBacklog(used, units, p.Interval); used == 0 {
+	used, last := adjustQueue(p, s.Used, s.Last, s.Interval, units, now)
+	if used == 0 {
 		return TokenBucketState{}
 	}
 	return TokenBucketState{Used: used, Last: last, Interval: p.Interval}
@@ -49,12 +56,8 @@ func (s TokenBucketState) Adjust(p *core.Params, units, at, now int64) TokenBuck
 // Adjust applies a refund or a charge to a leaky bucket: its level moves by
 // units, down to empty or above its capacity.
 func (s LeakyBucketState) Adjust(p *core.Params, units, at, now int64) LeakyBucketState {
-	last, level := now, int64(0)
-	if s.Level > 0 {
-		last = max(s.Last, now)
-		level = rescale(max(s.Level-(last-s.Last), 0), s.Interval, p.Interval)
-	}
-	if level = addBacklog(level, units, p.Interval); level == 0 {
+	level, last := adjustQueue(p, s.Level, s.Last, s.Interval, units, now)
+	if level == 0 {
 		return LeakyBucketState{}
 	}
 	return LeakyBucketState{Level: level, Last: last, Interval: p.Interval}

@@ -123,7 +123,7 @@ func (s *Store) Do(ctx context.Context, items []core.Item, now time.Time, out []
 	case items[0].Op == core.OpPeek:
 		return s.peek(items, now, out)
 	case items[0].Op != core.OpConsume:
-		return s.adjustItems(items, now, out)
+		return s.peek(items, now, out)
 	case oneKey(items):
 		return s.check(items, now, out)
 	}
@@ -187,38 +187,12 @@ func (s *Store) check(items []core.Item, now time.Time, out []core.Decision) err
 // peek reports the state of every item of a validated batch of OpPeek items
 // at now and writes nothing: Remaining and ResetAfter as they stand (a
 // check of cost 0), Allowed and RetryAfter for a check of cost 1, and a zero
-// Delay. Each item takes its key's lock on its own.
+// Delay. Each item takes its key's lock on its own. A batch of OpRefund or
+// OpCharge items is applied the same way, each item (a state shared by
+// several items once) just before it reports; a charge of a new key in a
+// full store fails with ErrStoreFull, and the other items are still
+// applied.
 func (s *Store) peek(items []core.Item, now time.Time, out []core.Decision) error {
-	var buf [8]*policyInfo
-	pis, err := s.register(items, buf[:0])
-	if err != nil {
-		clear(out)
-		return err
-	}
-	n := now.UnixMicro()
-	for i, pi := range pis {
-		key := items[i].Key
-		sh, h := s.locate(key)
-		sh.mu.Lock()
-		s.observe(sh, n)
-		stand, _, _ := s.apply(sh, pi, key, h, 0, n, evaluate)
-		one, _, _ := s.apply(sh, pi, key, h, 1, n, evaluate)
-		sh.mu.Unlock()
-		d := stand.Decision(pi.policy)
-		d.Allowed = one.Allowed
-		d.RetryAfter = time.Duration(one.RetryAfter()) * time.Microsecond
-		d.Delay = 0
-		out[i] = d
-	}
-	return nil
-}
-
-// adjustItems applies a validated batch of OpRefund or OpCharge items, a
-// state shared by several items once, each key under its shard's lock,
-// and reports every item's state afterwards as peek does. A charge of a
-// new key in a full store fails with ErrStoreFull; the other items are
-// still applied.
-func (s *Store) adjustItems(items []core.Item, now time.Time, out []core.Decision) error {
 	var buf [8]*policyInfo
 	pis, err := s.register(items, buf[:0])
 	if err != nil {
@@ -228,27 +202,31 @@ func (s *Store) adjustItems(items []core.Item, now time.Time, out []core.Decisio
 	n := now.UnixMicro()
 	var first error
 	for i, pi := range pis {
-		if sameKeyBefore(items, pis, i) {
-			continue
-		}
 		it := &items[i]
-		units, at := int64(it.Cost), n
-		if it.Op == core.OpRefund {
-			units = -units
-			if !it.At.IsZero() {
-				at = it.At.UnixMicro()
-			}
-		}
-		sh, h := s.locate(it.Key)
+		key := it.Key
+		sh, h := s.locate(key)
 		sh.mu.Lock()
 		s.observe(sh, n)
-		if err := s.adjust(sh, pi, it.Key, h, units, at, n); err != nil && first == nil {
-			first = err
+		if it.Op != core.OpPeek && !sameKeyBefore(items, pis, i) {
+			units, at := int64(it.Cost), n
+			if it.Op == core.OpRefund {
+				units = -units
+				if !it.At.IsZero() {
+					at = it.At.UnixMicro()
+				}
+			}
+			if err := s.adjust(sh, pi, key, h, units, at, n); err != nil && first == nil {
+				first = err
+			}
 		}
+		stand, _, _ := s.apply(sh, pi, key, h, 0, n, evaluate)
+		one, _, _ := s.apply(sh, pi, key, h, 1, n, evaluate)
 		sh.mu.Unlock()
-	}
-	if err := s.peek(items, now, out); err != nil {
-		return err
+		d := stand.Decision(pi.policy)
+		d.Allowed = one.Allowed
+		d.RetryAfter = time.Duration(one.RetryAfter()) * time.Microsecond
+		d.Delay = 0
+		out[i] = d
 	}
 	return first
 }

@@ -24,22 +24,23 @@ local function token_bucket(key, b, cost, now, write)
   return 0, idiv(max(tolerance - used, 0), interval), last + used + need - tolerance - now, reset_at(last, used, now), 0
 end
 
--- token_bucket_adjust is TokenBucketState.Adjust: units tokens taken (a
--- charge, even below empty) or given back up to the burst.
-local function token_bucket_adjust(key, b, units, at, now)
+-- bucket_adjust is the Adjust of both buckets (adjustQueue): the backlog in
+-- field f ('u' for the token bucket, 'v' for the leaky bucket) moves by
+-- units intervals, down to empty or past the capacity.
+local function bucket_adjust(key, b, units, now, f)
   local interval = P[b + 3]
-  local h = redis.call('HMGET', key, 'u', 'l', 'i')
-  local st_used, st_last = tonumber(h[1]) or 0, tonumber(h[2]) or 0
-  local last, used = now, 0
-  if st_used > 0 then
+  local h = redis.call('HMGET', key, f, 'l', 'i')
+  local st_backlog, st_last = tonumber(h[1]) or 0, tonumber(h[2]) or 0
+  local last, backlog = now, 0
+  if st_backlog > 0 then
     last = max(st_last, now)
-    used = rescale(max(st_used - (last - st_last), 0), tonumber(h[3]) or 0, interval)
+    backlog = rescale(max(st_backlog - (last - st_last), 0), tonumber(h[3]) or 0, interval)
   end
-  used = add_backlog(used, units, interval)
-  if used == 0 then
+  backlog = add_backlog(backlog, units, interval)
+  if backlog == 0 then
     redis.call('DEL', key)
     return
   end
-  redis.call('HSET', key, 'u', int(used), 'l', int(last), 'i', int(interval))
-  redis.call('PEXPIRE', key, ttl(reset_at(last, used, now)))
+  redis.call('HSET', key, f, int(backlog), 'l', int(last), 'i', int(interval))
+  redis.call('PEXPIRE', key, ttl(reset_at(last, backlog, now)))
 end

@@ -37,23 +37,3 @@ local function leaky_bucket(key, b, cost, now, write)
   if max_delay > 0 then retry = max(retry, wait - max_delay) end
   return 0, leaky_remaining(room, backlog, interval), retry, reset_at(last, backlog, now), 0
 end
-
--- leaky_bucket_adjust is LeakyBucketState.Adjust: the level moves by units,
--- down to empty or above the capacity.
-local function leaky_bucket_adjust(key, b, units, at, now)
-  local interval = P[b + 3]
-  local h = redis.call('HMGET', key, 'v', 'l', 'i')
-  local st_level, st_last = tonumber(h[1]) or 0, tonumber(h[2]) or 0
-  local last, level = now, 0
-  if st_level > 0 then
-    last = max(st_last, now)
-    level = rescale(max(st_level - (last - st_last), 0), tonumber(h[3]) or 0, interval)
-  end
-  level = add_backlog(level, units, interval)
-  if level == 0 then
-    redis.call('DEL', key)
-    return
-  end
-  redis.call('HSET', key, 'v', int(level), 'l', int(last), 'i', int(interval))
-  redis.call('PEXPIRE', key, ttl(reset_at(last, level, now)))
-end

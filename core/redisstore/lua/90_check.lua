@@ -45,8 +45,8 @@ local function adjust(i, units, at)
   if code == 1 or code == 7 then return fixed_window_adjust(key, pb, units, at, cnow) end
   if code == 2 then return sliding_log_adjust(key, pb, units, at, cnow) end
   if code == 3 then return sliding_window_adjust(key, pb, units, at, cnow) end
-  if code == 4 then return token_bucket_adjust(key, pb, units, at, cnow) end
-  if code == 6 then return leaky_bucket_adjust(key, pb, units, at, cnow) end
+  if code == 4 then return bucket_adjust(key, pb, units, cnow, 'u') end
+  if code == 6 then return bucket_adjust(key, pb, units, cnow, 'v') end
   error('ratelimit: unknown algorithm code')
 end
 
