@@ -2,10 +2,33 @@ package algo
 
 import "github.com/ratelimit-go/ratelimit/core"
 
-// The Adjust methods apply core.OpRefund (units < 0, a charge taken at the
-// instant at) and core.OpCharge (units > 0) to a state at now and return the
-// state to store; the zero value means the key is empty again. Lua does the
-// same in lua/*_adjust of core/redisstore.
+// Adjust applies core.OpRefund (units < 0, of a charge taken at the instant
+// at) or core.OpCharge (units > 0) at now to st, the state of one of the
+// algorithms of this package, and returns the state to store: the zero
+// value when the key is empty again. A *Log is adjusted in place and
+// returned; any other type is returned unchanged. Lua does the same in
+// core/redisstore's lua/*_adjust.
+func Adjust[S any](p *core.Params, st S, units, at, now int64) S {
+	var next any
+	switch s := any(st).(type) {
+	case GCRAState:
+		next = s.adjust(p, units, now)
+	case TokenBucketState:
+		next = s.adjust(p, units, now)
+	case LeakyBucketState:
+		next = s.adjust(p, units, now)
+	case FixedWindowState:
+		next = s.adjust(p, units, at, now)
+	case SlidingWindowState:
+		next = s.adjust(p, units, at, now)
+	case *Log:
+		s.adjust(p, units, at, now)
+		return st
+	default:
+		return st
+	}
+	return next.(S)
+}
 
 // maxCount bounds a window's count after a charge, as maxBacklog bounds a
 // backlog: both stay exact in a Lua number.
@@ -19,9 +42,9 @@ func addBacklog(backlog, units, interval int64) int64 {
 	return min(max(backlog+units*interval, 0), maxBacklog)
 }
 
-// Adjust applies a refund or a charge to a GCRA state: the arrival time
+// adjust applies a refund or a charge to a GCRA state: the arrival time
 // moves by units intervals, never before now.
-func (s GCRAState) Adjust(p *core.Params, units, at, now int64) GCRAState {
+func (s GCRAState) adjust(p *core.Params, units, now int64) GCRAState {
 	backlog := int64(0)
 	if s.TAT != 0 {
 		backlog = rescale(max(s.TAT-now, 0), s.Interval, p.Interval)
@@ -43,9 +66,9 @@ func adjustQueue(p *core.Params, backlog, last, from, units, now int64) (int64, 
 	return addBacklog(b, units, p.Interval), at
 }
 
-// Adjust applies a refund or a charge to a token bucket: units tokens are
+// adjust applies a refund or a charge to a token bucket: units tokens are
 // taken (a charge, even below empty) or given back up to the burst.
-func (s TokenBucketState) Adjust(p *core.Params, units, at, now int64) TokenBucketState {
+func (s TokenBucketState) adjust(p *core.Params, units, now int64) TokenBucketState {
 	used, last := adjustQueue(p, s.Used, s.Last, s.Interval, units, now)
 	if used == 0 {
 		return TokenBucketState{}
@@ -53,9 +76,9 @@ func (s TokenBucketState) Adjust(p *core.Params, units, at, now int64) TokenBuck
 	return TokenBucketState{Used: used, Last: last, Interval: p.Interval}
 }
 
-// Adjust applies a refund or a charge to a leaky bucket: its level moves by
+// adjust applies a refund or a charge to a leaky bucket: its level moves by
 // units, down to empty or above its capacity.
-func (s LeakyBucketState) Adjust(p *core.Params, units, at, now int64) LeakyBucketState {
+func (s LeakyBucketState) adjust(p *core.Params, units, now int64) LeakyBucketState {
 	level, last := adjustQueue(p, s.Level, s.Last, s.Interval, units, now)
 	if level == 0 {
 		return LeakyBucketState{}
@@ -63,10 +86,10 @@ func (s LeakyBucketState) Adjust(p *core.Params, units, at, now int64) LeakyBuck
 	return LeakyBucketState{Level: level, Last: last, Interval: p.Interval}
 }
 
-// Adjust applies a refund or a charge to a fixed window: a charge adds to
+// adjust applies a refund or a charge to a fixed window: a charge adds to
 // the current window's count, past the limit; a refund takes from it only
 // while at lies in that window.
-func (s FixedWindowState) Adjust(p *core.Params, units, at, now int64) FixedWindowState {
+func (s FixedWindowState) adjust(p *core.Params, units, at, now int64) FixedWindowState {
 	var start, end int64
 	if p.Window > 0 {
 		start = windowStart(now, p.Window)
@@ -97,11 +120,11 @@ func (s FixedWindowState) Adjust(p *core.Params, units, at, now int64) FixedWind
 	return FixedWindowState{Start: start, Count: n}
 }
 
-// Adjust applies a refund or a charge to a sliding window counter: a charge
+// adjust applies a refund or a charge to a sliding window counter: a charge
 // adds to the current window's count; a refund takes from the count of the
 // window at fell in, the current one or the one before, and from none once
 // that window no longer counts.
-func (s SlidingWindowState) Adjust(p *core.Params, units, at, now int64) SlidingWindowState {
+func (s SlidingWindowState) adjust(p *core.Params, units, at, now int64) SlidingWindowState {
 	w := p.Window
 	start, _, prev, curr := swView(w, s, now)
 	switch {
@@ -120,12 +143,12 @@ func (s SlidingWindowState) Adjust(p *core.Params, units, at, now int64) Sliding
 	return SlidingWindowState{Start: start, Prev: prev, Curr: curr}
 }
 
-// Adjust applies a refund or a charge to a sliding log in place. A charge
+// adjust applies a refund or a charge to a sliding log in place. A charge
 // drops the entries that have left the window and appends units entries at
 // now (or the newest entry), keeping the newest Limit: those alone decide
 // every later check. A refund removes up to -units entries at the first
 // timestamp at or after at, the entries that charge recorded.
-func (l *Log) Adjust(p *core.Params, units, at, now int64) {
+func (l *Log) adjust(p *core.Params, units, at, now int64) {
 	if units > 0 {
 		ts := now
 		if l.n > 0 {

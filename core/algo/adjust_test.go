@@ -8,15 +8,11 @@ import (
 	"github.com/ratelimit-go/ratelimit/core"
 )
 
-type adjustable[S any] interface {
-	Adjust(p *core.Params, units, at, now int64) S
-}
-
 // checkAdjust runs the properties of Adjust for one algorithm on random
 // policies and histories: a refund of an admitted check at its instant
 // gives back the answers of the state before it; no refund goes below an
 // empty state; after a charge into debt, RetryAfter is exact.
-func checkAdjust[S adjustable[S]](t *testing.T, algorithm core.Algorithm, decide Func[S]) {
+func checkAdjust[S any](t *testing.T, algorithm core.Algorithm, decide Func[S]) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(7, uint64(len(algorithm))))
 	for trial := range 3000 {
@@ -35,17 +31,17 @@ func checkAdjust[S adjustable[S]](t *testing.T, algorithm core.Algorithm, decide
 		o, after := decide(p, st, cost, now)
 		if o.Allowed {
 			before0, _ := decide(p, st, 0, now)
-			back := after.Adjust(p, -cost, now, now)
+			back := Adjust(p, after, -cost, now, now)
 			got0, _ := decide(p, back, 0, now)
 			if got0.Remaining != before0.Remaining {
 				t.Fatalf("trial %d %s: refund of %d: remaining %d, want %d as before the check", trial, algorithm, cost, got0.Remaining, before0.Remaining)
 			}
 		}
-		empty := st.Adjust(p, -1<<62, now, now)
+		empty := Adjust(p, st, -1<<62, now, now)
 		if e, _ := decide(p, empty, 0, now); e.Remaining != int64(limit) || e.ResetAfter != 0 {
 			t.Fatalf("trial %d %s: a refund of everything leaves %+v, want an empty state", trial, algorithm, e)
 		}
-		debt := st.Adjust(p, 1+rng.Int64N(3*int64(limit)), now, now)
+		debt := Adjust(p, st, 1+rng.Int64N(3*int64(limit)), now, now)
 		d, _ := decide(p, debt, 1, now)
 		if d.Remaining < 0 {
 			t.Fatalf("trial %d %s: negative remaining %+v", trial, algorithm, d)
@@ -77,11 +73,11 @@ func TestSlidingLogAdjust(t *testing.T) {
 	var l Log
 	CommitSlidingLog(p, &l, 2, unix2023, unix2023)
 	CommitSlidingLog(p, &l, 1, unix2023+sec, unix2023+sec)
-	l.Adjust(p, -5, unix2023, unix2023+2*sec) // the first charge's entries only
+	Adjust(p, &l, -5, unix2023, unix2023+2*sec) // the first charge's entries only
 	if l.Len() != 1 || l.At(0) != unix2023+sec {
 		t.Fatalf("after the refund: %d entries, first %d", l.Len(), l.At(0))
 	}
-	l.Adjust(p, 100, 0, unix2023+2*sec)
+	Adjust(p, &l, 100, 0, unix2023+2*sec)
 	if l.Len() != 4 {
 		t.Fatalf("a charge keeps the newest limit entries: %d", l.Len())
 	}

@@ -12,7 +12,7 @@ import (
 //
 // A check waits either because it was denied (RetryAfter) or because the
 // leaky bucket admitted it behind others (Delay), never both, so one field,
-// Wait, holds whichever applies; RetryAfter and Delay read it back.
+// Wait, holds whichever applies; RetryAfter (and, inside the package, delay) reads it back.
 type Answer struct {
 	Allowed   bool
 	Remaining int64
@@ -31,19 +31,13 @@ func (o Answer) RetryAfter() int64 {
 	return o.Wait
 }
 
-// Delay is how long to hold an admitted check: Wait when admitted, zero
+// delay is how long to hold an admitted check: Wait when admitted, zero
 // when denied.
-func (o Answer) Delay() int64 {
+func (o Answer) delay() int64 {
 	if o.Allowed {
 		return o.Wait
 	}
 	return 0
-}
-
-// Decision converts the outcome into a core.Decision for policy p.
-func (o Answer) Decision(p core.Policy) (d core.Decision) {
-	o.Fill(&d, &p)
-	return d
 }
 
 // Fill writes the outcome into every field of d as the decision for p. Hot

@@ -205,16 +205,16 @@ func TestLeakyBucketShapes(t *testing.T) {
 	m := newMachine(t, p)
 	for i := range 3 {
 		o := m.commit(1, now)
-		if !o.Allowed || o.Delay() != int64(i)*iv || o.Remaining != int64(2-i) || o.ResetAfter != int64(i+1)*iv {
+		if !o.Allowed || o.delay() != int64(i)*iv || o.Remaining != int64(2-i) || o.ResetAfter != int64(i+1)*iv {
 			t.Fatalf("request %d: %+v, want Delay %d", i, o, int64(i)*iv)
 		}
 	}
-	if o := m.commit(1, now); o.Allowed || o.Delay() != 0 || o.RetryAfter() != iv {
+	if o := m.commit(1, now); o.Allowed || o.delay() != 0 || o.RetryAfter() != iv {
 		t.Fatalf("queue full: %+v", o)
 	}
 	// One and a half intervals later the next request waits for the rest
 	// of the backlog.
-	if o := m.commit(1, now+iv+iv/2); !o.Allowed || o.Delay() != 3*iv-(iv+iv/2) {
+	if o := m.commit(1, now+iv+iv/2); !o.Allowed || o.delay() != 3*iv-(iv+iv/2) {
 		t.Fatalf("after draining: %+v, want Delay %d", o, 3*iv-(iv+iv/2))
 	}
 	// At now+3 intervals one unit is still queued: three do not fit until
@@ -331,19 +331,19 @@ func TestAnswerDecision(t *testing.T) {
 	t.Parallel()
 	pol := core.Policy{Name: "x", Limit: 7, Window: time.Second}
 	admitted := Answer{Allowed: true, Remaining: 3, Wait: 4, ResetAfter: 2_500_000}
-	if admitted.RetryAfter() != 0 || admitted.Delay() != 4 {
-		t.Fatalf("admitted: RetryAfter %d Delay %d, want 0 and 4", admitted.RetryAfter(), admitted.Delay())
+	if admitted.RetryAfter() != 0 || admitted.delay() != 4 {
+		t.Fatalf("admitted: RetryAfter %d Delay %d, want 0 and 4", admitted.RetryAfter(), admitted.delay())
 	}
-	d := admitted.Decision(pol)
+	d := decisionOf(admitted, pol)
 	want := core.Decision{Allowed: true, Limit: 7, Remaining: 3, ResetAfter: 2500 * time.Millisecond, Delay: 4 * time.Microsecond}
 	if d != want {
 		t.Fatalf("Decision = %+v, want %+v", d, want)
 	}
 	denied := Answer{Remaining: 0, Wait: 1, ResetAfter: 2_500_000}
-	if denied.RetryAfter() != 1 || denied.Delay() != 0 {
-		t.Fatalf("denied: RetryAfter %d Delay %d, want 1 and 0", denied.RetryAfter(), denied.Delay())
+	if denied.RetryAfter() != 1 || denied.delay() != 0 {
+		t.Fatalf("denied: RetryAfter %d Delay %d, want 1 and 0", denied.RetryAfter(), denied.delay())
 	}
-	d = denied.Decision(pol)
+	d = decisionOf(denied, pol)
 	want = core.Decision{Limit: 7, RetryAfter: time.Microsecond, ResetAfter: 2500 * time.Millisecond}
 	if d != want {
 		t.Fatalf("Decision = %+v, want %+v", d, want)
@@ -356,15 +356,15 @@ func TestAnswerFillOverwrites(t *testing.T) {
 	t.Parallel()
 	a := core.Policy{Name: "a", Limit: 7, Window: time.Second}
 	b := core.Policy{Name: "b", Limit: 9, Window: time.Minute, Algorithm: core.LeakyBucket}
-	d := Answer{Allowed: true, Remaining: 3, Wait: 4, ResetAfter: 5}.Decision(b)
+	d := decisionOf(Answer{Allowed: true, Remaining: 3, Wait: 4, ResetAfter: 5}, b)
 	denied := Answer{Remaining: 1, Wait: 2, ResetAfter: 6}
 	denied.Fill(&d, &a)
-	if want := denied.Decision(a); d != want {
+	if want := decisionOf(denied, a); d != want {
 		t.Fatalf("Fill over a used Decision = %+v, want %+v", d, want)
 	}
 	admitted := Answer{Allowed: true, Remaining: 3, Wait: 4, ResetAfter: 5}
 	admitted.Fill(&d, &b)
-	if want := admitted.Decision(b); d != want || d.RetryAfter != 0 {
+	if want := decisionOf(admitted, b); d != want || d.RetryAfter != 0 {
 		t.Fatalf("Fill over a denial = %+v, want %+v", d, want)
 	}
 }
@@ -414,4 +414,10 @@ func TestSwFirstFitMatchesSearch(t *testing.T) {
 				prev, curr, w, lo, hi, cost, limit, got, want)
 		}
 	}
+}
+
+// decisionOf is o as the decision for p.
+func decisionOf(o Answer, p core.Policy) (d core.Decision) {
+	o.Fill(&d, &p)
+	return d
 }

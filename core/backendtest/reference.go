@@ -105,7 +105,8 @@ func (r *reference) decide(ctx context.Context, items []core.Item, now time.Time
 		for i := range items {
 			stand, _ := r.eval(&params[i], keys[i], 0, us)
 			one, _ := r.eval(&params[i], keys[i], 1, us)
-			d := stand.Decision(items[i].Policy)
+			var d core.Decision
+			stand.Fill(&d, &items[i].Policy)
 			d.Allowed, d.RetryAfter, d.Delay = one.Allowed, time.Duration(one.RetryAfter())*time.Microsecond, 0
 			out[i] = d
 		}
@@ -115,7 +116,8 @@ func (r *reference) decide(ctx context.Context, items []core.Item, now time.Time
 	allowed := true
 	for i := range items {
 		o, commit := r.eval(&params[i], keys[i], int64(items[i].Cost), us)
-		out[i], commits[i] = o.Decision(items[i].Policy), commit
+		o.Fill(&out[i], &items[i].Policy)
+		commits[i] = commit
 		allowed = allowed && o.Allowed
 	}
 	if allowed {
@@ -134,40 +136,39 @@ func (r *reference) decide(ctx context.Context, items []core.Item, now time.Time
 	for i := range items {
 		if out[i].Allowed {
 			stand, _ := r.eval(&params[i], keys[i], 0, us)
-			out[i] = stand.Decision(items[i].Policy)
+			stand.Fill(&out[i], &items[i].Policy)
 			out[i].Delay = 0
 		}
 	}
 	return nil
 }
 
-// adjust applies a refund (units < 0) or a charge with the algorithm's
-// Adjust. r.mu is held.
+// adjust applies a refund (units < 0) or a charge with algo.Adjust. r.mu is held.
 func (r *reference) adjust(p *core.Params, k stateKey, units, at, now int64) {
 	st := r.states[k]
 	switch p.Algorithm {
 	case core.FixedWindow:
 		s, _ := st.(algo.FixedWindowState)
-		r.states[k] = s.Adjust(p, units, at, now)
+		r.states[k] = algo.Adjust(p, s, units, at, now)
 	case core.SlidingWindow:
 		s, _ := st.(algo.SlidingWindowState)
-		r.states[k] = s.Adjust(p, units, at, now)
+		r.states[k] = algo.Adjust(p, s, units, at, now)
 	case core.SlidingLog:
 		l, _ := st.(*algo.Log)
 		if l == nil {
 			l = new(algo.Log)
 		}
-		l.Adjust(p, units, at, now)
+		algo.Adjust(p, l, units, at, now)
 		r.states[k] = l
 	case core.TokenBucket:
 		s, _ := st.(algo.TokenBucketState)
-		r.states[k] = s.Adjust(p, units, at, now)
+		r.states[k] = algo.Adjust(p, s, units, at, now)
 	case core.GCRA:
 		s, _ := st.(algo.GCRAState)
-		r.states[k] = s.Adjust(p, units, at, now)
+		r.states[k] = algo.Adjust(p, s, units, at, now)
 	case core.LeakyBucket:
 		s, _ := st.(algo.LeakyBucketState)
-		r.states[k] = s.Adjust(p, units, at, now)
+		r.states[k] = algo.Adjust(p, s, units, at, now)
 	}
 }
 

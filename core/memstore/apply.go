@@ -1,7 +1,6 @@
 package memstore
 
 import (
-	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/algo"
 )
 
@@ -158,12 +157,11 @@ func tableOf[S state](s *Store, sh *shard, pi *policyInfo, create bool) *table[S
 	return t
 }
 
-// adjustValue applies a refund or a charge (algo's Adjust) to key's state
+// adjustValue applies a refund or a charge (algo.Adjust) to key's state
 // under pi, deleting the state when it is empty again. Requires sh.mu.
 func adjustValue[S interface {
 	state
 	comparable
-	Adjust(p *core.Params, units, at, now int64) S
 }](s *Store, sh *shard, pi *policyInfo, key string, h uint64, units, at, now int64) error {
 	t := tableOf[S](s, sh, pi, units > 0)
 	i := t.find(key, h)
@@ -173,7 +171,7 @@ func adjustValue[S interface {
 	} else if units < 0 {
 		return nil // nothing to refund
 	}
-	next := cur.Adjust(&pi.params, units, at, now)
+	next := algo.Adjust(&pi.params, cur, units, at, now)
 	if next == zero {
 		if i >= 0 && t.drop(key, h) {
 			s.keys.Add(-1)
@@ -189,7 +187,7 @@ func (s *Store) adjustLog(sh *shard, pi *policyInfo, key string, h uint64, units
 	i := t.find(key, h)
 	if i >= 0 {
 		l := &t.slots[i].st.Log
-		l.Adjust(&pi.params, units, at, now)
+		algo.Adjust(&pi.params, l, units, at, now)
 		if l.Len() == 0 && t.drop(key, h) {
 			s.keys.Add(-1)
 		}
@@ -199,7 +197,7 @@ func (s *Store) adjustLog(sh *shard, pi *policyInfo, key string, h uint64, units
 		return nil
 	}
 	nl := new(logState)
-	nl.Adjust(&pi.params, units, at, now)
+	algo.Adjust(&pi.params, &nl.Log, units, at, now)
 	return store(s, sh, t, commit, key, h, i, nl)
 }
 

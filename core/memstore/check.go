@@ -222,7 +222,8 @@ func (s *Store) peek(items []core.Item, now time.Time, out []core.Decision) erro
 		stand, _, _ := s.apply(sh, pi, key, h, 0, n, evaluate)
 		one, _, _ := s.apply(sh, pi, key, h, 1, n, evaluate)
 		sh.mu.Unlock()
-		d := stand.Decision(pi.policy)
+		var d core.Decision
+		stand.Fill(&d, &pi.policy)
 		d.Allowed = one.Allowed
 		d.RetryAfter = time.Duration(one.RetryAfter()) * time.Microsecond
 		d.Delay = 0
