@@ -37,7 +37,8 @@ var (
 //
 // keys is the number of distinct keys (3 when 0). With invalid, some checks
 // have a cost of 0, -1 or above the capacity, which must fail with a typed
-// error and change nothing.
+// error and change nothing, and some steps refund or charge (core.OpRefund,
+// core.OpCharge).
 //
 // The same arguments always give the same trace.
 func RandomTrace(seed uint64, n, keys int, invalid bool) []Step {
@@ -95,8 +96,14 @@ func randomTrace(seed uint64, n int, cfg traceConfig) []Step {
 			if rng.IntN(3) == 0 {
 				s.Cost = 1 + rng.IntN(capacity)
 			}
-		case r < 94:
+		case r < 91 || (r < 94 && !cfg.errors):
 			s.Peek = true
+		case r < 94: // refunds and charges, in the traces of differential tests
+			s.adjust, s.Cost = core.OpRefund, 1+rng.IntN(capacity)
+			if rng.IntN(3) == 0 {
+				s.adjust = core.OpCharge
+			}
+			s.at = -time.Duration(rng.Int64N(int64(2*time.Minute))) / time.Microsecond * time.Microsecond
 		case r < 97:
 			s.Reset = true
 		default:
