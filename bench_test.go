@@ -32,7 +32,7 @@ func benchHandle(b *testing.B, policies ...core.Policy) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		if !m.Handle(ctx, r, nopResponse{}) {
+		if !m.Handle(ctx, r, nopResponse{}, nil) {
 			b.Fatal("denied")
 		}
 	}

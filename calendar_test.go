@@ -25,7 +25,7 @@ func TestCalendarHeaders(t *testing.T) {
 			ratelimit.HeadersDraft07: {`2;w=2419200`, `limit=2, remaining=1, reset=3600`},
 		}[mode]
 		rec := newRecorder()
-		if !m.Handle(context.Background(), req("GET", "/", key), rec) {
+		if !m.Handle(context.Background(), req("GET", "/", key), rec, nil) {
 			t.Fatal("first request denied")
 		}
 		if got := rec.h.Get("Ratelimit-Policy"); got != want[0] {
@@ -34,9 +34,9 @@ func TestCalendarHeaders(t *testing.T) {
 		if got := rec.h.Get("Ratelimit"); got != want[1] {
 			t.Errorf("%v: RateLimit %q, want %q", mode, got, want[1])
 		}
-		m.Handle(context.Background(), req("GET", "/", key), newRecorder())
+		m.Handle(context.Background(), req("GET", "/", key), newRecorder(), nil)
 		rec = newRecorder()
-		if m.Handle(context.Background(), req("GET", "/", key), rec) {
+		if m.Handle(context.Background(), req("GET", "/", key), rec, nil) {
 			t.Fatal("third request admitted")
 		}
 		if got := rec.h.Get("Retry-After"); got != "3600" {
@@ -45,7 +45,7 @@ func TestCalendarHeaders(t *testing.T) {
 		// March in Paris: 31 days less the hour of the change to summer time.
 		clk.Set(time.Date(2026, 2, 28, 23, 0, 0, 0, time.UTC))
 		rec = newRecorder()
-		if !m.Handle(context.Background(), req("GET", "/", key), rec) {
+		if !m.Handle(context.Background(), req("GET", "/", key), rec, nil) {
 			t.Fatal("denied in a new month")
 		}
 		if got, wantW := rec.h.Get("Ratelimit-Policy"), (31*24-1)*3600; got != map[ratelimit.HeaderMode]string{

@@ -96,8 +96,6 @@ func TestErrorMessagesSayWhatIsWrong(t *testing.T) {
 	var nilM *ratelimit.Middleware
 	_, err = nilM.Route(core.MustParsePolicy("1/1s"))
 	mustSay(t, err, ratelimit.ErrInvalidConfig, "a nil *Middleware")
-	_, err = nilM.With()
-	mustSay(t, err, ratelimit.ErrInvalidConfig, "a nil *Middleware")
 	mustSay(t, nilM.CheckPatterns(func(_, _ string) string { return "" }), ratelimit.ErrInvalidConfig, "a nil *Middleware")
 }
 

@@ -3,6 +3,8 @@ package ratelimit_test
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"time"
 
 	"github.com/ratelimit-go/ratelimit"
@@ -10,6 +12,7 @@ import (
 	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 	"github.com/ratelimit-go/ratelimit/keyfuncs/keyfuncstest"
+	"github.com/ratelimit-go/ratelimit/stdhttp"
 )
 
 // printResponse is the Response an adapter would implement over its
@@ -22,8 +25,9 @@ func (printResponse) Write(status int, contentType string, body []byte) error {
 	return nil
 }
 
-// How an adapter drives the middleware: it hands over a keyfuncs.Request
-// and a Response, and calls the next handler only on Continue.
+// How an adapter drives the middleware: it hands over a keyfuncs.Request,
+// a Response, and the rest of its handler chain, which the middleware
+// calls when the request may proceed.
 func ExampleMiddleware_Handle() {
 	clock := core.NewManualClock(time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC))
 	store, err := memstore.New()
@@ -41,9 +45,10 @@ func ExampleMiddleware_Handle() {
 	req := keyfuncstest.New("203.0.113.9:4711")
 	for i := 1; i <= 3; i++ {
 		fmt.Println("request", i)
-		if mw.Handle(context.Background(), req, printResponse{}) {
+		mw.Handle(context.Background(), req, printResponse{}, func(ctx context.Context) int {
 			fmt.Println("  -> next handler")
-		}
+			return 200
+		})
 	}
 	// Output:
 	// request 1
@@ -59,4 +64,80 @@ func ExampleMiddleware_Handle() {
 	//   Ratelimit: "api";r=0;t=60
 	//   Retry-After: 60
 	//   -> 429 application/problem+json
+}
+
+// Count only failed logins: every attempt is charged when it arrives, so
+// that a burst cannot outrun the limit, and the ones the handler answers
+// with a success are refunded.
+func ExampleWithUsage() {
+	clock := core.NewManualClock(time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC))
+	store, err := memstore.New()
+	if err != nil {
+		panic(err)
+	}
+	mw, err := stdhttp.New(
+		ratelimit.WithLimiter(core.NewLimiter(store, core.WithClock(clock))),
+		ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
+		ratelimit.WithPolicy(core.MustParsePolicy("3/15m;algorithm=fixed_window;name=login-failures")),
+		ratelimit.WithUsage(func(status int) bool { return status >= 400 }),
+	)
+	if err != nil {
+		panic(err)
+	}
+	login := mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.FormValue("password") != "secret" {
+			http.Error(w, "wrong password", http.StatusUnauthorized)
+			return
+		}
+		fmt.Fprintln(w, "welcome")
+	}))
+	for _, password := range []string{"guess", "secret", "secret", "guess", "guess", "secret"} {
+		rec := httptest.NewRecorder()
+		login.ServeHTTP(rec, httptest.NewRequest("POST", "/login?password="+password, nil))
+		fmt.Println(password, rec.Code, rec.Header().Get("RateLimit"))
+	}
+	// Output:
+	// guess 401 "login-failures";r=2;t=900
+	// secret 200 "login-failures";r=1;t=900
+	// secret 200 "login-failures";r=1;t=900
+	// guess 401 "login-failures";r=1;t=900
+	// guess 401 "login-failures";r=0;t=900
+	// secret 429 "login-failures";r=0;t=900
+}
+
+// A cost known once the work is done: a language model's tokens. The
+// middleware charges 1 token at entry; the handler sets the tokens the
+// answer used, and the middleware settles the rest when it returns, past
+// the limit if need be, so that the next request waits the debt out.
+func ExampleUsage_SetCost() {
+	clock := core.NewManualClock(time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC))
+	store, err := memstore.New()
+	if err != nil {
+		panic(err)
+	}
+	mw, err := stdhttp.New(
+		ratelimit.WithLimiter(core.NewLimiter(store, core.WithClock(clock))),
+		ratelimit.WithKeyFunc(keyfuncs.Constant("team-7")),
+		ratelimit.WithPolicy(core.MustParsePolicy("10000/1m;algorithm=token_bucket;name=tokens")),
+		ratelimit.WithUsage(nil),
+	)
+	if err != nil {
+		panic(err)
+	}
+	chat := mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		used := 25_000 // reported by the model once the answer is complete
+		if err := ratelimit.FromContext(r.Context()).SetCost(used); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		fmt.Fprintln(w, "an answer")
+	}))
+	for range 2 {
+		rec := httptest.NewRecorder()
+		chat.ServeHTTP(rec, httptest.NewRequest("POST", "/chat", nil))
+		fmt.Println(rec.Code, "Retry-After:", rec.Header().Values("Retry-After"))
+	}
+	// Output:
+	// 200 Retry-After: []
+	// 429 Retry-After: [91]
 }

@@ -29,6 +29,10 @@ type Middleware struct {
 	// policy set prepares once.
 	defaultDenied bool
 	scratch       sync.Pool // *scratch
+	// routed: a Route was made from this middleware, whose checks need the
+	// Usage of the requests this one admits.
+	routed atomic.Bool
+	joins  sync.Map // [2]*fields.Set -> *fields.Set (or nil): Usage.joined
 }
 
 type routeKey struct{ method, pattern string }
@@ -42,6 +46,7 @@ type scratch struct {
 	itemsOf *core.Policy
 	d       []core.Decision // the enforced policies' decisions
 	sd      []core.Decision // the shadow policies' decisions
+	all     []core.Decision // a Route's and the router middleware's decisions
 	buf     []byte
 }
 
@@ -58,12 +63,9 @@ func New(opts ...Option) (*Middleware, error) {
 	return build(s)
 }
 
-// With returns a new Middleware with the options of m followed by opts,
+// with returns a new Middleware with the options of m followed by opts,
 // sharing m's limiter (and so its state) unless opts replace it.
-func (m *Middleware) With(opts ...Option) (*Middleware, error) {
-	if m == nil {
-		return nil, errNilMiddleware
-	}
+func (m *Middleware) with(opts ...Option) (*Middleware, error) {
 	s := m.s.clone()
 	for _, o := range opts {
 		if o != nil {
@@ -76,16 +78,14 @@ func (m *Middleware) With(opts ...Option) (*Middleware, error) {
 // Route returns the middleware to attach to a single route when it is
 // registered: m's options, with policies as its only policies, no route
 // table and no plans. Adapters expose it in their framework's idiom
-// (stdhttp.Route). It runs in addition to any middleware that wraps the
-// whole router; the headers of the check that runs last are the ones the
-// client sees.
-//
-// The two are separate checks: a request that the router-wide middleware
-// admits has consumed its unit there even when the per-route check then
-// denies it. Where that matters (a login limit that must not eat into the
-// general quota of clients it refuses), put the route's policies together
-// with the global ones in the route table instead, WithRoute(method,
-// pattern, global..., stricter...): one atomic check, all or nothing.
+// (stdhttp.Route). It runs inside m when m wraps the whole router: the
+// client then sees the header fields of every policy that checked the
+// request, m's first, and a request that m admitted and the route denies
+// gets m's charge refunded, so that a refused login does not eat into
+// the general quota. (The two remain two checks: between them, another
+// request may see m's unit consumed. WithRoute(method, pattern, global...,
+// stricter...) makes them one atomic check.) To find each other, m
+// publishes the Usage of every request it admits, as with WithUsage.
 func (m *Middleware) Route(policies ...core.Policy) (*Middleware, error) {
 	if m == nil {
 		return nil, errNilMiddleware
@@ -93,7 +93,11 @@ func (m *Middleware) Route(policies ...core.Policy) (*Middleware, error) {
 	if len(policies) == 0 {
 		return nil, fmt.Errorf("%w: Route needs at least one policy for the route", ErrInvalidConfig)
 	}
-	return m.With(func(s *settings) { s.routes, s.plans, s.choose = nil, nil, nil }, WithPolicy(policies...))
+	rm, err := m.with(func(s *settings) { s.routes, s.plans, s.choose, s.route = nil, nil, nil, true }, WithPolicy(policies...))
+	if err == nil {
+		m.routed.Store(true)
+	}
+	return rm, err
 }
 
 func build(s settings) (*Middleware, error) {
@@ -183,14 +187,6 @@ func build(s settings) (*Middleware, error) {
 	return m, nil
 }
 
-// Limiter returns the middleware's limiter.
-func (m *Middleware) Limiter() *core.Limiter { return m.limiter }
-
-// HasRoutes reports whether the middleware has a route table, so that an
-// adapter running before its router knows whether resolving the route
-// pattern early is worth its cost.
-func (m *Middleware) HasRoutes() bool { return m != nil && len(m.routes) > 0 }
-
 // routeSet returns the route table entry for a request: the one with its
 // exact method, else, for HEAD, the GET one (routers serve HEAD with the GET
 // handler, so HEAD must not escape the GET route's policies), else the one
@@ -211,32 +207,61 @@ func (m *Middleware) routeSet(method, pattern string) *fields.Set {
 }
 
 // Handle runs the middleware for one request: skip rules, key, policy
-// selection, the check, headers, and the 429 or error response. It
-// reports whether the adapter should call the next handler (headers are
-// already set on res): false means a complete response has been written
-// and the chain must stop. ctx is the request's context; it bounds the
-// limiter call.
-func (m *Middleware) Handle(ctx context.Context, req keyfuncs.Request, res adapter.Response) bool {
+// selection, the check, headers, and the 429 or error response. When the
+// request may proceed it calls next, which runs the rest of the adapter's
+// handler chain with ctx as the request's context and returns the
+// response's status code; it reports whether it did. When it did not, a
+// complete response has been written and the chain must stop. ctx is the
+// request's context; it bounds the limiter call.
+//
+// The context next receives carries the request's Usage when the
+// middleware publishes it (WithUsage, Route), and Handle settles that
+// Usage after next returns, or panics (status 500). A nil next stands for
+// a handler that answers 200.
+func (m *Middleware) Handle(ctx context.Context, req keyfuncs.Request, res adapter.Response, next func(ctx context.Context) (status int)) bool {
+	ok, u := m.admit(ctx, req, res)
+	if !ok {
+		return false
+	}
+	if u == nil {
+		if next != nil {
+			next(ctx)
+		}
+		return true
+	}
+	status := http.StatusInternalServerError
+	defer func() { m.finish(u, status) }()
+	if next == nil {
+		status = http.StatusOK
+	} else {
+		status = next(u.ctx)
+	}
+	return true
+}
+
+// admit is Handle up to the call of the next handler: it reports whether
+// the request may proceed, with its Usage when it is published.
+func (m *Middleware) admit(ctx context.Context, req keyfuncs.Request, res adapter.Response) (bool, *Usage) {
 	for _, skip := range m.s.skips {
 		if skip(req) {
 			m.observe(ctx, Event{Outcome: OutcomeSkipped, Request: req})
-			return true
+			return true, nil
 		}
 	}
 	key, err := m.s.keyFunc(req)
 	if err != nil {
-		return m.callerError(ctx, req, res, Event{}, err)
+		return m.callerError(ctx, req, res, Event{}, err), nil
 	}
 	set, plan := m.routeSet(req.Method(), req.Route()), ""
 	if set == nil && m.plans != nil {
 		if plan, err = m.s.choose(req); err != nil {
-			return m.callerError(ctx, req, res, Event{Key: key}, err)
+			return m.callerError(ctx, req, res, Event{Key: key}, err), nil
 		}
 		if set = m.plans[plan]; set == nil {
 			// An unknown or empty plan gets the global policies; New
 			// refuses plans without them unless told to deny.
 			if m.global == nil {
-				return m.refuse(ctx, req, res, Event{Outcome: OutcomeRefused, Key: key, Plan: plan, Err: ErrUnknownPlan}, http.StatusForbidden)
+				return m.refuse(ctx, req, res, Event{Outcome: OutcomeRefused, Key: key, Plan: plan, Err: ErrUnknownPlan}, http.StatusForbidden), nil
 			}
 			plan = ""
 		}
@@ -246,17 +271,17 @@ func (m *Middleware) Handle(ctx context.Context, req keyfuncs.Request, res adapt
 	}
 	if set == nil {
 		m.observe(ctx, Event{Outcome: OutcomeSkipped, Request: req, Key: key})
-		return true
+		return true, nil
 	}
 	cost := 1
 	if m.s.cost != nil {
 		cost = m.s.cost(req)
 		if cost == 0 {
 			m.observe(ctx, Event{Outcome: OutcomeSkipped, Request: req, Key: key})
-			return true
+			return true, nil
 		}
 		if cost < 0 {
-			return m.refuse(ctx, req, res, Event{Outcome: OutcomeRefused, Key: key, Plan: plan, Policies: set.Policies, Cost: cost, Err: errNegativeCost}, http.StatusInternalServerError)
+			return m.refuse(ctx, req, res, Event{Outcome: OutcomeRefused, Key: key, Plan: plan, Policies: set.Policies, Cost: cost, Err: errNegativeCost}, http.StatusInternalServerError), nil
 		}
 	}
 
@@ -273,18 +298,24 @@ func (m *Middleware) Handle(ctx context.Context, req keyfuncs.Request, res adapt
 		switch {
 		case errors.Is(err, core.ErrInvalidKey):
 			ev.Outcome = OutcomeRefused
-			return m.refuse(ctx, req, res, ev, http.StatusBadRequest)
+			return m.refuse(ctx, req, res, ev, http.StatusBadRequest), nil
 		case errors.Is(err, core.ErrCostExceedsCapacity):
 			ev.Outcome = OutcomeRefused
-			return m.refuse(ctx, req, res, ev, http.StatusRequestEntityTooLarge)
+			return m.refuse(ctx, req, res, ev, http.StatusRequestEntityTooLarge), nil
 		}
-		return m.failed(ctx, req, res, ev)
+		return m.failed(ctx, req, res, ev), nil
+	}
+	// The Usage of the router's middleware, when this one is a Route inside
+	// it: the client sees both checks' policies.
+	var outer *Usage
+	if m.s.route {
+		if outer = FromContext(ctx); outer != nil && outer.done.Load() {
+			outer = nil
+		}
 	}
 
 	if result.Allowed {
-		if len(result.Decisions) > 0 {
-			sc.buf = set.WriteHeaders(res, result.Decisions, result.Binding, sc.buf)
-		}
+		var u *Usage
 		// The rollout's dry run: only once the enforced policies admitted
 		// the request (were the shadow ones enforced, a denial would have
 		// consumed from none), in a check of their own, so that a shadow
@@ -293,6 +324,14 @@ func (m *Middleware) Handle(ctx context.Context, req keyfuncs.Request, res adapt
 		var shadowErr error
 		if set.Shadow != nil {
 			shadow, shadowErr = m.check(ctx, sc, key, set.Shadow, cost, &sc.sd)
+		}
+		if len(result.Decisions) > 0 && (m.s.usage || m.s.route || m.routed.Load()) {
+			u = m.newUsage(ctx, outer, key, plan, cost, set, result, shadowErr == nil && shadow.Allowed)
+		}
+		if u != nil && u.set != nil {
+			sc.buf = u.set.WriteHeaders(res, u.Decisions, bindAllowed(u.Decisions), sc.buf)
+		} else if len(result.Decisions) > 0 {
+			sc.buf = set.WriteHeaders(res, result.Decisions, result.Binding, sc.buf)
 		}
 		if m.s.observers != nil {
 			ev := Event{Outcome: OutcomeAllowed, Request: req, Key: key, Plan: plan, Policies: set.Policies, Cost: cost, Result: result, Shadow: shadow, ShadowErr: shadowErr}
@@ -308,31 +347,47 @@ func (m *Middleware) Handle(ctx context.Context, req keyfuncs.Request, res adapt
 			}
 			if delay > 0 {
 				if err := m.s.shaper(ctx, delay); err != nil {
-					return false
+					if u != nil { // the request ends here: give its charge back
+						u.done.Store(true)
+						u.settle(ctx, 0)
+					}
+					return false, nil
 				}
 			}
 		}
-		return true
+		return true, u
 	}
 	// A denial has a decision: only a set of shadow policies alone has
 	// none, and it admits.
-	sc.buf = set.WriteDenial(res, result, sc.buf)
+	shown, hset := result, set
+	if outer != nil {
+		// The router's middleware admitted the request that this route
+		// denies: its charge goes back, and the client sees both.
+		ds := outer.refund(ctx, sc.all[:0])
+		if joined := m.joined(outer, set); joined != nil {
+			ds = append(ds, result.Decisions...)
+			shown = core.Result{Decisions: ds, Policies: joined.Policies, Binding: len(ds) - len(result.Decisions) + result.Binding, At: result.At}
+			hset = joined
+		}
+		sc.all = ds
+	}
+	sc.buf = hset.WriteDenial(res, shown, sc.buf)
 	var werr error
 	if m.defaultDenied {
 		// The prepared body of this set and these violated policies: a flood
 		// of denied requests marshals nothing.
-		werr = res.Write(http.StatusTooManyRequests, fields.ContentTypeProblem, set.DeniedBody(result))
+		werr = res.Write(http.StatusTooManyRequests, fields.ContentTypeProblem, hset.DeniedBody(shown))
 	} else {
 		tr := &trackedResponse{Response: res}
-		werr = m.s.denied(req, tr, result)
+		werr = m.s.denied(req, tr, shown)
 		if !tr.wrote { // a handler that wrote nothing must not turn a denial into a 200
-			werr = errors.Join(werr, denyProblem(req, res, result))
+			werr = errors.Join(werr, denyProblem(req, res, shown))
 		}
 	}
 	if m.s.observers != nil { // an Event is large: built only when someone sees it
 		m.observe(ctx, Event{Outcome: OutcomeDenied, Request: req, Key: key, Plan: plan, Policies: set.Policies, Cost: cost, Result: result, Err: werr, Source: result.Decisions[result.Binding].Source})
 	}
-	return false
+	return false, nil
 }
 
 // check asks the limiter for a check of cost units for key under policies,

@@ -41,7 +41,7 @@ func FuzzMiddleware(f *testing.F) {
 		r.Verb, r.Pattern = "POST", route
 		for i := 0; i < 4; i++ {
 			rec := newRecorder()
-			v := m.Handle(context.Background(), r, rec)
+			v := m.Handle(context.Background(), r, rec, nil)
 			switch {
 			case v && rec.status == 0:
 			case !v && rec.status == 429:

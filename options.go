@@ -29,14 +29,6 @@ const (
 	FailClosed
 )
 
-// String returns "open" or "closed".
-func (f FailureMode) String() string {
-	if f == FailClosed {
-		return "closed"
-	}
-	return "open"
-}
-
 type route struct {
 	method, pattern string
 	policies        []core.Policy
@@ -63,7 +55,14 @@ type settings struct {
 	// denyUnknown: a request with an unknown or empty plan and no global
 	// policy is answered 403 (WithDenyUnknownPlans).
 	denyUnknown bool
-	errs        []error
+	// usage: publish every admitted request's Usage (WithUsage); countIf,
+	// if set, says whether a response counts.
+	usage   bool
+	countIf func(status int) bool
+	// route: built by Middleware.Route, to run inside the router's
+	// middleware.
+	route bool
+	errs  []error
 }
 
 func (s *settings) clone() settings {
@@ -152,6 +151,26 @@ func WithPlans(choose func(r keyfuncs.Request) (string, error), plans map[string
 		}
 		s.choose, s.plans = choose, clonePlans(plans)
 	}
+}
+
+// WithUsage makes the middleware put the Usage of every request it admits
+// in the request's context, where its handler finds it (FromContext) to
+// settle the request's cost once known (Usage.SetCost: an LLM's tokens,
+// bytes served), refund it or reset its key. Once the handler has returned
+// (or panicked: status 500), the middleware settles what the handler set.
+//
+// countIf, when not nil, decides from the response's status code whether
+// the request counts at all: the request is charged when admitted, as
+// always, so that concurrent requests cannot overrun the limit, and its
+// charge is refunded when countIf returns false. Count only failed logins
+// with func(s int) bool { return s >= 400 }; only successes with
+// func(s int) bool { return s < 400 }.
+//
+// Publishing costs an allocation per admitted request (with net/http,
+// Gin and Echo, a copy of the *http.Request carrying the new context), so
+// it is off by default.
+func WithUsage(countIf func(status int) bool) Option {
+	return func(s *settings) { s.usage, s.countIf = true, countIf }
 }
 
 // WithDenyUnknownPlans makes a request whose plan is "" or names no plan of

@@ -80,8 +80,8 @@ func TestShadowPolicies(t *testing.T) {
 			}
 			for i := range 7 {
 				got, want := newRecorder(), newRecorder()
-				gv := m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), got)
-				wv := plain.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), want)
+				gv := m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), got, nil)
+				wv := plain.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), want, nil)
 				if gv != wv || got.status != want.status || got.h.Get("RateLimit") != want.h.Get("RateLimit") ||
 					got.h.Get("RateLimit-Policy") != want.h.Get("RateLimit-Policy") || got.h.Get("Retry-After") != want.h.Get("Retry-After") {
 					t.Fatalf("request %d: the shadow policy changed the response: %v %d %v, want %v %d %v", i+1, gv, got.status, got.h, wv, want.status, want.h)
@@ -112,7 +112,7 @@ func TestShadowPolicies(t *testing.T) {
 			}
 			clock.Advance(time.Minute)
 			plainClock.Advance(time.Minute)
-			if v := m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), newRecorder()); !v {
+			if v := m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), newRecorder(), nil); !v {
 				t.Fatal("a new window must admit again")
 			}
 		})
@@ -128,7 +128,7 @@ func TestShadowPolicies(t *testing.T) {
 	}
 	for i := range 3 {
 		rec := newRecorder()
-		if !m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), rec) || len(rec.h) != 0 {
+		if !m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), rec, nil) || len(rec.h) != 0 {
 			t.Fatalf("request %d: %v", i+1, rec.h)
 		}
 	}
@@ -149,7 +149,7 @@ func TestObserverPanicIsRecovered(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []bool{true, false} {
-		if v := m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), newRecorder()); v != want {
+		if v := m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), newRecorder(), nil); v != want {
 			t.Fatalf("verdict %v, want %v", v, want)
 		}
 	}
@@ -176,7 +176,7 @@ func TestShadowPerRouteAndPlan(t *testing.T) {
 		req.Pattern = pattern
 		for i := range 2 {
 			rec := newRecorder()
-			if !m.Handle(context.Background(), req, rec) {
+			if !m.Handle(context.Background(), req, rec, nil) {
 				t.Fatalf("%s request %d: denied", pattern, i+1)
 			}
 			if strings.Contains(rec.h.Get("RateLimit-Policy"), "next") {
@@ -204,7 +204,7 @@ func TestRouteDropsPlans(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := newRecorder()
-	login.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), rec)
+	login.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), rec, nil)
 	if got := rec.h.Get("RateLimit-Policy"); got != `"login";q=1;w=60` {
 		t.Fatalf("per-route middleware checked %q, want the route's policy", got)
 	}

@@ -30,8 +30,9 @@ func TestShapingHasACeiling(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			clock := core.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 			var held []time.Duration
+			lim := core.NewLimiter(must.Do(memstore.New()), core.WithClock(clock))
 			m, err := ratelimit.New(append([]ratelimit.Option{
-				ratelimit.WithLimiter(core.NewLimiter(must.Do(memstore.New()), core.WithClock(clock))),
+				ratelimit.WithLimiter(lim),
 				ratelimit.WithKeyFunc(keyfuncs.Constant("k")),
 				ratelimit.WithPolicy(core.MustParsePolicy("100/1m;algorithm=leaky_bucket;name=shaped")),
 				ratelimit.WithShaping(func(_ context.Context, d time.Duration) error { held = append(held, d); return nil }),
@@ -43,7 +44,7 @@ func TestShapingHasACeiling(t *testing.T) {
 			admitted := 0
 			for range 100 {
 				res := newRecorder()
-				if !m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), res) {
+				if !m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), res, nil) {
 					denied = res
 					break
 				}
@@ -66,12 +67,12 @@ func TestShapingHasACeiling(t *testing.T) {
 				t.Fatalf("Retry-After %q", ra)
 			}
 			// At RetryAfter the same request is admitted, within the ceiling.
-			d, err := m.Limiter().Peek(context.Background(), "k", shaped(tc.limit))
+			d, err := lim.Peek(context.Background(), "k", shaped(tc.limit))
 			if err != nil || d.Allowed {
 				t.Fatalf("peek before: %+v %v", d, err)
 			}
 			clock.Advance(d.RetryAfter)
-			if !m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), newRecorder()) {
+			if !m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), newRecorder(), nil) {
 				t.Fatal("denied at its exact RetryAfter")
 			}
 			if last := held[len(held)-1]; last > tc.limit {
@@ -103,16 +104,16 @@ func TestNoShapingMeters(t *testing.T) {
 		ratelimit.WithPolicy(core.MustParsePolicy("3/1m;algorithm=leaky_bucket")),
 		ratelimit.WithShaping(nil)))
 	for i := range 3 {
-		if v := m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), newRecorder()); !v {
+		if v := m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), newRecorder(), nil); !v {
 			t.Fatalf("request %d denied without shaping", i+1)
 		}
 	}
 	res := newRecorder()
-	if m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), res) || res.status != 429 || res.h.Get("Retry-After") != "20" {
+	if m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), res, nil) || res.status != 429 || res.h.Get("Retry-After") != "20" {
 		t.Fatalf("fourth request: %d, Retry-After %q; want 429 after 20 s", res.status, res.h.Get("Retry-After"))
 	}
 	clock.Advance(20 * time.Second)
-	if !m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), newRecorder()) {
+	if !m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), newRecorder(), nil) {
 		t.Fatal("denied at its Retry-After")
 	}
 }

@@ -84,6 +84,9 @@ type Result struct {
 	// when admitted, the policy with the fewest units remaining (the longer
 	// ResetAfter breaks ties).
 	Binding int
+	// At is the instant the check was decided at, the Limiter's clock
+	// reading: the Item.At of a later OpRefund of what it consumed.
+	At time.Time
 }
 
 // Decision returns the binding decision, or the zero Decision if the result

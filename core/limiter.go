@@ -103,11 +103,12 @@ func (l *Limiter) Check(ctx context.Context, key string, policies []Policy, cost
 		out = make([]Decision, len(policies))
 	}
 	out = out[:len(policies)]
-	if err := Check(ctx, l.backend, key, policies, cost, l.clock.Now(), out); err != nil {
+	now := l.clock.Now()
+	if err := Check(ctx, l.backend, key, policies, cost, now, out); err != nil {
 		return Result{}, err
 	}
 	allowed, binding := bind(out)
-	return Result{Allowed: allowed, Decisions: out, Policies: policies, Binding: binding}, nil
+	return Result{Allowed: allowed, Decisions: out, Policies: policies, Binding: binding, At: now}, nil
 }
 
 // Do decides a batch of items at the clock's instant (Backend.Do): a check
@@ -122,11 +123,12 @@ func (l *Limiter) Do(ctx context.Context, items []Item, out []Decision) (Result,
 		out = make([]Decision, len(items))
 	}
 	out = out[:len(items)]
-	if err := l.backend.Do(ctx, items, l.clock.Now(), out); err != nil {
+	now := l.clock.Now()
+	if err := l.backend.Do(ctx, items, now, out); err != nil {
 		return Result{}, err
 	}
 	allowed, binding := bind(out)
-	return Result{Allowed: allowed, Decisions: out, Binding: binding}, nil
+	return Result{Allowed: allowed, Decisions: out, Binding: binding, At: now}, nil
 }
 
 // Peek reports the state of key under p without consuming anything.

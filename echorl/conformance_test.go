@@ -37,7 +37,17 @@ func (adapter) Handler(t testing.TB, s httpsuite.Setup) http.Handler {
 		if rt.Method == http.MethodPost && rt.Path == "/login" && len(s.RoutePolicies) > 0 {
 			mws = append(mws, echorl.Route(s.RouteBase, s.RoutePolicies...))
 		}
-		e.Add(rt.Method, rt.Path, ok, mws...)
+		h := ok
+		if rt.Path == httpsuite.WorkPath {
+			h = func(c echo.Context) error {
+				status, body, asError := httpsuite.Work(c.Request().Context(), c.Request().Header.Get)
+				if asError {
+					return echo.NewHTTPError(status)
+				}
+				return c.String(status, body)
+			}
+		}
+		e.Add(rt.Method, rt.Path, h, mws...)
 		if rt.Method == http.MethodGet { // Echo serves HEAD only where it is registered
 			e.Add(http.MethodHead, rt.Path, ok, mws...)
 		}

@@ -1,6 +1,9 @@
 package echorl
 
 import (
+	"context"
+	"errors"
+	"net/http"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -60,10 +63,15 @@ func Middleware(m *ratelimit.Middleware) echo.MiddlewareFunc {
 	}
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			if !nethttp.CheckNative(m, c.Response(), c.Request(), c.Path(), c, lookup) {
-				return nil
-			}
-			return next(c)
+			var err error
+			nethttp.Check(m, c.Response(), c.Request(), c.Path(), c, lookup, func(ctx context.Context) int {
+				if ctx != c.Request().Context() {
+					c.SetRequest(c.Request().WithContext(ctx))
+				}
+				err = next(c)
+				return status(c, err)
+			})
+			return err
 		}
 	}
 }
@@ -101,4 +109,17 @@ func Route(m *ratelimit.Middleware, policies ...core.Policy) echo.MiddlewareFunc
 		panic(err)
 	}
 	return Middleware(rm)
+}
+
+// status is the status code of c's response once its handler returned
+// err: Echo's error handler answers an error that nothing has answered
+// yet, with an *echo.HTTPError's code or 500.
+func status(c echo.Context, err error) int {
+	if err == nil || c.Response().Committed {
+		return c.Response().Status
+	}
+	if he := (*echo.HTTPError)(nil); errors.As(err, &he) {
+		return he.Code
+	}
+	return http.StatusInternalServerError
 }

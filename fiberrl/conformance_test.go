@@ -38,6 +38,15 @@ func newApp(s httpsuite.Setup) *fiber.App {
 	ok := func(c *fiber.Ctx) error { return c.SendString(httpsuite.OKBody) }
 	for _, rt := range httpsuite.Routes {
 		handlers := []fiber.Handler{ok}
+		if rt.Path == httpsuite.WorkPath {
+			handlers[0] = func(c *fiber.Ctx) error {
+				status, body, asError := httpsuite.Work(c.UserContext(), func(k string) string { return c.Get(k) })
+				if asError {
+					return fiber.NewError(status)
+				}
+				return c.Status(status).SendString(body)
+			}
+		}
 		if rt.Method == http.MethodPost && rt.Path == "/login" && len(s.RoutePolicies) > 0 {
 			handlers = []fiber.Handler{fiberrl.Route(s.RouteBase, s.RoutePolicies...), ok}
 		}

@@ -1,6 +1,8 @@
 package fiberrl
 
 import (
+	"context"
+	"errors"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -61,9 +63,10 @@ func Middleware(m *ratelimit.Middleware) fiber.Handler {
 		panic(err)
 	}
 	var routes *resolver
-	if m.HasRoutes() {
+	m.CheckPatterns(func(string, string) string {
 		routes = new(resolver)
-	}
+		return ""
+	})
 	return handler(m, false, routes)
 }
 
@@ -73,13 +76,22 @@ func handler(m *ratelimit.Middleware, perRoute bool, routes *resolver) fiber.Han
 	return func(c *fiber.Ctx) error {
 		e := exchanges.Get().(*exchange)
 		e.c, e.perRoute, e.routes = c, perRoute, routes
-		v := m.Handle(c.UserContext(), e, e)
-		*e = exchange{}
-		exchanges.Put(e)
-		if !v {
-			return nil
+		var err error
+		m.Handle(c.UserContext(), e, e, func(ctx context.Context) int {
+			*e = exchange{}
+			exchanges.Put(e)
+			e = nil
+			if ctx != c.UserContext() {
+				c.SetUserContext(ctx)
+			}
+			err = c.Next()
+			return status(c, err)
+		})
+		if e != nil {
+			*e = exchange{}
+			exchanges.Put(e)
 		}
-		return c.Next()
+		return err
 	}
 }
 
@@ -101,4 +113,17 @@ func Route(m *ratelimit.Middleware, policies ...core.Policy) fiber.Handler {
 		panic(err)
 	}
 	return handler(rm, true, nil)
+}
+
+// status is the status code of c's response once its handler returned
+// err: Fiber's error handler answers an error with a *fiber.Error's code or
+// 500.
+func status(c *fiber.Ctx, err error) int {
+	if err == nil {
+		return c.Response().StatusCode()
+	}
+	if fe := (*fiber.Error)(nil); errors.As(err, &fe) {
+		return fe.Code
+	}
+	return fiber.StatusInternalServerError
 }

@@ -32,6 +32,16 @@ func (adapter) Handler(t testing.TB, s httpsuite.Setup) http.Handler {
 	ok := func(c *gin.Context) { c.String(http.StatusOK, httpsuite.OKBody) }
 	for _, rt := range httpsuite.Routes {
 		handlers := []gin.HandlerFunc{ok}
+		if rt.Path == httpsuite.WorkPath {
+			handlers[0] = func(c *gin.Context) {
+				status, body, asError := httpsuite.Work(c.Request.Context(), c.GetHeader)
+				if asError {
+					c.AbortWithStatus(status)
+					return
+				}
+				c.String(status, body)
+			}
+		}
 		if rt.Method == http.MethodPost && rt.Path == "/login" && len(s.RoutePolicies) > 0 {
 			handlers = []gin.HandlerFunc{ginrl.Route(s.RouteBase, s.RoutePolicies...), ok}
 		}

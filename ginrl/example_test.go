@@ -51,8 +51,8 @@ func Example() {
 	}
 	// Output:
 	// GET / 200 "api";r=99;t=1
-	// POST /login 200 "login";r=0;t=60
-	// POST /login 429 "login";r=0;t=60 60
+	// POST /login 200 "api";r=98;t=2, "login";r=0;t=60
+	// POST /login 429 "api";r=98;t=2, "login";r=0;t=60 60
 }
 
 // Per authenticated user, with the policy of the user's plan: the

@@ -1,6 +1,7 @@
 package ginrl
 
 import (
+	"context"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -59,7 +60,13 @@ func Middleware(m *ratelimit.Middleware) gin.HandlerFunc {
 		panic(err)
 	}
 	return func(c *gin.Context) {
-		if !nethttp.CheckNative(m, c.Writer, c.Request, c.FullPath(), c, lookup) {
+		if !nethttp.Check(m, c.Writer, c.Request, c.FullPath(), c, lookup, func(ctx context.Context) int {
+			if ctx != c.Request.Context() {
+				c.Request = c.Request.WithContext(ctx)
+			}
+			c.Next()
+			return c.Writer.Status()
+		}) {
 			c.Abort()
 		}
 	}

@@ -46,12 +46,13 @@ func WithNamespace(namespace string) Option { return func(c *config) { c.namespa
 func WithMaxPolicies(n int) Option { return func(c *config) { c.maxPolicies = n } }
 
 // WithBuckets sets the buckets of the backend latency histogram, in
-// seconds. nil means DefaultBuckets.
+// seconds. nil means the default: 100 µs, 250 µs, 500 µs, 1 ms, 2.5 ms and
+// so on up to 1 s, fine around a typical 50 ms budget.
 func WithBuckets(b []float64) Option { return func(c *config) { c.buckets = b } }
 
-// DefaultBuckets are the backend latency buckets: 100 µs to 1 s, fine
+// defaultBuckets are the backend latency buckets: 100 µs to 1 s, fine
 // around a typical 50 ms budget.
-var DefaultBuckets = []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1}
+var defaultBuckets = []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1}
 
 // Collector holds the rate limiter's metrics. Build it with New, register
 // it with Register (or any prometheus.Registerer: it is a
@@ -110,7 +111,7 @@ func New(opts ...Option) (*Collector, error) {
 		cfg.maxPolicies = defaultMaxPolicies
 	}
 	if cfg.buckets == nil {
-		cfg.buckets = DefaultBuckets
+		cfg.buckets = defaultBuckets
 	}
 	ns, sub := cfg.namespace, "ratelimit"
 	c := &Collector{cfg: cfg}

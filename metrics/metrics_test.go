@@ -94,7 +94,7 @@ func (r *rig) request(key string) bool {
 	if key != "" {
 		req.Headers.Set("X-Key", key)
 	}
-	return r.m.Handle(context.Background(), req, nopResponse{})
+	return r.m.Handle(context.Background(), req, nopResponse{}, nil)
 }
 
 // scrape renders the registry in the text exposition format and parses it
@@ -222,7 +222,7 @@ func TestMetricsSources(t *testing.T) {
 	_ = c.Watch("api", m)
 	for i := range 4 {
 		req := keyfuncstest.New("192.0.2.1:1", "X-Key", "k"+strconv.Itoa(i))
-		m.Handle(context.Background(), req, nopResponse{})
+		m.Handle(context.Background(), req, nopResponse{}, nil)
 	}
 	_, mfs := scrape(t, reg)
 	if p, err := testutil.GatherAndLint(reg); err != nil || len(p) > 0 {

@@ -66,7 +66,7 @@ func TestObserver(t *testing.T) {
 		if key != "" {
 			req.Headers.Set("X-Key", key)
 		}
-		m.Handle(context.Background(), req, nopResponse{})
+		m.Handle(context.Background(), req, nopResponse{}, nil)
 	}
 	got := sums(t, reader)
 	for k, want := range map[string]int64{

@@ -54,8 +54,8 @@ func benchServe(b *testing.B, h http.Handler, want ...int) {
 // allowAll is the middleware of the allow-path benchmarks: the memory
 // store, the default headers, and a policy far above b.N so that every
 // request is admitted.
-func allowAll(b *testing.B, kf keyfuncs.KeyFunc) func(http.Handler) http.Handler {
-	mw, err := stdhttp.New(httpsuite.AllowOptions(kf)...)
+func allowAll(b *testing.B, kf keyfuncs.KeyFunc, opts ...ratelimit.Option) func(http.Handler) http.Handler {
+	mw, err := stdhttp.New(append(httpsuite.AllowOptions(kf), opts...)...)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -84,6 +84,13 @@ func BenchmarkBareDiscard(b *testing.B) { httpsuite.Bench(b, benchHandler) }
 // copy: closer to what a real server pays.
 func BenchmarkAllowDiscard(b *testing.B) {
 	httpsuite.Bench(b, allowAll(b, keyfuncs.Constant("client"))(benchHandler))
+}
+
+// BenchmarkAllowUsageDiscard is BenchmarkAllowDiscard with the request's
+// Usage published (WithUsage) and a predicate that counts every response:
+// what publishing adds to an admitted request.
+func BenchmarkAllowUsageDiscard(b *testing.B) {
+	httpsuite.Bench(b, allowAll(b, keyfuncs.Constant("client"), ratelimit.WithUsage(func(int) bool { return true }))(benchHandler))
 }
 
 // BenchmarkJSONBare is the baseline for an endpoint that sets

@@ -22,6 +22,13 @@ func (stdAdapter) Handler(t testing.TB, s httpsuite.Setup) http.Handler {
 		var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			_, _ = io.WriteString(w, httpsuite.OKBody)
 		})
+		if r.Path == httpsuite.WorkPath {
+			h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				status, body, _ := httpsuite.Work(r.Context(), r.Header.Get)
+				w.WriteHeader(status)
+				_, _ = io.WriteString(w, body)
+			})
+		}
 		if r.Method == "POST" && r.Path == "/login" && len(s.RoutePolicies) > 0 {
 			h = stdhttp.Route(s.RouteBase, s.RoutePolicies...)(h)
 		}

@@ -1,6 +1,7 @@
 package stdhttp
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -130,14 +131,16 @@ func Wrap(m *ratelimit.Middleware, next http.Handler, opts ...WrapOption) (http.
 		}
 	}
 	h := &handler{m: m, next: next, mux: c.mux}
-	if m.HasRoutes() && h.mux == nil && !c.inside {
+	hasRoutes := false
+	m.CheckPatterns(func(string, string) string { hasRoutes = true; return "" })
+	if hasRoutes && h.mux == nil && !c.inside {
 		mux, ok := next.(*http.ServeMux)
 		if !ok {
 			return nil, errors.Join(errRoutesUnresolvable, fmt.Errorf("stdhttp: wrapping a %T", next))
 		}
 		h.mux = mux
 	}
-	if !m.HasRoutes() {
+	if !hasRoutes {
 		h.mux = nil
 	}
 	if h.mux != nil {
@@ -222,10 +225,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.mux != nil && r.Pattern == "" {
 		_, pattern = h.mux.Handler(r)
 	}
-	if !nethttp.Check(h.m, w, r, pattern) {
-		return
-	}
-	h.next.ServeHTTP(w, r)
+	nethttp.Check(h.m, w, r, pattern, nil, nil, func(ctx context.Context) int {
+		return nethttp.Serve(h.next, w, r, ctx)
+	})
 }
 
 // Request returns the *http.Request behind r when r is a request this

@@ -1,6 +1,7 @@
 package stdhttp_test
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -107,7 +108,7 @@ func TestCheckWithAFrameworkPattern(t *testing.T) {
 	}
 	for i, want := range []bool{true, false} {
 		rec := httptest.NewRecorder()
-		if v := nethttp.Check(m, rec, httptest.NewRequest("GET", "/users/7", nil), "/users/:id"); v != want {
+		if v := nethttp.Check(m, rec, httptest.NewRequest("GET", "/users/7", nil), "/users/:id", nil, nil, func(context.Context) int { return 0 }); v != want {
 			t.Fatalf("request %d: %v, want %v", i+1, v, want)
 		}
 		if route != "/users/:id" {

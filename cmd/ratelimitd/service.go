@@ -37,9 +37,9 @@ type serviceMetrics struct {
 func newServiceMetrics(reg *prometheus.Registry) serviceMetrics {
 	m := serviceMetrics{
 		httpRequests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ratelimitd_http_requests_total", Help: "HTTP requests, by endpoint and status code."}, []string{"endpoint", "code"}),
-		httpDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "ratelimitd_http_request_duration_seconds", Help: "HTTP request duration, in seconds.", Buckets: metrics.DefaultBuckets}, []string{"endpoint"}),
+		httpDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "ratelimitd_http_request_duration_seconds", Help: "HTTP request duration, in seconds.", Buckets: latencyBuckets}, []string{"endpoint"}),
 		grpcRequests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ratelimitd_grpc_requests_total", Help: "ShouldRateLimit calls, by gRPC status code and overall code."}, []string{"code", "overall"}),
-		grpcDuration: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "ratelimitd_grpc_request_duration_seconds", Help: "ShouldRateLimit duration, in seconds.", Buckets: metrics.DefaultBuckets}),
+		grpcDuration: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "ratelimitd_grpc_request_duration_seconds", Help: "ShouldRateLimit duration, in seconds.", Buckets: latencyBuckets}),
 		reloads:      prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ratelimitd_config_reloads_total", Help: "Configuration reloads, by result (applied or rejected)."}, []string{"result"}),
 	}
 	reg.MustRegister(m.httpRequests, m.httpDuration, m.grpcRequests, m.grpcDuration, m.reloads)
@@ -107,3 +107,7 @@ func (s *service) close() error { return s.store.close() }
 
 // ready reports whether the backend answers within its budget.
 func (s *service) ready(ctx context.Context) error { return s.store.ping(ctx) }
+
+// latencyBuckets are the service's request latency buckets, in seconds:
+// 100 µs to 1 s, like the metrics module's backend histogram.
+var latencyBuckets = []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1}

@@ -1,7 +1,9 @@
 package httpsuite
 
 import (
+	"context"
 	"net/http"
+	"strconv"
 	"testing"
 
 	"github.com/ratelimit-go/ratelimit"
@@ -24,6 +26,39 @@ var Routes = []Route{
 	{"GET", "/healthz"},
 	{"GET", "/login"},
 	{"POST", "/login"},
+	{"POST", WorkPath},
+}
+
+// WorkPath is the route (POST) whose handler is Work instead of OKBody's.
+const WorkPath = "/work"
+
+// Work is the handler of WorkPath, for ctx, the context a handler of the
+// framework reads the request's ratelimit.Usage from, and header, the
+// request's headers: it sets the final cost of the header X-Test-Cost
+// (Usage.SetCost), resets the Usage when X-Test-Reset is present, and
+// answers the status of X-Test-Status (200 by default), as an error of the
+// framework's kind when X-Test-Error is present (asError). The body is
+// OKBody, or "no usage" when ctx carries none.
+func Work(ctx context.Context, header func(string) string) (status int, body string, asError bool) {
+	status, body = http.StatusOK, OKBody
+	if s, err := strconv.Atoi(header("X-Test-Status")); err == nil {
+		status = s
+	}
+	u := ratelimit.FromContext(ctx)
+	if u == nil {
+		return status, "no usage", false
+	}
+	if c, err := strconv.Atoi(header("X-Test-Cost")); err == nil {
+		if err := u.SetCost(c); err != nil {
+			return http.StatusInternalServerError, err.Error(), false
+		}
+	}
+	if header("X-Test-Reset") != "" {
+		if err := u.Reset(ctx); err != nil {
+			return http.StatusInternalServerError, err.Error(), false
+		}
+	}
+	return status, body, header("X-Test-Error") != ""
 }
 
 // OKBody is the body of every route handler.

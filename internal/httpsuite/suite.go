@@ -29,6 +29,9 @@ func Run(t *testing.T, a Adapter) {
 		{"RouteTable", testRouteTable},
 		{"PerRouteMiddleware", testPerRoute},
 		{"RouteAfterGlobal", testRouteAfterGlobal},
+		{"CountIf", testCountIf},
+		{"Settle", testSettle},
+		{"UsageReset", testUsageReset},
 		{"Skip", testSkip},
 		{"FailOpen", testFailOpen},
 		{"FailClosed", testFailClosed},
@@ -198,16 +201,104 @@ func testPerRoute(t *testing.T, e *env) {
 	}
 }
 
-// testRouteAfterGlobal: a route's own middleware and the router-wide one
-// both run; the route's runs last, so its header fields are the ones the
-// client sees, and its denial stops the request.
+// testRouteAfterGlobal: a route's own middleware runs inside the
+// router-wide one it was made from: the client sees both checks' policies,
+// and a request the route denies gets the router-wide charge back.
 func testRouteAfterGlobal(t *testing.T, e *env) {
 	m := e.middleware(ratelimit.WithPolicy(core.MustParsePolicy("100/1m;name=global")))
 	h := e.a.Handler(t, Setup{Global: m, RouteBase: m, RoutePolicies: []core.Policy{core.MustParsePolicy("1/1m;algorithm=gcra;name=login")}})
 	res := e.do(h, request{method: "POST", path: "/login", key: "k"})
 	res.wantStatus(t, "first login", http.StatusOK)
-	wantMembers(t, "RateLimit", parseList(t, res.header, "RateLimit"), member{"login", map[string]int64{"r": 0, "t": 60}})
-	e.do(h, request{method: "POST", path: "/login", key: "k"}).wantStatus(t, "second login", http.StatusTooManyRequests)
+	wantMembers(t, "RateLimit-Policy", parseList(t, res.header, "RateLimit-Policy"),
+		member{"global", map[string]int64{"q": 100, "w": 60}}, member{"login", map[string]int64{"q": 1, "w": 60}})
+	wantMembers(t, "RateLimit", parseList(t, res.header, "RateLimit"),
+		member{"global", map[string]int64{"r": 99, "t": 1}}, member{"login", map[string]int64{"r": 0, "t": 60}})
+	res = e.do(h, request{method: "POST", path: "/login", key: "k"})
+	res.wantStatus(t, "second login", http.StatusTooManyRequests)
+	// The global unit of the refused login is back: still 99.
+	wantMembers(t, "RateLimit", parseList(t, res.header, "RateLimit"),
+		member{"global", map[string]int64{"r": 99, "t": 1}}, member{"login", map[string]int64{"r": 0, "t": 60}})
+	if ra := parseInt(t, res.header, "Retry-After"); ra != 60 {
+		t.Fatalf("Retry-After %d, want the login's 60", ra)
+	}
+	if p := parseProblem(t, res); len(p.Violated) != 1 || p.Violated[0] != "login" {
+		t.Fatalf("problem %+v", p)
+	}
+	res = e.do(h, request{method: "GET", path: "/", key: "k"})
+	res.wantStatus(t, "another route", http.StatusOK)
+	wantMembers(t, "RateLimit", parseList(t, res.header, "RateLimit"), member{"global", map[string]int64{"r": 98, "t": 2}})
+}
+
+// work is a request to WorkPath with the given test headers.
+func work(key string, kv ...string) request {
+	h := http.Header{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		h[kv[i]] = []string{kv[i+1]}
+	}
+	return request{method: "POST", path: WorkPath, key: key, header: h}
+}
+
+// testCountIf: WithUsage's predicate counts only failures, answered by
+// the handler itself or as the framework's error; successes are refunded.
+func testCountIf(t *testing.T, e *env) {
+	p := core.MustParsePolicy("3/1m;algorithm=gcra;name=logins")
+	h := e.a.Handler(t, Setup{Global: e.middleware(ratelimit.WithPolicy(p),
+		ratelimit.WithUsage(func(status int) bool { return status >= 400 }))})
+	for i := 0; i < 5; i++ {
+		e.do(h, work("k")).wantStatus(t, "success "+strconv.Itoa(i+1), http.StatusOK)
+	}
+	for i, kv := range [][]string{{"X-Test-Status", "401"}, {"X-Test-Status", "401", "X-Test-Error", "1"}, {"X-Test-Status", "403", "X-Test-Error", "1"}} {
+		res := e.do(h, work("k", kv...))
+		res.wantStatus(t, "failure "+strconv.Itoa(i+1), parseIntOr(kv[1]))
+		wantMembers(t, "RateLimit", parseList(t, res.header, "RateLimit"), member{"logins", map[string]int64{"r": int64(2 - i), "t": int64(20 * (i + 1))}})
+	}
+	e.do(h, work("k")).wantStatus(t, "after three failures", http.StatusTooManyRequests)
+}
+
+func parseIntOr(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
+}
+
+// testSettle: a handler sets its request's final cost: more than the
+// charge puts the key into debt (the next request waits it out, exactly),
+// 0 refunds the charge.
+func testSettle(t *testing.T, e *env) {
+	p := core.MustParsePolicy("10/1m;algorithm=gcra;name=tokens")
+	h := e.a.Handler(t, Setup{Global: e.middleware(ratelimit.WithPolicy(p), ratelimit.WithUsage(nil))})
+	for i := 0; i < 15; i++ {
+		e.do(h, work("refunded", "X-Test-Cost", "0")).wantStatus(t, "refunded "+strconv.Itoa(i+1), http.StatusOK)
+	}
+	e.do(h, work("llm", "X-Test-Cost", "25")).wantStatus(t, "the costly request", http.StatusOK)
+	// 25 units at 6 s each: free again 150 s after the charge; a request
+	// of 1 passes once 10 units are back in the burst: at 90 s + 6 s = 96 s.
+	res := e.do(h, work("llm"))
+	res.wantStatus(t, "in debt", http.StatusTooManyRequests)
+	if ra := parseInt(t, res.header, "Retry-After"); ra != 96 {
+		t.Fatalf("Retry-After %d, want 96", ra)
+	}
+	e.clock.Advance(96*time.Second - time.Microsecond)
+	e.do(h, work("llm")).wantStatus(t, "a microsecond early", http.StatusTooManyRequests)
+	e.clock.Advance(time.Microsecond)
+	e.do(h, work("llm")).wantStatus(t, "debt paid", http.StatusOK)
+	res = e.do(h, work("neg", "X-Test-Cost", "-1"))
+	res.wantStatus(t, "a negative final cost", http.StatusInternalServerError)
+}
+
+// testUsageReset: a handler that resets its request's key starts it over.
+func testUsageReset(t *testing.T, e *env) {
+	p := core.MustParsePolicy("2/1m;algorithm=gcra;name=p")
+	h := e.a.Handler(t, Setup{Global: e.middleware(ratelimit.WithPolicy(p), ratelimit.WithUsage(nil))})
+	e.do(h, work("k")).wantStatus(t, "first", http.StatusOK)
+	e.do(h, work("k", "X-Test-Reset", "1")).wantStatus(t, "the resetting one", http.StatusOK)
+	res := e.do(h, work("k"))
+	res.wantStatus(t, "after the reset", http.StatusOK)
+	wantMembers(t, "RateLimit", parseList(t, res.header, "RateLimit"), member{"p", map[string]int64{"r": 1, "t": 30}})
+	// Without WithUsage, nothing is published.
+	h = e.a.Handler(t, Setup{Global: e.middleware(ratelimit.WithPolicy(p))})
+	if res := e.do(h, work("other")); res.status != http.StatusOK || string(res.body) != "no usage" {
+		t.Fatalf("without WithUsage: %d %q", res.status, res.body)
+	}
 }
 
 func testSkip(t *testing.T, e *env) {

@@ -1,0 +1,242 @@
+package ratelimit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/internal/fields"
+)
+
+// Usage is what the middleware charged an admitted request, which its
+// handler finds in the request's context (FromContext) when the middleware
+// publishes it: with WithUsage, and always for a Route's middleware and the
+// middleware it was made from. Through it the handler settles the
+// request's cost once it is known, refunds the request, or resets its key.
+//
+// A request checked by the middleware wrapping the router and then by a
+// Route has one Usage covering both checks: its Policies and Decisions list
+// both, the router's first, and SetCost and Reset apply to both.
+//
+// The exported fields must not be modified. A Usage is safe for
+// concurrent use.
+type Usage struct {
+	// Key is the request's rate-limit key.
+	Key string
+	// Plan is the plan that applied (WithPlans), "" when none did.
+	Plan string
+	// Cost is the units charged when the request was admitted: WithCost's,
+	// 1 by default.
+	Cost int
+	// Policies are the enforced policies that checked the request and
+	// Decisions their decisions at admission, in the order the RateLimit
+	// header fields list them.
+	Policies  []core.Policy
+	Decisions []core.Decision
+
+	m      *Middleware
+	ctx    context.Context // the request's context carrying this Usage
+	set    *fields.Set     // the header fields of Policies; nil: ownSet's alone
+	ownSet *fields.Set     // the policy set this middleware checked
+	at     time.Time       // the instant of the charge
+	own    []core.Policy   // the policies this middleware charged: the tail of Policies
+	shadow []core.Policy   // the shadow policies it charged too, if any
+	outer  *Usage          // the Usage of the middleware this Route runs inside
+	final  atomic.Int64    // the cost SetCost set; -1: none
+	done   atomic.Bool     // settled, refunded or reset: nothing left to do
+}
+
+// usageContext is the context a published Usage rides in, allocated with
+// it: a request's context outlives the request when a handler hands it to
+// a goroutine, so neither is pooled.
+type usageContext struct {
+	context.Context
+	u  Usage
+	ds [2]core.Decision // room for Usage.Decisions
+}
+
+type usageKey struct{}
+
+func (c *usageContext) Value(key any) any {
+	if key == (usageKey{}) {
+		return &c.u
+	}
+	return c.Context.Value(key)
+}
+
+// FromContext returns the Usage of the request whose context ctx is or
+// derives from: with Gin, c.Request.Context(); with Fiber,
+// c.UserContext(). It returns nil when no middleware published one: the
+// request was not admitted through a middleware built WithUsage (or a
+// Route), or it skipped the check.
+func FromContext(ctx context.Context) *Usage {
+	u, _ := ctx.Value(usageKey{}).(*Usage)
+	return u
+}
+
+var errNoUsage = fmt.Errorf("%w: no Usage in the request's context: build the middleware WithUsage", ErrInvalidConfig)
+
+// SetCost sets the request's final cost, in the units of WithCost. Once the
+// handler has returned, the middleware settles the difference with what it
+// charged (Cost) on every policy of the request: it refunds the excess
+// (core.OpRefund), or charges the rest (core.OpCharge) even past the limit
+// and the capacity, so that the key's next requests wait the debt out.
+// SetCost(0) refunds the whole charge. The last call before the handler
+// returns wins; a call after it changes nothing.
+//
+// It returns an error for a nil Usage (FromContext found none) and, matching
+// core.ErrInvalidCost, for a negative n.
+func (u *Usage) SetCost(n int) error {
+	if u == nil {
+		return errNoUsage
+	}
+	if n < 0 {
+		return fmt.Errorf("%w: SetCost(%d): a final cost is 0 or more", core.ErrInvalidCost, n)
+	}
+	for ; u != nil; u = u.outer {
+		u.final.Store(int64(n))
+	}
+	return nil
+}
+
+// Reset forgets the state of the request's key under every policy of the
+// request, at once (a successful login clearing the failures before it),
+// and leaves nothing to settle when the handler returns. It returns an
+// error for a nil Usage and the limiter's errors.
+func (u *Usage) Reset(ctx context.Context) error {
+	if u == nil {
+		return errNoUsage
+	}
+	var errs []error
+	for ; u != nil; u = u.outer {
+		u.done.Store(true)
+		if err := u.m.limiter.Reset(ctx, u.Key, append(u.own, u.shadow...)...); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// newUsage builds the Usage of a request this middleware admitted with
+// result, under the Usage of an enclosing middleware when outer is not nil,
+// and the context that carries it.
+func (m *Middleware) newUsage(ctx context.Context, outer *Usage, key, plan string, cost int, set *fields.Set, result core.Result, shadowCharged bool) *Usage {
+	c := &usageContext{Context: ctx}
+	u := &c.u
+	u.ctx, u.m, u.Key, u.Plan, u.Cost, u.at = c, m, key, plan, cost, result.At
+	u.own, u.ownSet, u.outer = set.Policies, set, outer
+	if shadowCharged {
+		u.shadow = set.Shadow
+	}
+	u.final.Store(-1)
+	u.Policies = set.Policies
+	ds := result.Decisions
+	if outer != nil {
+		u.Policies = append(outer.Policies[:len(outer.Policies):len(outer.Policies)], set.Policies...)
+		if joined := m.joined(outer, set); joined != nil {
+			u.set, u.Policies = joined, joined.Policies
+		}
+		ds = append(outer.Decisions[:len(outer.Decisions):len(outer.Decisions)], ds...)
+	}
+	if len(ds) <= len(c.ds) {
+		u.Decisions = append(c.ds[:0], ds...)
+	} else {
+		u.Decisions = append([]core.Decision(nil), ds...)
+	}
+	return u
+}
+
+// joined returns the header fields of outer's policies followed by set's,
+// built once per pair, or nil when they cannot be shown together (two
+// policies of one name).
+func (m *Middleware) joined(outer *Usage, set *fields.Set) *fields.Set {
+	os := outer.set
+	if os == nil {
+		os = outer.ownSet
+	}
+	k := [2]*fields.Set{os, set}
+	if v, ok := m.joins.Load(k); ok {
+		s, _ := v.(*fields.Set)
+		return s
+	}
+	ps := append(append([]core.Policy(nil), os.Policies...), set.Policies...)
+	s, err := newSet(m.s.mode, m.limiter.Clock(), ps)
+	if err != nil {
+		s = nil
+	}
+	m.joins.Store(k, s)
+	return s
+}
+
+// finish settles u once the handler has returned with status: the final
+// cost SetCost set, or the charge, or nothing when WithUsage's countIf says
+// the response does not count.
+func (m *Middleware) finish(u *Usage, status int) {
+	if u.done.Swap(true) {
+		return
+	}
+	n := u.final.Load()
+	if n < 0 {
+		n = int64(u.Cost)
+	}
+	if m.s.countIf != nil && !m.s.countIf(status) {
+		n = 0
+	}
+	u.settle(u.ctx, n)
+}
+
+// settle charges or refunds the difference between n and u.Cost on the
+// policies u's middleware charged, returning their decisions afterwards.
+func (u *Usage) settle(ctx context.Context, n int64) (core.Result, error) {
+	diff := n - int64(u.Cost)
+	if diff == 0 {
+		return core.Result{}, nil
+	}
+	// The request's own context may be cancelled by now (its client gone);
+	// the settlement is owed anyway, and the limiter's own bounds apply.
+	ctx = context.WithoutCancel(ctx)
+	op, units := core.OpCharge, diff
+	if diff < 0 {
+		op, units = core.OpRefund, -diff
+	}
+	items := make([]core.Item, 0, len(u.own)+len(u.shadow))
+	for _, ps := range [2][]core.Policy{u.own, u.shadow} {
+		for _, p := range ps {
+			items = append(items, core.Item{Key: u.Key, Policy: p, Cost: int(units), Op: op, At: u.at})
+		}
+	}
+	return u.m.limiter.Do(ctx, items, nil)
+}
+
+// refund gives back every charge of the Usages from u outwards that is not
+// settled yet (a Route denied the request after the router's middleware
+// admitted it), appending their policies' decisions, outermost first, to
+// ds: the state after the refund where there was one.
+func (u *Usage) refund(ctx context.Context, ds []core.Decision) []core.Decision {
+	if u.outer != nil {
+		ds = u.outer.refund(ctx, ds)
+	}
+	own := u.Decisions[len(u.Decisions)-len(u.own):]
+	if u.done.CompareAndSwap(false, true) {
+		if r, err := u.settle(ctx, 0); err == nil && len(r.Decisions) >= len(own) {
+			own = r.Decisions[:len(own)]
+		}
+	}
+	return append(ds, own...)
+}
+
+// bindAllowed returns the index of the binding decision of an admitted
+// check (core.Result.Binding): the fewest units remaining, the longer
+// ResetAfter breaking ties.
+func bindAllowed(ds []core.Decision) int {
+	b := 0
+	for i := range ds {
+		if ds[i].Remaining < ds[b].Remaining || (ds[i].Remaining == ds[b].Remaining && ds[i].ResetAfter > ds[b].ResetAfter) {
+			b = i
+		}
+	}
+	return b
+}

@@ -1,0 +1,158 @@
+package ratelimit_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+	"testing"
+
+	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/core"
+)
+
+// handler is a next function answering status after running f with the
+// request's context.
+func handler(status int, f func(ctx context.Context)) func(context.Context) int {
+	return func(ctx context.Context) int {
+		if f != nil {
+			f(ctx)
+		}
+		return status
+	}
+}
+
+func remaining(t *testing.T, lim *core.Limiter, key string, p core.Policy) int {
+	t.Helper()
+	d, err := lim.Peek(context.Background(), key, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d.Remaining
+}
+
+// The Usage a handler sees names its request, and is gone without
+// WithUsage.
+func TestUsageInContext(t *testing.T) {
+	lim, _ := newLimiter(t)
+	p := core.MustParsePolicy("5/1m;name=p")
+	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(p), ratelimit.WithUsage(nil))
+	var u *ratelimit.Usage
+	m.Handle(context.Background(), req("GET", "/", "k"), newRecorder(), handler(200, func(ctx context.Context) { u = ratelimit.FromContext(ctx) }))
+	if u == nil || u.Key != "k" || u.Cost != 1 || len(u.Policies) != 1 || u.Policies[0].Name != "p" || len(u.Decisions) != 1 || u.Decisions[0].Remaining != 4 {
+		t.Fatalf("usage %+v", u)
+	}
+	// A call after the handler returned changes nothing.
+	if err := u.SetCost(0); err != nil {
+		t.Fatal(err)
+	}
+	if r := remaining(t, lim, "k", p); r != 4 {
+		t.Fatalf("remaining %d after a late SetCost, want 4", r)
+	}
+
+	plain := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(p))
+	plain.Handle(context.Background(), req("GET", "/", "k"), newRecorder(), handler(200, func(ctx context.Context) { u = ratelimit.FromContext(ctx) }))
+	if u != nil {
+		t.Fatalf("a Usage without WithUsage: %+v", u)
+	}
+	if err := u.SetCost(3); !errors.Is(err, ratelimit.ErrInvalidConfig) {
+		t.Fatalf("SetCost on a nil Usage: %v", err)
+	}
+	if err := u.Reset(context.Background()); !errors.Is(err, ratelimit.ErrInvalidConfig) {
+		t.Fatalf("Reset on a nil Usage: %v", err)
+	}
+}
+
+// A handler that panics is settled as a 500 and the panic goes on.
+func TestUsagePanickingHandler(t *testing.T) {
+	lim, _ := newLimiter(t)
+	p := core.MustParsePolicy("5/1m;name=p")
+	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(p),
+		ratelimit.WithUsage(func(status int) bool { return status != http.StatusInternalServerError }))
+	func() {
+		defer func() {
+			if recover() != "boom" {
+				t.Error("the handler's panic did not go on")
+			}
+		}()
+		m.Handle(context.Background(), req("GET", "/", "k"), newRecorder(), handler(200, func(context.Context) { panic("boom") }))
+	}()
+	if r := remaining(t, lim, "k", p); r != 5 {
+		t.Fatalf("remaining %d, want 5: the 500 does not count", r)
+	}
+}
+
+// Consume-then-refund holds the limit under concurrency: while their
+// handlers run, admitted requests hold their units, so of 64 concurrent
+// requests exactly the limit's 10 run, even though every one of them
+// succeeds and is refunded afterwards.
+func TestCountIfHoldsUnderConcurrency(t *testing.T) {
+	lim, _ := newLimiter(t)
+	p := core.MustParsePolicy("10/1m;algorithm=fixed_window;name=p")
+	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(p),
+		ratelimit.WithUsage(func(status int) bool { return status >= 400 }))
+	release := make(chan struct{})
+	var decided sync.WaitGroup // every request admitted (its handler entered) or denied
+	decided.Add(64)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	admitted := 0
+	for i := 0; i < 64; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ok := m.Handle(context.Background(), req("GET", "/", "k"), newRecorder(), handler(200, func(context.Context) {
+				mu.Lock()
+				admitted++
+				mu.Unlock()
+				decided.Done()
+				<-release
+			}))
+			if !ok {
+				decided.Done()
+			}
+		}()
+	}
+	decided.Wait()
+	close(release)
+	wg.Wait()
+	if admitted != 10 {
+		t.Fatalf("%d requests ran at once, want the limit's 10", admitted)
+	}
+	if r := remaining(t, lim, "k", p); r != 10 {
+		t.Fatalf("remaining %d once all succeeded, want 10", r)
+	}
+}
+
+// A Route inside the router's middleware: one Usage covering both checks;
+// SetCost settles both, each at its own policies.
+func TestUsageAcrossRoute(t *testing.T) {
+	lim, _ := newLimiter(t)
+	global := core.MustParsePolicy("100/1m;algorithm=fixed_window;name=global")
+	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(global), ratelimit.WithUsage(nil))
+	tokens := core.MustParsePolicy("1000/1m;algorithm=fixed_window;name=tokens")
+	rm, err := m.Route(tokens)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var u *ratelimit.Usage
+	rec := newRecorder()
+	m.Handle(context.Background(), req("POST", "/chat", "k"), newRecorder(), func(ctx context.Context) int {
+		rm.Handle(ctx, req("POST", "/chat", "k"), rec, handler(200, func(ctx context.Context) {
+			u = ratelimit.FromContext(ctx)
+			if err := u.SetCost(250); err != nil {
+				t.Error(err)
+			}
+		}))
+		return 200
+	})
+	if u == nil || len(u.Policies) != 2 || u.Policies[0].Name != "global" || u.Policies[1].Name != "tokens" || len(u.Decisions) != 2 {
+		t.Fatalf("usage %+v", u)
+	}
+	if got := rec.h.Get("Ratelimit"); got != `"global";r=99;t=60, "tokens";r=999;t=60` {
+		t.Errorf("RateLimit %q", got)
+	}
+	if g, tk := remaining(t, lim, "k", global), remaining(t, lim, "k", tokens); g != 0 || tk != 750 {
+		t.Fatalf("remaining global %d, tokens %d; want 0 (in debt) and 750", g, tk)
+	}
+}
