@@ -7,7 +7,7 @@ import (
 	_ "time/tzdata" // every instance reads the same zone data, whatever its host has
 )
 
-// The calendar periods a FixedWindow policy may align to (Policy.Calendar).
+// The calendar periods a window policy may align to (Policy.Calendar).
 const (
 	calDay   = "day"
 	calWeek  = "week"
@@ -98,7 +98,7 @@ func (c *calendar) longest() int64 {
 }
 
 // Bounds returns the start and the end, in microseconds since the Unix
-// epoch, of the window of a FixedWindow policy that holds now: a multiple
+// epoch, of the window of a window policy that holds now: a multiple
 // of Window since the epoch, or the calendar window (Policy.Calendar) in
 // the policy's zone.
 func (p *Params) Bounds(now int64) (start, end int64) {

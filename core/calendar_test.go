@@ -125,8 +125,8 @@ func TestParseCalendar(t *testing.T) {
 		"10/1mo;tz=Mars/Olympus":           `tz "Mars/Olympus": unknown time zone`,
 		"10/1mo;tz=Local":                  "unknown time zone",
 		"10/1mo;tz=":                       "tz must name a zone",
-		"10/1mo;algorithm=gcra":            "applies to fixed_window only",
-		"10/1w;algorithm=sliding_window":   "applies to fixed_window only",
+		"10/1mo;algorithm=gcra":            "applies to fixed_window and sliding_window only",
+		"10/1w;algorithm=token_bucket":     "applies to fixed_window and sliding_window only",
 		"10/1d;tz=Europe/Paris;tz=Etc/UTC": "tz is given twice",
 	} {
 		_, err := core.ParsePolicy(in)

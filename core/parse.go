@@ -138,7 +138,7 @@ func ParsePolicy(s string) (Policy, error) {
 		}
 	}
 	if p.Calendar != "" && p.Algorithm == "" {
-		p.Algorithm = FixedWindow // the one algorithm with calendar windows
+		p.Algorithm = FixedWindow // the calendar's usual algorithm
 	}
 	if err := p.Validate(); err != nil {
 		if pe, ok := err.(*PolicyError); ok {

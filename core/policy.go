@@ -45,14 +45,15 @@ type Policy struct {
 	// check a shadow policy like any other. Not part of the Identity: when
 	// the rollout ends and Shadow is cleared, the state carries on.
 	Shadow bool
-	// Calendar, for a FixedWindow policy, aligns its windows to the civil
-	// calendar in Zone instead of to multiples of Window since the Unix
-	// epoch: "day" (from local midnight), "week" (from Monday, as ISO 8601
+	// Calendar, for a FixedWindow or SlidingWindow policy, aligns its
+	// windows to the civil calendar in Zone instead of to multiples of
+	// Window since the Unix epoch: "day" (from local midnight), "week" (from Monday, as ISO 8601
 	// weeks) or "month" (from the first of the month). Each window runs
 	// from the first instant of its first day to the first instant of the
 	// next window, so a day across a daylight-saving change lasts 23 or 25
-	// hours and months have their own lengths. Window must then be 0. ""
-	// means no calendar.
+	// hours and months have their own lengths. A sliding window weighs the
+	// previous window by the part of its own length still inside a trailing
+	// window as long. Window must then be 0. "" means no calendar.
 	Calendar string
 	// Zone is the IANA name of the time zone of a Calendar policy
 	// ("Europe/Paris"); "" is UTC. Zone data is built into the program, so
@@ -128,8 +129,8 @@ func (p Policy) Params() (Params, error) {
 		switch {
 		case p.Calendar == "":
 			return bad("tz", strconv.Quote(p.Zone), "applies to calendar windows only (1d, 1w, 1mo; Policy.Calendar)")
-		case p.Algorithm != FixedWindow:
-			return bad("calendar", strconv.Quote(p.Calendar), "applies to fixed_window only; set the algorithm to fixed_window")
+		case p.Algorithm != FixedWindow && p.Algorithm != SlidingWindow:
+			return bad("calendar", strconv.Quote(p.Calendar), "applies to fixed_window and sliding_window only")
 		case p.Window != 0:
 			return bad("window", p.Window.String(), "must be 0 with a calendar, which sets the window")
 		}

@@ -810,7 +810,7 @@ func TestConfigErrors(t *testing.T) {
 		{"misspelled top-level field", []string{"c.yaml", "polices:\n  api: 1/s\n"}, []string{"c.yaml:1: unknown field \"polices\" (want "}},
 		{"bad policy", []string{"c.yaml", "policies:\n  ok: \"1/s\"\n  api: \"10/x\"\n"}, []string{"c.yaml:3", "policies.api", "unknown period"}},
 		{"unknown zone", []string{"c.yaml", "policies:\n  q: \"100/1mo;tz=Europe/Pariss\"\n"}, []string{"c.yaml:2", "policies.q", `tz "Europe/Pariss": unknown time zone`}},
-		{"calendar on a sliding window", []string{"c.yaml", "policies:\n  q: \"100/1w;algorithm=sliding_window\"\n"}, []string{"c.yaml:2", "policies.q", "fixed_window only"}},
+		{"calendar on a token bucket", []string{"c.yaml", "policies:\n  q: \"100/1w;algorithm=token_bucket\"\n"}, []string{"c.yaml:2", "policies.q", "fixed_window and sliding_window only"}},
 		{"bad budget", []string{"c.yaml", "backend:\n  budget: forever\n"}, []string{"c.yaml:2", "backend.budget"}},
 		{"bad failure mode", []string{"c.yaml", "backend:\n  on_failure: maybe\n"}, []string{"c.yaml:2", "backend.on_failure"}},
 		{"bad url", []string{"c.yaml", "backend:\n  url: http://x\n"}, []string{"c.yaml:2", "backend.url"}},

@@ -125,14 +125,13 @@ func (s FixedWindowState) adjust(p *core.Params, units, at, now int64) FixedWind
 // window at fell in, the current one or the one before, and from none once
 // that window no longer counts.
 func (s SlidingWindowState) adjust(p *core.Params, units, at, now int64) SlidingWindowState {
-	w := p.Window
-	start, _, prev, curr := swView(w, s, now)
+	w, _, prev, curr := swView(p, s, now)
 	switch {
 	case units > 0:
 		curr = min(curr+min(units, maxCount), maxCount)
-	case at >= start && at < start+w:
+	case at >= w.start && at < w.start+w.lc:
 		curr = max(curr+units, 0)
-	case at >= start-w && at < start:
+	case at >= w.start-w.lp && at < w.start:
 		prev = max(prev+units, 0)
 	default:
 		return s
@@ -140,7 +139,7 @@ func (s SlidingWindowState) adjust(p *core.Params, units, at, now int64) Sliding
 	if prev == 0 && curr == 0 {
 		return SlidingWindowState{}
 	}
-	return SlidingWindowState{Start: start, Prev: prev, Curr: curr}
+	return SlidingWindowState{Start: w.start, Prev: prev, Curr: curr}
 }
 
 // adjust applies a refund or a charge to a sliding log in place. A charge

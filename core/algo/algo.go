@@ -112,12 +112,33 @@ type SlidingWindowState struct {
 }
 
 // swEstimate is the sliding estimate at offset elapsed into the current
-// window: prev weighted by the part of the previous window still inside the
-// trailing window, plus the current count. Lua computes it as
-// prev * (window - elapsed) / window + curr, the same IEEE operations in the
-// same order.
+// window: prev weighted by the part of the previous window, of length
+// window, still inside a trailing window as long, plus the current count.
+// Lua computes it as prev * (window - elapsed) / window + curr, the same
+// IEEE operations in the same order. Only a calendar window can be longer
+// than the one before it, and reach an offset where prev counts no more.
 func swEstimate(prev, curr, window, elapsed int64) float64 {
+	if elapsed >= window {
+		return float64(curr)
+	}
 	return float64(prev)*float64(window-elapsed)/float64(window) + float64(curr)
+}
+
+// swWindow is the window a sliding window check works in: it starts at
+// start and lasts lc; the window before it lasted lp and the one after it
+// lasts ln. All three are the policy's Window unless it is a calendar
+// policy.
+type swWindow struct{ start, lc, lp, ln int64 }
+
+// swWindowAt returns the window holding now.
+func swWindowAt(p *core.Params, now int64) swWindow {
+	if w := p.Window; w > 0 {
+		return swWindow{windowStart(now, w), w, w, w}
+	}
+	start, end := p.Bounds(now)
+	prev, _ := p.Bounds(start - 1)
+	_, next := p.Bounds(end)
+	return swWindow{start, end - start, start - prev, next - end}
 }
 
 // swFits reports whether cost more units fit under limit at that offset.
@@ -167,19 +188,24 @@ func swSearch(prev, curr, window, lo, hi, cost, limit int64) int64 {
 	return lo
 }
 
-// swReset is the time from now until both counts have slid out.
-func swReset(start, window, prev, curr, now int64) int64 {
+// swReset is the time from now until both counts have slid out: the
+// current one slides out of the next window as the previous one does of
+// this (already, on a calendar window longer than the one before).
+func swReset(w swWindow, prev, curr, now int64) int64 {
 	switch {
 	case curr > 0:
-		return start + 2*window - now
+		return w.start + 2*w.lc - now
 	case prev > 0:
-		return start + window - now
+		return max(w.start+w.lp-now, 0)
 	}
 	return 0
 }
 
 // SlidingWindow is the sliding window counter. It admits a check when the
 // estimate prev*(window-elapsed)/window + curr plus cost is at most Limit.
+// On a calendar (core.Policy.Calendar), window is the previous window's own
+// length, and prev counts no more once the current window is older than
+// that.
 // When denied, RetryAfter is the first microsecond at which the estimate has
 // fallen enough, found in the current window or the next one.
 //
@@ -194,54 +220,55 @@ func SlidingWindow(p *core.Params, st SlidingWindowState, cost, now int64) (Answ
 	return o, next
 }
 
-// swView is the key's counts as seen at now: the current window's start,
-// the instant the estimate is taken at (later than now when the caller's
-// clock is behind the state's), and the previous and current counts.
-func swView(w int64, st SlidingWindowState, now int64) (start, at, prev, curr int64) {
-	start, at = windowStart(now, w), now
+// swView is the key's counts as seen at now: the current window, the
+// instant the estimate is taken at (later than now when the caller's clock
+// is behind the state's), and the previous and current counts. A state
+// ahead of now's window is taken to be in the next window, and the window
+// after that as long as the next: Lua has those lengths.
+func swView(p *core.Params, st SlidingWindowState, now int64) (w swWindow, at, prev, curr int64) {
+	w, at = swWindowAt(p, now), now
 	if st.Prev != 0 || st.Curr != 0 {
-		if st.Start > start { // caller's clock is behind
-			start, at = st.Start, st.Start
+		if st.Start > w.start { // caller's clock is behind
+			w, at = swWindow{st.Start, w.ln, w.lc, w.ln}, st.Start
 		}
 		switch st.Start {
-		case start:
+		case w.start:
 			prev, curr = st.Prev, st.Curr
-		case start - w:
+		case w.start - w.lp:
 			prev = st.Curr
 		}
 	}
-	return start, at, prev, curr
+	return w, at, prev, curr
 }
 
 // SlidingWindowDecide is SlidingWindow without the wait of a denial: a
 // denied Answer has Wait 0, and SlidingWindowWait with the same arguments
 // gives it.
 func SlidingWindowDecide(p *core.Params, st SlidingWindowState, cost, now int64) (Answer, SlidingWindowState) {
-	w, limit := p.Window, p.Limit
-	start, at, prev, curr := swView(w, st, now)
-	est := swEstimate(prev, curr, w, at-start)
+	limit := p.Limit
+	w, at, prev, curr := swView(p, st, now)
+	est := swEstimate(prev, curr, w.lp, at-w.start)
 	if est+float64(cost) <= float64(limit) {
 		o := Answer{Allowed: true, Remaining: floorNonNeg(float64(limit) - est - float64(cost))}
 		curr += cost
-		o.ResetAfter = swReset(start, w, prev, curr, now)
-		return o, SlidingWindowState{Start: start, Prev: prev, Curr: curr}
+		o.ResetAfter = swReset(w, prev, curr, now)
+		return o, SlidingWindowState{Start: w.start, Prev: prev, Curr: curr}
 	}
-	return Answer{Remaining: floorNonNeg(float64(limit) - est), ResetAfter: swReset(start, w, prev, curr, now)}, st
+	return Answer{Remaining: floorNonNeg(float64(limit) - est), ResetAfter: swReset(w, prev, curr, now)}, st
 }
 
 // SlidingWindowWait is the Wait of a check that SlidingWindowDecide denied
 // with the same arguments: the time from now to the first microsecond at
-// which the estimate has fallen enough for cost, in the current window or
-// the next one.
+// which the estimate has fallen enough for cost, in the current window, the
+// next one, or at the start of the one after, where both counts are out.
 func SlidingWindowWait(p *core.Params, st SlidingWindowState, cost, now int64) int64 {
-	w, limit := p.Window, p.Limit
-	start, at, prev, curr := swView(w, st, now)
-	if e := swFirstFit(prev, curr, w, at-start+1, w-1, cost, limit); e < w {
-		return start + e - now
+	limit := p.Limit
+	w, at, prev, curr := swView(p, st, now)
+	if e := swFirstFit(prev, curr, w.lp, at-w.start+1, w.lc-1, cost, limit); e < w.lc {
+		return w.start + e - now
 	}
-	// Next window: the current count becomes the previous one. At its end
-	// the estimate is 0, so a fit always exists by then.
-	return start + w + swFirstFit(curr, 0, w, 0, w, cost, limit) - now
+	// Next window: the current count becomes the previous one.
+	return w.start + w.lc + swFirstFit(curr, 0, w.lc, 0, w.ln-1, cost, limit) - now
 }
 
 func floorNonNeg(x float64) int64 {

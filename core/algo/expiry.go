@@ -18,10 +18,7 @@ func (s FixedWindowState) ExpiresAt(p *core.Params) int64 {
 
 // ExpiresAt returns when the sliding window state can be dropped.
 func (s SlidingWindowState) ExpiresAt(p *core.Params) int64 {
-	if s.Curr > 0 {
-		return s.Start + 2*p.Window
-	}
-	return s.Start + p.Window
+	return s.Start + swReset(swWindowAt(p, s.Start), s.Prev, s.Curr, s.Start)
 }
 
 // ExpiresAt returns when the token bucket is full again.

@@ -156,6 +156,11 @@ func randomPolicy(rng *rand.Rand, alg core.Algorithm) core.Policy {
 	if rng.IntN(4) == 0 {
 		p.Name = "p" + string(rune('a'+rng.IntN(26)))
 	}
+	if (alg == core.FixedWindow || alg == core.SlidingWindow) && rng.IntN(6) == 0 {
+		// A calendar day or month, whose bounds the backends get from Go.
+		zones := []string{"", "Europe/Paris", "America/New_York", "America/Santiago"}
+		p.Window, p.Calendar, p.Zone = 0, []string{"day", "month"}[rng.IntN(2)], zones[rng.IntN(len(zones))]
+	}
 	if alg == core.LeakyBucket && rng.IntN(2) == 0 {
 		// A ceiling on the hold, from a tenth of the window to a whole one.
 		p.MaxDelay = (p.Window * time.Duration(1+rng.IntN(10)) / 10).Truncate(time.Microsecond)

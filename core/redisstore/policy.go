@@ -36,8 +36,9 @@ type calendarWindow struct {
 
 // at returns the info to send for a check at now: pi itself, or for a
 // calendar policy the info of the window holding now, whose arguments are
-// code 7, limit, the window's length, its start and the next window's
-// length (for a state a check with a clock behind meets).
+// its code (7 or 8), the limit, the window's length, its start, the next
+// window's length (for a state a check with a clock behind meets) and, for
+// a sliding window, the previous window's length.
 func (pi *policyInfo) at(now int64) *policyInfo {
 	if pi.params == nil {
 		return pi
@@ -47,8 +48,13 @@ func (pi *policyInfo) at(now int64) *policyInfo {
 	}
 	start, end := pi.params.Bounds(now)
 	_, next := pi.params.Bounds(end)
+	code, prev := calendarCode, int64(0)
+	if pi.params.Algorithm == core.SlidingWindow {
+		p, _ := pi.params.Bounds(start - 1)
+		code, prev = slidingCalendarCode, start-p
+	}
 	w := &calendarWindow{start: start, end: end, pi: &policyInfo{id: pi.id,
-		args: [argsPerPolicy]any{calendarCode, pi.args[1], end - start, start, next - end, int64(0)}}}
+		args: [argsPerPolicy]any{code, pi.args[1], end - start, start, next - end, prev}}}
 	pi.window.Store(w)
 	return w.pi
 }

@@ -65,6 +65,10 @@ func algorithmCode(a core.Algorithm) int64 {
 	return 0 // unreachable for validated params; the script rejects it
 }
 
-// calendarCode is the code of a fixed window with calendar bounds, whose
-// arguments policyInfo.at computes per window.
-const calendarCode = int64(7)
+// calendarCode and slidingCalendarCode are the codes of a fixed and a
+// sliding window with calendar bounds, whose arguments policyInfo.at
+// computes per window.
+const (
+	calendarCode        = int64(7)
+	slidingCalendarCode = int64(8)
+)

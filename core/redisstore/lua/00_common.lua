@@ -17,7 +17,8 @@
 -- code, limit, window, interval, tolerance and max delay (the leaky bucket's
 -- ceiling on Delay, 0 for none), or for a fixed window on the calendar
 -- (code 7) its limit, the length and start of the window the checks fall
--- in and the length of the next one; b below is the index in ARGV of a policy's
+-- in and the length of the next one, and for a sliding window on the
+-- calendar (code 8) the same and the previous window's length; b below is the index in ARGV of a policy's
 -- first argument. Then each check has now in microseconds, the cost (0 means
 -- peek, -1 that each key has its own, -2 a refund or charge), its number of
 -- keys and, per key, the number of its policy, followed by the key's cost
@@ -51,6 +52,7 @@ local P = {}
 local function reads(code)
   if code == 1 or code == 2 or code == 3 then return 1, 2 end
   if code == 7 then return 1, 4 end
+  if code == 8 then return 1, 5 end
   if code == 6 then return 3, 5 end
   return 3, 4
 end

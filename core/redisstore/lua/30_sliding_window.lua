@@ -1,10 +1,19 @@
 -- Sliding window counter: algo.SlidingWindow. State: hash {s = start of the
 -- current window, p = previous window's count, c = current window's count}.
+-- Code 3 aligns windows to multiples of their length; code 8 (the
+-- calendar) receives the start and length of the window now falls in and
+-- the lengths of the next and the previous one, computed in Go.
 
--- sw_fits is algo.swFits. The estimate inside is algo.swEstimate, the same
--- IEEE operations in the same order, so Go and Lua round identically.
+-- sw_est is algo.swEstimate, the same IEEE operations in the same order,
+-- so Go and Lua round identically.
+local function sw_est(prev, curr, window, e)
+  if e >= window then return curr end
+  return prev * (window - e) / window + curr
+end
+
+-- sw_fits is algo.swFits.
 local function sw_fits(prev, curr, window, e, cost, limit)
-  return prev * (window - e) / window + curr + cost <= limit
+  return sw_est(prev, curr, window, e) + cost <= limit
 end
 
 -- sw_first_fit is algo.swFirstFit: the smallest offset in [lo, hi] at which
@@ -35,11 +44,36 @@ local function sw_first_fit(prev, curr, window, lo, hi, cost, limit)
   return lo
 end
 
--- sw_reset is algo.swReset.
-local function sw_reset(start, window, prev, curr, now)
-  if curr > 0 then return start + 2 * window - now end
-  if prev > 0 then return start + window - now end
+-- sw_reset is algo.swReset, for the window of length lc starting at start
+-- after one of length lp.
+local function sw_reset(start, lc, lp, prev, curr, now)
+  if curr > 0 then return start + 2 * lc - now end
+  if prev > 0 then return max(start + lp - now, 0) end
   return 0
+end
+
+-- sw_view is algo.swView: the window (start, lc, lp, ln) and the instant
+-- the estimate is taken at, and the previous and current counts, from the
+-- stored state (st_start, st_prev, st_curr).
+local function sw_view(b, now, st_start, st_prev, st_curr)
+  local start, lc, lp, ln = 0, P[b + 2], 0, 0
+  if P[b] == 8 then
+    start, ln, lp = P[b + 3], P[b + 4], P[b + 5]
+  else
+    start, lp, ln = window_start(now, lc), lc, lc
+  end
+  local at, prev, curr = now, 0, 0
+  if st_prev ~= 0 or st_curr ~= 0 then
+    if st_start > start then -- caller's clock is behind
+      start, lc, lp, at = st_start, ln, lc, st_start
+    end
+    if st_start == start then
+      prev, curr = st_prev, st_curr
+    elseif st_start == start - lp then
+      prev = st_curr
+    end
+  end
+  return start, lc, lp, ln, at, prev, curr
 end
 
 -- sw_floor is algo.floorNonNeg.
@@ -49,28 +83,15 @@ local function sw_floor(x)
 end
 
 local function sliding_window(key, b, cost, now, write)
-  local limit, w = P[b + 1], P[b + 2]
-  local start = window_start(now, w)
+  local limit = P[b + 1]
   local h = redis.call('HMGET', key, 's', 'p', 'c')
-  local st_start, st_prev, st_curr = tonumber(h[1]) or 0, tonumber(h[2]) or 0, tonumber(h[3]) or 0
-  local at = now -- the instant the estimate is taken at
-  local prev, curr = 0, 0
-  if st_prev ~= 0 or st_curr ~= 0 then
-    if st_start > start then -- caller's clock is behind
-      start, at = st_start, st_start
-    end
-    if st_start == start then
-      prev, curr = st_prev, st_curr
-    elseif st_start == start - w then
-      prev = st_curr
-    end
-  end
+  local start, lc, lp, ln, at, prev, curr = sw_view(b, now, tonumber(h[1]) or 0, tonumber(h[2]) or 0, tonumber(h[3]) or 0)
   local elapsed = at - start
-  local est = prev * (w - elapsed) / w + curr
+  local est = sw_est(prev, curr, lp, elapsed)
   if est + cost <= limit then
     local remaining = sw_floor(limit - est - cost)
     curr = curr + cost
-    local reset = sw_reset(start, w, prev, curr, now)
+    local reset = sw_reset(start, lc, lp, prev, curr, now)
     if write then
       if curr > cost then
         -- The stored windows go on: start and prev stand, and so does the
@@ -85,40 +106,28 @@ local function sliding_window(key, b, cost, now, write)
     return 1, remaining, 0, reset, 0
   end
   local retry
-  local e = sw_first_fit(prev, curr, w, elapsed + 1, w - 1, cost, limit)
-  if e < w then
+  local e = sw_first_fit(prev, curr, lp, elapsed + 1, lc - 1, cost, limit)
+  if e < lc then
     retry = start + e - now
   else
-    -- Next window: the current count becomes the previous one. At its end
-    -- the estimate is 0, so a fit always exists by then.
-    e = sw_first_fit(curr, 0, w, 0, w, cost, limit)
-    retry = start + w + e - now
+    -- Next window: the current count becomes the previous one; at the
+    -- start of the one after, both are out.
+    retry = start + lc + sw_first_fit(curr, 0, lc, 0, ln - 1, cost, limit) - now
   end
-  return 0, sw_floor(limit - est), retry, sw_reset(start, w, prev, curr, now), 0
+  return 0, sw_floor(limit - est), retry, sw_reset(start, lc, lp, prev, curr, now), 0
 end
 
 -- sliding_window_adjust is SlidingWindowState.Adjust: a charge adds to the
 -- current window's count; a refund takes from the count of the window at
 -- fell in while that window still counts.
 local function sliding_window_adjust(key, b, units, at, now)
-  local w = P[b + 2]
-  local start = window_start(now, w)
   local h = redis.call('HMGET', key, 's', 'p', 'c')
-  local st_start, st_prev, st_curr = tonumber(h[1]) or 0, tonumber(h[2]) or 0, tonumber(h[3]) or 0
-  local prev, curr = 0, 0
-  if st_prev ~= 0 or st_curr ~= 0 then
-    if st_start > start then start = st_start end
-    if st_start == start then
-      prev, curr = st_prev, st_curr
-    elseif st_start == start - w then
-      prev = st_curr
-    end
-  end
+  local start, lc, lp, _, _, prev, curr = sw_view(b, now, tonumber(h[1]) or 0, tonumber(h[2]) or 0, tonumber(h[3]) or 0)
   if units > 0 then
     curr = math.min(curr + units, 1000000000000000)
-  elseif at >= start and at < start + w then
+  elseif at >= start and at < start + lc then
     curr = max(curr + units, 0)
-  elseif at >= start - w and at < start then
+  elseif at >= start - lp and at < start then
     prev = max(prev + units, 0)
   else
     return
@@ -128,5 +137,5 @@ local function sliding_window_adjust(key, b, units, at, now)
     return
   end
   redis.call('HSET', key, 's', int(start), 'p', int(prev), 'c', int(curr))
-  redis.call('PEXPIRE', key, ttl(sw_reset(start, w, prev, curr, now)))
+  redis.call('PEXPIRE', key, ttl(sw_reset(start, lc, lp, prev, curr, now)))
 end

@@ -29,7 +29,7 @@ local function decide(i, units, write)
   if code == 5 then return gcra(key, pb, units, cnow, write) end
   if code == 1 or code == 7 then return fixed_window(key, pb, units, cnow, write) end
   if code == 2 then return sliding_log(key, pb, units, cnow, write) end
-  if code == 3 then return sliding_window(key, pb, units, cnow, write) end
+  if code == 3 or code == 8 then return sliding_window(key, pb, units, cnow, write) end
   if code == 4 then return token_bucket(key, pb, units, cnow, write) end
   if code == 6 then return leaky_bucket(key, pb, units, cnow, write) end
   error('ratelimit: unknown algorithm code')
@@ -44,7 +44,7 @@ local function adjust(i, units, at)
   if code == 5 then return gcra_adjust(key, pb, units, at, cnow) end
   if code == 1 or code == 7 then return fixed_window_adjust(key, pb, units, at, cnow) end
   if code == 2 then return sliding_log_adjust(key, pb, units, at, cnow) end
-  if code == 3 then return sliding_window_adjust(key, pb, units, at, cnow) end
+  if code == 3 or code == 8 then return sliding_window_adjust(key, pb, units, at, cnow) end
   if code == 4 then return bucket_adjust(key, pb, units, cnow, 'u') end
   if code == 6 then return bucket_adjust(key, pb, units, cnow, 'v') end
   error('ratelimit: unknown algorithm code')
