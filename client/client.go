@@ -57,7 +57,10 @@ type Decision struct {
 // CheckResponse is the body of a check (200 when allowed, 429 when denied)
 // and of an inspection.
 type CheckResponse struct {
-	Allowed   bool       `json:"allowed"`
+	Allowed bool `json:"allowed"`
+	// Slot, when the check took slots of concurrency limits, names them
+	// for Release.
+	Slot      int64      `json:"slot,omitempty"`
 	Decisions []Decision `json:"decisions"`
 }
 
@@ -164,6 +167,18 @@ func (c *Client) Inspect(ctx context.Context, key string, policies []string) (*C
 // (WithToken).
 func (c *Client) Reset(ctx context.Context, key string, policies []string) error {
 	return c.do(ctx, http.MethodPost, "/v1/reset", nil, ResetRequest{Key: key, Policies: policies}, nil, http.StatusOK)
+}
+
+// Release gives back the slots of concurrency limits that an admitted
+// check of key under policies took (POST /v1/release), with the Slot its
+// answer named. A slot never given back is free again after its lifetime.
+func (c *Client) Release(ctx context.Context, key string, policies []string, slot int64) error {
+	body := struct {
+		Key      string   `json:"key"`
+		Policies []string `json:"policies"`
+		Slot     int64    `json:"slot"`
+	}{key, policies, slot}
+	return c.do(ctx, http.MethodPost, "/v1/release", nil, body, nil, http.StatusOK)
 }
 
 func (c *Client) do(ctx context.Context, method, path string, query url.Values, body, out any, ok ...int) error {

@@ -32,6 +32,14 @@ const (
 	// Decision.Delay says how long to hold a request so that admitted
 	// requests leave at a constant rate.
 	LeakyBucket Algorithm = "leaky_bucket"
+	// Concurrency limits the checks in flight rather than a rate: Limit
+	// slots, each taken by an admitted check and held until it is given
+	// back (an OpRefund at the check's instant) or, if never given back,
+	// for Window (its lifetime; taking it again at a later instant renews
+	// it). Stores keep it as a SlidingLog of that window, and it is not in
+	// Algorithms, the rate algorithms. The HTTP middleware takes a slot
+	// for each request and gives it back when the handler returns.
+	Concurrency Algorithm = "concurrency"
 )
 
 // defaultAlgorithm is used when Policy.Algorithm is empty.
@@ -43,11 +51,12 @@ func Algorithms() []Algorithm {
 }
 
 // ParseAlgorithm returns the Algorithm named by s. It accepts the constant
-// values ("fixed_window", "gcra", ...), case-insensitively and with '-' in
-// place of '_'. Anything else yields an error wrapping ErrUnknownAlgorithm.
+// values ("fixed_window", "gcra", "concurrency", ...), case-insensitively
+// and with '-' in place of '_'. Anything else yields an error wrapping
+// ErrUnknownAlgorithm.
 func ParseAlgorithm(s string) (Algorithm, error) {
 	norm := strings.ReplaceAll(strings.ToLower(strings.TrimSpace(s)), "-", "_")
-	for _, a := range Algorithms() {
+	for _, a := range append(Algorithms(), Concurrency) {
 		if string(a) == norm {
 			return a, nil
 		}
@@ -55,11 +64,11 @@ func ParseAlgorithm(s string) (Algorithm, error) {
 	return "", &PolicyError{Field: "algorithm", Value: fmt.Sprintf("%q", s), Reason: "unknown algorithm; want one of " + algorithmList(), Err: ErrUnknownAlgorithm}
 }
 
-// Valid reports whether a is one of the six algorithms or empty (the
-// default).
+// Valid reports whether a is one of the six algorithms, Concurrency, or
+// empty (the default).
 func (a Algorithm) Valid() bool {
 	switch a {
-	case "", FixedWindow, SlidingLog, SlidingWindow, TokenBucket, GCRA, LeakyBucket:
+	case "", FixedWindow, SlidingLog, SlidingWindow, TokenBucket, GCRA, LeakyBucket, Concurrency:
 		return true
 	}
 	return false
@@ -86,7 +95,7 @@ func (a Algorithm) RateBased() bool {
 
 func algorithmList() string {
 	var b strings.Builder
-	for i, a := range Algorithms() {
+	for i, a := range append(Algorithms(), Concurrency) {
 		if i > 0 {
 			b.WriteString(", ")
 		}

@@ -72,7 +72,10 @@ const (
 	// It settles a cost known only after the work was done. A debt is
 	// bounded: at most 10^15 microseconds of refill, or 10^15 units of a
 	// window's count; the sliding log keeps at most Limit entries, enough
-	// for the same answers.
+	// for the same answers. An OpCharge with At set renews the charge taken
+	// at At: it gives that charge back as OpRefund does and takes Cost
+	// units at now, in one step (a concurrency slot kept past its
+	// lifetime: see Concurrency).
 	OpCharge
 )
 
@@ -89,7 +92,8 @@ type Item struct {
 	Op   Op
 	// At is, for OpRefund, the instant of the charge refunded: the window
 	// algorithms refund only the window it fell in. The zero value means
-	// the batch's now. Other operations ignore it.
+	// the batch's now. For OpCharge, the instant of the charge it renews,
+	// if any. Other operations ignore it.
 	At time.Time
 }
 

@@ -53,9 +53,6 @@ func NewLimiter(b Backend, opts ...Option) *Limiter {
 	return l
 }
 
-// Backend returns the Limiter's backend.
-func (l *Limiter) Backend() Backend { return l.backend }
-
 // Clock returns the Limiter's clock.
 func (l *Limiter) Clock() Clock { return l.clock }
 

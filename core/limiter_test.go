@@ -281,9 +281,6 @@ func TestLimiterConstruction(t *testing.T) {
 	if _, ok := l.Clock().(core.SystemClock); !ok {
 		t.Fatalf("WithClock(nil) replaced the default clock with %T", l.Clock())
 	}
-	if l.Backend() != rec {
-		t.Fatal("Backend() does not return the backend")
-	}
 	clk := core.NewManualClock(t0)
 	if core.NewLimiter(rec, core.WithClock(clk)).Clock() != clk {
 		t.Fatal("WithClock ignored")

@@ -11,7 +11,7 @@ import (
 // files and flags:
 //
 //	policy = rate *( ";" param )
-//	rate   = limit "/" period
+//	rate   = limit "/" period | limit  ; the latter for algorithm=concurrency
 //	limit  = 1*DIGIT
 //	period = unit | 1*DIGIT unit | Go duration ("1h30m", "1.5s") | calendar
 //	unit   = "us" | "ms" | "s" | "sec" | "m" | "min" | "h" | "hour" | "d" | "day"
@@ -28,8 +28,10 @@ import (
 // the UTC day). "1w" (an ISO week, from Monday) and "1mo" (a month) are
 // calendar windows (Policy.Calendar), and so is "1d" with a tz= parameter:
 // tz= names the IANA zone of the calendar (Policy.Zone; UTC when absent).
-// A calendar period implies algorithm=fixed_window, the one algorithm that
-// takes one. "M" is refused rather than read as a minute.
+// A calendar period implies algorithm=fixed_window; sliding_window takes
+// one too. "M" is refused rather than read as a minute. A concurrency limit
+// may omit its period, the lifetime of a slot not given back: "20;
+// algorithm=concurrency" is "20/1m;algorithm=concurrency".
 //
 // Spaces around tokens are ignored; each param may appear once. Examples:
 //
@@ -37,6 +39,7 @@ import (
 //	10/s;burst=20;algorithm=token_bucket
 //	5/5m;algorithm=sliding_log;name=otp
 //	1000/1mo;tz=Europe/Paris
+//	20;algorithm=concurrency
 //
 // The result is validated. Any error is a *PolicyError matching
 // ErrInvalidPolicy: for malformed text it names the bad part and its offset
@@ -50,11 +53,14 @@ func ParsePolicy(s string) (Policy, error) {
 	segs := splitOffsets(s, ';')
 	rate := segs[0]
 	slash := strings.IndexByte(rate.text, '/')
-	if slash < 0 {
-		part, off := trimmed(rate)
-		return fail(off, part, `want "<limit>/<period>", e.g. "100/1m"`)
+	noPeriod := slash < 0 // allowed for a concurrency limit alone
+	if noPeriod {
+		slash = len(rate.text)
 	}
 	limText, limOff := trimmed(segment{rate.text[:slash], rate.off})
+	if noPeriod && (limText == "" || strings.TrimLeft(limText, "0123456789") != "") {
+		return fail(limOff, limText, `want "<limit>/<period>", e.g. "100/1m"`)
+	}
 	if limText == "" || strings.TrimLeft(limText, "0123456789") != "" {
 		return fail(limOff, limText, "limit must be a whole number")
 	}
@@ -63,8 +69,13 @@ func ParsePolicy(s string) (Policy, error) {
 		return fail(limOff, limText, "limit is out of range")
 	}
 	p.Limit = limit
-	perText, perOff := trimmed(segment{rate.text[slash+1:], rate.off + slash + 1})
-	if cal, reason := parseCalendar(perText); reason != "" {
+	perText, perOff := "", 0
+	if !noPeriod {
+		perText, perOff = trimmed(segment{rate.text[slash+1:], rate.off + slash + 1})
+	}
+	if noPeriod {
+		// The window comes from the algorithm, below.
+	} else if cal, reason := parseCalendar(perText); reason != "" {
 		return fail(perOff, perText, reason)
 	} else if cal != "" {
 		p.Calendar = cal
@@ -136,6 +147,13 @@ func ParsePolicy(s string) (Policy, error) {
 		default:
 			return fail(off, text, "unknown parameter; want burst, algorithm, max_delay, shadow, tz or name")
 		}
+	}
+	if noPeriod {
+		if p.Algorithm != Concurrency {
+			part, off := trimmed(rate)
+			return fail(off, part, `want "<limit>/<period>", e.g. "100/1m"`)
+		}
+		p.Window = time.Minute // a slot's default lifetime
 	}
 	if p.Calendar != "" && p.Algorithm == "" {
 		p.Algorithm = FixedWindow // the calendar's usual algorithm

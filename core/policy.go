@@ -18,8 +18,9 @@ type Policy struct {
 	Name string
 	// Limit is the number of units admitted per Window. Must be > 0.
 	Limit int
-	// Window is the period Limit applies to. Must be > 0 and a whole number
-	// of microseconds, the resolution every backend computes in.
+	// Window is the period Limit applies to (for Concurrency, the lifetime
+	// of a slot not given back). Must be > 0 and a whole number of
+	// microseconds, the resolution every backend computes in.
 	Window time.Duration
 	// Burst is the capacity of TokenBucket, GCRA and LeakyBucket: how many
 	// units may pass at once. 0 means Limit. Ignored by the window algorithms,
@@ -151,6 +152,8 @@ func (p Policy) Params() (Params, error) {
 		return bad("limit", strconv.Itoa(p.Limit), fmt.Sprintf("must be at most %d", MaxLimit))
 	case alg == SlidingLog && p.Limit > maxSlidingLogLimit:
 		return bad("limit", strconv.Itoa(p.Limit), fmt.Sprintf("sliding_log stores one timestamp per unit and allows at most %d; use sliding_window for large limits", maxSlidingLogLimit))
+	case alg == Concurrency && p.Limit > maxSlidingLogLimit:
+		return bad("limit", strconv.Itoa(p.Limit), fmt.Sprintf("a concurrency limit stores one instant per slot and allows at most %d", maxSlidingLogLimit))
 	case p.Window <= 0:
 		return bad("window", p.Window.String(), "must be positive")
 	case p.Window > maxWindow:
@@ -181,6 +184,9 @@ func (p Policy) Params() (Params, error) {
 		}
 	}
 	w := int64(p.Window / time.Microsecond)
+	if alg == Concurrency {
+		alg = SlidingLog // its slots are a log of the instants they were taken
+	}
 	pr := Params{Algorithm: alg, Limit: int64(p.Limit), Burst: int64(p.Burst), Window: w, Capacity: int64(p.Limit), MaxDelay: int64(p.MaxDelay / time.Microsecond), cal: cal}
 	if cal != nil {
 		pr.Window = 0 // its windows vary in length

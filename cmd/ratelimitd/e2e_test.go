@@ -357,6 +357,26 @@ func TestHTTPAPI(t *testing.T) {
 			if _, err := c.Check(ctx, key+"-c", []string{"nope"}, 1); !isStatus(err, 400) {
 				t.Fatalf("client, unknown policy: %v", err)
 			}
+			// A concurrency limit: a check takes a slot and names it, a
+			// release gives it back.
+			slots := []string{"2;algorithm=concurrency", "api"}
+			var held []int64
+			for i, want := range []bool{true, true, false} {
+				cr, err := c.Check(ctx, key+"-s", slots, 1)
+				if err != nil || cr.Allowed != want || (cr.Slot != 0) != want {
+					t.Fatalf("slot check %d: %+v %v", i+1, cr, err)
+				}
+				held = append(held, cr.Slot)
+			}
+			if err := c.Release(ctx, key+"-s", slots, held[0]); err != nil {
+				t.Fatalf("release: %v", err)
+			}
+			if cr, err := c.Check(ctx, key+"-s", slots, 1); err != nil || !cr.Allowed {
+				t.Fatalf("after the release: %+v %v", cr, err)
+			}
+			if err := c.Release(ctx, key+"-s", []string{"api"}, held[1]); !isStatus(err, 400) {
+				t.Fatalf("release without a concurrency limit: %v", err)
+			}
 		})
 	}
 }
@@ -827,6 +847,8 @@ func TestConfigErrors(t *testing.T) {
 		{"domain: unknown field", []string{"c.yaml", "envoy:\n  files: [\"d.yaml\"]\n", "d.yaml", "domain: x\ndescriptors:\n  - key: a\n    rate_limit:\n      unit: second\n      requests_per_unit: 1\n      colour: red\n"}, []string{"d.yaml:7: unknown field \"colour\" (want "}},
 		{"domain: bad unit", []string{"c.yaml", "envoy:\n  files: [\"d.yaml\"]\n", "d.yaml", "domain: x\ndescriptors:\n  - key: a\n    rate_limit:\n      unit: fortnight\n      requests_per_unit: 1\n"}, []string{"d.yaml:4", "rate_limit.unit", "fortnight"}},
 		{"domain twice", []string{"c.yaml", "envoy:\n  files: [\"d*.yaml\"]\n", "d1.yaml", "domain: x\n", "d2.yaml", "domain: x\n"}, []string{"domain", "twice"}},
+		{"concurrency behind forward-auth", []string{"c.yaml", "policies:\n  slots: \"5;algorithm=concurrency\"\nforward_auth:\n  e:\n    trusted_proxies: [127.0.0.1]\n    rules:\n      \"/x\": {policies: [slots]}\n"}, []string{"c.yaml:7", `policy "slots" is a concurrency limit`, "never sees a request end"}},
+		{"concurrency in an Envoy domain", []string{"c.yaml", "envoy:\n  files: [\"d.yaml\"]\n", "d.yaml", "domain: x\ndescriptors:\n  - key: a\n    rate_limit:\n      unit: second\n      requests_per_unit: 1\n      algorithm: concurrency\n"}, []string{"d.yaml", "algorithm", "never says when a request ends"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := writeConfig(t, tc.files...)

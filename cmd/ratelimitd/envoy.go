@@ -307,6 +307,9 @@ func buildRule(file, domainName, path string, desc *descriptorFile, rl *rateLimi
 		if err != nil {
 			return nil, bad("algorithm", "%v", err)
 		}
+		if a == core.Concurrency {
+			return nil, bad("algorithm", "concurrency: Envoy's protocol never says when a request ends, so its slot would never be given back")
+		}
 		alg = a
 	}
 	name := rl.Name

@@ -158,6 +158,9 @@ func parseForwardEndpoint(file, name string, spec forwardEndpointSpec, policies 
 			if !ok {
 				return nil, bad(pn.Line, rf+".policies", "no policy named %q is configured in policies", pn.V)
 			}
+			if p.Algorithm == core.Concurrency {
+				return nil, bad(pn.Line, rf+".policies", "policy %q is a concurrency limit: forward-auth never sees a request end, so its slot would never be given back", pn.V)
+			}
 			rule.policies = append(rule.policies, p)
 		}
 		if len(rule.policies) > maxPolicies {

@@ -237,10 +237,10 @@ func (s *service) shouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReque
 	// Descriptors that add no hits: their limits as they stand, after the
 	// check, and always OK.
 	if len(zero) > 0 {
-		now := s.store.limiter.Clock().Now()
 		var d [1]core.Decision
 		for _, p := range zero {
-			if err := core.Peek(ctx, s.store.limiter.Backend(), p.item.Key, []core.Policy{p.item.Policy}, now, d[:]); err != nil {
+			var err error
+			if d[0], err = s.store.limiter.Peek(ctx, p.item.Key, p.item.Policy); err != nil {
 				if ctx.Err() != nil {
 					return nil, status.FromContextError(ctx.Err()).Err()
 				}

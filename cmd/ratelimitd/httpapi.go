@@ -57,6 +57,7 @@ func (s *service) handler() http.Handler {
 	mux.Handle("POST /v1/check", s.instrument("check", s.handleCheck))
 	mux.Handle("GET /v1/inspect", s.instrument("inspect", s.handleInspect))
 	mux.Handle("POST /v1/reset", s.instrument("reset", s.handleReset))
+	mux.Handle("POST /v1/release", s.instrument("release", s.handleRelease))
 	mux.Handle("GET /healthz", s.instrument("healthz", func(w *exchange, _ *http.Request) error {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 		return nil
@@ -94,6 +95,7 @@ var endpointMethods = map[string]string{
 	"/v1/check":   "POST",
 	"/v1/inspect": "GET, HEAD",
 	"/v1/reset":   "POST",
+	"/v1/release": "POST",
 	"/healthz":    "GET, HEAD",
 	"/readyz":     "GET, HEAD",
 	"/metrics":    "GET, HEAD",
@@ -371,7 +373,7 @@ func (rt *runtime) resolve(names []string, field string) ([]core.Policy, error) 
 		}
 		if p, ok := rt.policies[n]; ok {
 			out[i] = p
-		} else if strings.Contains(n, "/") {
+		} else if strings.ContainsAny(n, "/;") {
 			p, err := core.ParsePolicy(n)
 			if err != nil {
 				return nil, badRequest(f(), "%v", err)
@@ -403,6 +405,7 @@ func (rt *runtime) resolve(names []string, field string) ([]core.Policy, error) 
 type resolvedSet struct {
 	policies []core.Policy
 	headers  *fields.Writer
+	slots    bool // a policy is a concurrency limit
 }
 
 // policySet resolves names as resolve does, once per configuration for
@@ -426,6 +429,9 @@ func (rt *runtime) policySet(names []string, field string) (*resolvedSet, error)
 		return nil, err
 	}
 	set := &resolvedSet{policies: policies, headers: rt.headerWriter(policies)}
+	for _, p := range policies {
+		set.slots = set.slots || p.Algorithm == core.Concurrency
+	}
 	rt.sets.store(key, set)
 	return set, nil
 }
@@ -485,7 +491,22 @@ func (s *service) handleCheck(w *exchange, r *http.Request) error {
 			return costError(err)
 		}
 	}
-	res, err := s.store.limiter.Check(r.Context(), req.Key, policies, cost, nil)
+	var res core.Result
+	if set.slots {
+		// A concurrency limit takes one slot whatever the cost; the answer
+		// names the slot's instant, which /v1/release gives back.
+		items := make([]core.Item, len(policies))
+		for i, p := range policies {
+			items[i] = core.Item{Key: req.Key, Policy: p, Cost: cost}
+			if p.Algorithm == core.Concurrency {
+				items[i].Cost = 1
+			}
+		}
+		res, err = s.store.limiter.Do(r.Context(), items, nil)
+		res.Policies = policies
+	} else {
+		res, err = s.store.limiter.Check(r.Context(), req.Key, policies, cost, nil)
+	}
 	if err != nil {
 		if r.Context().Err() != nil { // the client went away
 			return nil
@@ -500,7 +521,54 @@ func (s *service) handleCheck(w *exchange, r *http.Request) error {
 	if !res.Allowed {
 		status = http.StatusTooManyRequests
 	}
+	if set.slots && res.Allowed {
+		res.At = res.At.Truncate(time.Microsecond)
+	} else {
+		res.At = time.Time{} // no slot to name
+	}
 	writeAnswer(w, status, res, false)
+	return nil
+}
+
+// handleRelease gives back the slots a check took under the concurrency
+// limits among its policies: the same key and policies, and the slot its
+// answer named. The other policies are left as they are.
+func (s *service) handleRelease(w *exchange, r *http.Request) error {
+	if err := checkJSON(r); err != nil {
+		return err
+	}
+	var req struct {
+		Key      string   `json:"key"`
+		Policies []string `json:"policies"`
+		Slot     int64    `json:"slot"`
+	}
+	if err := decodeBody(r, &req); err != nil {
+		return err
+	}
+	rt := s.cfg.Load()
+	if err := rt.checkKey(req.Key); err != nil {
+		return err
+	}
+	set, err := rt.policySet(req.Policies, "policies")
+	if err != nil {
+		return err
+	}
+	if req.Slot <= 0 {
+		return badRequest("slot", "the slot a check's answer named is required")
+	}
+	var items []core.Item
+	for _, p := range set.policies {
+		if p.Algorithm == core.Concurrency {
+			items = append(items, core.Item{Key: req.Key, Policy: p, Cost: 1, Op: core.OpRefund, At: time.UnixMicro(req.Slot)})
+		}
+	}
+	if len(items) == 0 {
+		return badRequest("policies", "no concurrency limit among the policies: nothing to release")
+	}
+	if _, err := s.store.limiter.Do(r.Context(), items, nil); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]bool{"released": true})
 	return nil
 }
 
@@ -518,21 +586,16 @@ func (s *service) handleInspect(w *exchange, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := make([]core.Decision, len(policies))
-	now := s.store.limiter.Clock().Now()
-	if err := core.Peek(r.Context(), s.store.limiter.Backend(), key, policies, now, out); err != nil {
+	items := make([]core.Item, len(policies))
+	for i, p := range policies {
+		items[i] = core.Item{Key: key, Policy: p, Op: core.OpPeek}
+	}
+	res, err := s.store.limiter.Do(r.Context(), items, nil)
+	if err != nil {
 		return err
 	}
-	allowed, binding := true, 0
-	for i := range out {
-		if !out[i].Allowed {
-			if allowed || out[i].RetryAfter > out[binding].RetryAfter {
-				binding = i
-			}
-			allowed = false
-		}
-	}
-	writeAnswer(w, http.StatusOK, core.Result{Allowed: allowed, Decisions: out, Policies: policies, Binding: binding}, true)
+	res.Policies, res.At = policies, time.Time{}
+	writeAnswer(w, http.StatusOK, res, true)
 	return nil
 }
 

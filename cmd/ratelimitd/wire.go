@@ -245,6 +245,10 @@ func (s *scanner) int() (int, bool) {
 func appendAnswer(b []byte, res core.Result, inspect bool) []byte {
 	b = append(b, `{"allowed":`...)
 	b = strconv.AppendBool(b, res.Allowed)
+	if !res.At.IsZero() { // the slot a concurrency limit gave
+		b = append(b, `,"slot":`...)
+		b = strconv.AppendInt(b, res.At.UnixMicro(), 10)
+	}
 	b = append(b, `,"decisions":[`...)
 	for i, d := range res.Decisions {
 		if i > 0 {

@@ -5,10 +5,14 @@ import "github.com/ratelimit-go/ratelimit/core"
 // Adjust applies core.OpRefund (units < 0, of a charge taken at the instant
 // at) or core.OpCharge (units > 0) at now to st, the state of one of the
 // algorithms of this package, and returns the state to store: the zero
-// value when the key is empty again. A *Log is adjusted in place and
-// returned; any other type is returned unchanged. Lua does the same in
-// core/redisstore's lua/*_adjust.
+// value when the key is empty again. A charge with at other than now
+// renews the charge taken at at: that one is refunded first. A *Log is
+// adjusted in place and returned; any other type is returned unchanged.
+// Lua does the same in core/redisstore's lua/*_adjust.
 func Adjust[S any](p *core.Params, st S, units, at, now int64) S {
+	if units > 0 && at != now {
+		st = Adjust(p, st, -units, at, now)
+	}
 	var next any
 	switch s := any(st).(type) {
 	case GCRAState:
@@ -146,7 +150,9 @@ func (s SlidingWindowState) adjust(p *core.Params, units, at, now int64) Sliding
 // drops the entries that have left the window and appends units entries at
 // now (or the newest entry), keeping the newest Limit: those alone decide
 // every later check. A refund removes up to -units entries at the first
-// timestamp at or after at, the entries that charge recorded.
+// timestamp at or after at, the entries that charge recorded, and nothing
+// once that charge has left the window (the entries after it are other
+// charges').
 func (l *Log) adjust(p *core.Params, units, at, now int64) {
 	if units > 0 {
 		ts := now
@@ -159,6 +165,9 @@ func (l *Log) adjust(p *core.Params, units, at, now int64) {
 			l.head = (l.head + extra) % len(l.buf)
 			l.n -= extra
 		}
+		return
+	}
+	if at+p.Window <= now { // that charge has left the window: the entries left are others'
 		return
 	}
 	i := l.firstAfter(at - 1)

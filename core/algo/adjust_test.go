@@ -12,7 +12,7 @@ import (
 // policies and histories: a refund of an admitted check at its instant
 // gives back the answers of the state before it; no refund goes below an
 // empty state; after a charge into debt, RetryAfter is exact.
-func checkAdjust[S any](t *testing.T, algorithm core.Algorithm, decide Func[S]) {
+func checkAdjust[S any](t *testing.T, algorithm core.Algorithm, decide func(p *core.Params, st S, cost, now int64) (Answer, S)) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(7, uint64(len(algorithm))))
 	for trial := range 3000 {

@@ -333,20 +333,6 @@ func resetAt(last, used, now int64) int64 {
 	return last + used - now
 }
 
-// Func is the shape of the algorithms whose state is a value: given a
-// policy's Params, the key's state (the zero value for an empty key), a cost
-// and now, it returns the outcome and the state to store if the check is
-// admitted with a positive cost.
-type Func[S any] func(p *core.Params, st S, cost, now int64) (Answer, S)
-
-var (
-	_ Func[GCRAState]          = GCRA
-	_ Func[FixedWindowState]   = FixedWindow
-	_ Func[SlidingWindowState] = SlidingWindow
-	_ Func[TokenBucketState]   = TokenBucket
-	_ Func[LeakyBucketState]   = LeakyBucket
-)
-
 // GCRAState is the theoretical arrival time (TAT) of the next unit, in
 // microseconds. The zero value is an empty key.
 type GCRAState struct {

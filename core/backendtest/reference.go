@@ -94,9 +94,9 @@ func (r *reference) decide(ctx context.Context, items []core.Item, now time.Time
 			units, at := int64(items[i].Cost), us
 			if op == core.OpRefund {
 				units = -units
-				if !items[i].At.IsZero() {
-					at = items[i].At.UnixMicro()
-				}
+			}
+			if !items[i].At.IsZero() {
+				at = items[i].At.UnixMicro()
 			}
 			r.adjust(&params[i], keys[i], units, at, us)
 		}

@@ -108,7 +108,7 @@ type StepResult struct {
 // perform runs one step through a Limiter as users do: a single-policy check
 // through AllowN (a batch of one item, the stores' fast path), or, when
 // viaCheck is set, through the multi-policy Limiter.Check; a multi-policy
-// check through Limiter.Check; a peek through Limiter.Peek or core.Peek; a
+// check through Limiter.Check; a peek through Limiter.Peek or Limiter.Do; a
 // reset through Limiter.Reset.
 func perform(ctx context.Context, lim *core.Limiter, clock *core.ManualClock, s Step, viaCheck bool) StepResult {
 	if !s.Set.IsZero() {
@@ -145,15 +145,16 @@ func perform(ctx context.Context, lim *core.Limiter, clock *core.ManualClock, s 
 			o.Allowed, o.Decisions = d.Allowed, []core.Decision{d}
 			return o
 		}
-		ds := make([]core.Decision, len(s.Policies))
-		if err := core.Peek(ctx, lim.Backend(), s.Key, s.Policies, o.Now, ds); err != nil {
+		items := make([]core.Item, len(s.Policies))
+		for i, p := range s.Policies {
+			items[i] = core.Item{Key: s.Key, Policy: p, Op: core.OpPeek}
+		}
+		r, err := lim.Do(ctx, items, nil)
+		if err != nil {
 			o.Err = err
 			return o
 		}
-		o.Allowed, o.Decisions = true, ds
-		for _, d := range ds {
-			o.Allowed = o.Allowed && d.Allowed
-		}
+		o.Allowed, o.Decisions = r.Allowed, r.Decisions
 	case opReset:
 		o.Err = lim.Reset(ctx, s.Key, s.Policies...)
 	case opAdjust:

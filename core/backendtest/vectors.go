@@ -40,7 +40,8 @@ type vectorStep struct {
 	Key     *string       `yaml:"key"`
 	Cost    *int          `yaml:"cost"`
 	Op      string        `yaml:"op"`
-	// At is, for op refund, when the refunded charge was taken, from now.
+	// At is, for op refund, when the refunded charge was taken, from now;
+	// for op charge, when the charge it renews was taken.
 	At time.Duration `yaml:"at"`
 	// Use selects the vector's policies by index, in the given order.
 	Use []int `yaml:"use"`
@@ -235,7 +236,7 @@ func (vs vectorStep) step(prefix string, policies []core.Policy) (Step, error) {
 	case "refund":
 		s.adjust, s.at = core.OpRefund, vs.At
 	case "charge":
-		s.adjust = core.OpCharge
+		s.adjust, s.at = core.OpCharge, vs.At
 	default:
 		return s, fmt.Errorf("unknown op %q", vs.Op)
 	}

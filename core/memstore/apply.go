@@ -1,6 +1,7 @@
 package memstore
 
 import (
+	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/algo"
 )
 
@@ -28,10 +29,10 @@ func (s *Store) apply(sh *shard, pi *policyInfo, key string, h uint64, cost, now
 	return algo.Answer{}, false, nil
 }
 
-// applyValue is apply for the algorithms whose state is a value (shape
-// algo.Func): the key's state, or the zero value for a new key, goes in, and
+// applyValue is apply for the algorithms whose state is a value (decide is
+// one of core/algo's, such as algo.GCRA): the key's state, or the zero value for a new key, goes in, and
 // the next state is stored in its slot.
-func applyValue[S state](s *Store, sh *shard, pi *policyInfo, key string, h uint64, cost, now int64, m mode, decide algo.Func[S]) (algo.Answer, bool, error) {
+func applyValue[S state](s *Store, sh *shard, pi *policyInfo, key string, h uint64, cost, now int64, m mode, decide func(p *core.Params, st S, cost, now int64) (algo.Answer, S)) (algo.Answer, bool, error) {
 	write := m.writes()
 	t := tableOf[S](s, sh, pi, write)
 	i := t.find(key, h)

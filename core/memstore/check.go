@@ -211,9 +211,9 @@ func (s *Store) peek(items []core.Item, now time.Time, out []core.Decision) erro
 			units, at := int64(it.Cost), n
 			if it.Op == core.OpRefund {
 				units = -units
-				if !it.At.IsZero() {
-					at = it.At.UnixMicro()
-				}
+			}
+			if !it.At.IsZero() {
+				at = it.At.UnixMicro()
 			}
 			if err := s.adjust(sh, pi, key, h, units, at, n); err != nil && first == nil {
 				first = err

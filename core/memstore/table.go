@@ -19,7 +19,7 @@ type state interface {
 }
 
 // The states are core/algo's own: the five value states of the algorithms
-// of shape algo.Func, and the sliding log, held by pointer so that it is
+// of one shape (applyValue), and the sliding log, held by pointer so that it is
 // updated in place; its buffer never exceeds the policy's Limit entries.
 type logState struct{ algo.Log }
 

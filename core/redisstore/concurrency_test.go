@@ -38,7 +38,7 @@ func testConcurrentExact(t *testing.T, newClient func(t *testing.T) redis.Univer
 	for i := range clients {
 		clients[i] = newClient(t)
 	}
-	algs := core.Algorithms()
+	algs := append(core.Algorithms(), core.Concurrency)
 	for i, a := range algs {
 		p := core.Policy{Limit: raceLimit, Window: time.Minute, Algorithm: a}
 		roomy := core.Policy{Limit: 10 * raceLimit, Window: time.Hour, Algorithm: algs[(i+1)%len(algs)]}

@@ -210,9 +210,9 @@ func (s *Store) newItemsCall(items []core.Item, now time.Time) *call {
 			units, at := int64(items[i].Cost), c.now
 			if items[i].Op == core.OpRefund {
 				units = -units
-				if !items[i].At.IsZero() {
-					at = items[i].At.UnixMicro()
-				}
+			}
+			if !items[i].At.IsZero() {
+				at = items[i].At.UnixMicro()
 			}
 			c.costs[2*i], c.costs[2*i+1] = units, at
 		}

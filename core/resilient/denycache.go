@@ -120,11 +120,13 @@ func (c *denyCache) answer(items []core.Item, now time.Time, out []core.Decision
 // clock) or every policy is a fixed window, whose count and window end do
 // not move until the window ends, whatever the cost. Any other denial (a
 // larger cost under a refilling algorithm, whose Remaining grows before its
-// RetryAfter and whose RetryAfter depends on the cost) is not cached.
+// RetryAfter and whose RetryAfter depends on the cost) is not cached, nor
+// is one by a concurrency limit, whose slots another instance may give back
+// at any time.
 func exactDenial(items []core.Item, cost int, ds []core.Decision) (ok, windowed bool) {
 	windowed = true
 	for i := range ds {
-		if ds[i].Allowed {
+		if ds[i].Allowed || items[i].Policy.Algorithm == core.Concurrency {
 			return false, false
 		}
 		if items[i].Policy.Algorithm != core.FixedWindow {

@@ -116,8 +116,15 @@ type Set struct {
 	Shadow   []core.Policy // the shadow ones (core.Policy.Shadow), checked after an admission; nil: none
 	names    []string      // display names: Name, or a generated one
 	quoted   []string      // names as sf-strings, quotes included
-	policyHV string        // the RateLimit-Policy value, "" when not written or calendar
-	calendar bool          // a policy has calendar windows: w= is rendered per response
+	// slots marks the concurrency limits (core.Concurrency) among Policies,
+	// which no RateLimit field shows: they hold requests in flight, not a
+	// quota. nil when there are none.
+	slots []bool
+	// Slots reports whether a policy of the set, shadow ones included, is
+	// a concurrency limit, whose slots a request gives back when it ends.
+	Slots    bool
+	policyHV string // the RateLimit-Policy value, "" when not written or calendar
+	calendar bool   // a policy has calendar windows: w= is rendered per response
 	// Clock tells a calendar policy's current window (its w=); nil is
 	// the system clock. Set it before the first use.
 	Clock  core.Clock
@@ -249,6 +256,7 @@ func NewSet(mode Mode, policies []core.Policy) (*Set, error) {
 			return nil, fmt.Errorf("two policies of one check are both named %q; names must tell them apart", name)
 		}
 		seen[name] = true
+		s.Slots = s.Slots || p.Algorithm == core.Concurrency
 		if p.Shadow {
 			s.Shadow = append(s.Shadow, p)
 		} else {
@@ -257,8 +265,14 @@ func NewSet(mode Mode, policies []core.Policy) (*Set, error) {
 	}
 	policies = enforced
 	s.Policies = enforced
-	for _, p := range enforced {
+	for i, p := range enforced {
 		s.calendar = s.calendar || p.Calendar != ""
+		if p.Algorithm == core.Concurrency {
+			if s.slots == nil {
+				s.slots = make([]bool, len(enforced))
+			}
+			s.slots[i] = true
+		}
 	}
 	if len(enforced) <= maxPreparedPolicies {
 		s.denied = make([]atomic.Pointer[[]byte], 1<<len(enforced))
@@ -286,13 +300,18 @@ func NewSet(mode Mode, policies []core.Policy) (*Set, error) {
 // to b, with the current window's length (at now, in microseconds since the
 // epoch) as the w= of a calendar policy.
 func (s *Set) appendPolicyValue(b []byte, now int64) []byte {
+	first := true
 	for i, p := range s.Policies {
 		if s.mode != Draft11 && s.mode != Draft07 && s.mode != Draft06 {
 			break
 		}
-		if i > 0 {
+		if s.HoldsSlots(i) {
+			continue
+		}
+		if !first {
 			b = append(b, ", "...)
 		}
+		first = false
 		if s.mode == Draft11 {
 			b = append(b, s.quoted[i]...)
 			b = append(b, ";q="...)
@@ -377,6 +396,9 @@ func remaining(d *core.Decision) int64 {
 	return int64(d.Remaining)
 }
 
+// HoldsSlots reports whether policy i of the set is a concurrency limit.
+func (s *Set) HoldsSlots(i int) bool { return s.slots != nil && i < len(s.slots) && s.slots[i] }
+
 // WriteHeaders sets the header fields of s.mode for the decisions ds (one
 // per policy of s, binding at index binding) on res. buf is scratch space;
 // the grown buffer is returned for reuse.
@@ -387,13 +409,27 @@ func (s *Set) WriteHeaders(res adapter.Response, ds []core.Decision, binding int
 	if binding < 0 || binding >= len(ds) {
 		binding = 0
 	}
+	if s.HoldsSlots(binding) { // the fields speak of the quotas alone
+		binding = -1
+		for i := range ds {
+			if !s.HoldsSlots(i) && (binding < 0 || ds[i].Remaining < ds[binding].Remaining) {
+				binding = i
+			}
+		}
+		if binding < 0 {
+			return buf
+		}
+	}
 	bd := &ds[binding]
 	switch s.mode {
 	case Draft11:
 		res.SetHeader(hdrRateLimitPolicy, s.policyValue())
 		b := buf[:0]
 		for i := range ds {
-			if i > 0 {
+			if s.HoldsSlots(i) {
+				continue
+			}
+			if len(b) > 0 {
 				b = append(b, ", "...)
 			}
 			q := ""

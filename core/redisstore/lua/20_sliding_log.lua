@@ -69,9 +69,11 @@ end
 -- sliding_log_adjust is Log.Adjust: a charge drops the entries that have
 -- left the window, appends units entries (at most limit) at now or the
 -- newest entry and keeps the newest limit; a refund removes up to -units
--- entries at the first timestamp at or after at.
+-- entries at the first timestamp at or after at, unless that charge has
+-- left the window.
 local function sliding_log_adjust(key, b, units, at, now)
   local limit, window = P[b + 1], P[b + 2]
+  if units < 0 and at + window <= now then return end
   local len = redis.call('LLEN', key)
   if units < 0 then
     local i = sliding_log_first_after(key, len, at - 1)

@@ -36,8 +36,10 @@ local function decide(i, units, write)
 end
 
 -- adjust applies a refund (units < 0) of a charge taken at at, or a
--- charge, to the check's key i.
+-- charge, to the check's key i; a charge with at other than now renews the
+-- charge taken at at, refunded first (algo.Adjust).
 local function adjust(i, units, at)
+  if units > 0 and at ~= cnow then adjust(i, -units, at) end
   local pb = 4 + 6 * (tonumber(ARGV[cr + 3 * (i - 1) + 1]) - 1)
   local key = KEYS[ck + i]
   local code = P[pb]

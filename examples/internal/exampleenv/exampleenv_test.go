@@ -14,7 +14,6 @@ import (
 	"github.com/alicebob/miniredis/v2"
 
 	"github.com/ratelimit-go/ratelimit/core"
-	"github.com/ratelimit-go/ratelimit/core/resilient"
 	"github.com/ratelimit-go/ratelimit/examples/internal/exampleenv"
 )
 
@@ -75,12 +74,14 @@ func TestOpenLimiterRedis(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := l.Backend().(*resilient.Backend); !ok {
-		t.Fatalf("backend %T, want Redis behind *resilient.Backend", l.Backend())
-	}
 	twice(t, l)
 	if len(mr.Keys()) == 0 {
 		t.Fatal("no state written to Redis")
+	}
+	// Behind core/resilient: with Redis gone, the fallback answers.
+	mr.Close()
+	if d, err := l.Allow(context.Background(), "down", core.MustParsePolicy("1/1m")); err != nil || !d.Allowed || d.Source != core.SourceFallback {
+		t.Fatalf("with Redis gone: %+v %v, want the fallback's admission", d, err)
 	}
 	if err := closeStore(); err != nil {
 		t.Fatal(err)
