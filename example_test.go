@@ -141,3 +141,46 @@ func ExampleUsage_SetCost() {
 	// 200 Retry-After: []
 	// 429 Retry-After: [91]
 }
+
+// A concurrency limit: at most two requests of a client in flight. A
+// request holds its slot until its handler returns; a slot its instance
+// never gave back (a crash) is free after its lifetime, a minute here.
+func Example_concurrency() {
+	mw, err := stdhttp.New(
+		ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
+		ratelimit.WithPolicy(core.MustParsePolicy("2;algorithm=concurrency;name=inflight")),
+	)
+	if err != nil {
+		panic(err)
+	}
+	entered, finish := make(chan struct{}), make(chan struct{})
+	report := mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		entered <- struct{}{}
+		<-finish // a slow report
+		fmt.Fprintln(w, "report")
+	}))
+	answered := make(chan int)
+	send := func() {
+		rec := httptest.NewRecorder()
+		report.ServeHTTP(rec, httptest.NewRequest("GET", "/report", nil))
+		answered <- rec.Code
+	}
+	go send()
+	go send()
+	<-entered
+	<-entered
+	go send()
+	fmt.Println("third while two run:", <-answered)
+	finish <- struct{}{}
+	fmt.Println("first done:", <-answered)
+	go send()
+	<-entered
+	fmt.Println("a fourth runs")
+	close(finish)
+	fmt.Println(<-answered, <-answered)
+	// Output:
+	// third while two run: 429
+	// first done: 200
+	// a fourth runs
+	// 200 200
+}

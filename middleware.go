@@ -325,7 +325,7 @@ func (m *Middleware) admit(ctx context.Context, req keyfuncs.Request, res adapte
 		if set.Shadow != nil {
 			shadow, shadowErr = m.check(ctx, sc, key, set.Shadow, cost, &sc.sd)
 		}
-		if len(result.Decisions) > 0 && (m.s.usage || m.s.route || m.routed.Load()) {
+		if set.Slots || len(result.Decisions) > 0 && (m.s.usage || m.s.route || m.routed.Load()) {
 			u = m.newUsage(ctx, outer, key, plan, cost, set, result, shadowErr == nil && shadow.Allowed)
 		}
 		if u != nil && u.set != nil {
@@ -349,6 +349,7 @@ func (m *Middleware) admit(ctx context.Context, req keyfuncs.Request, res adapte
 				if err := m.s.shaper(ctx, delay); err != nil {
 					if u != nil { // the request ends here: give its charge back
 						u.done.Store(true)
+						u.release()
 						u.settle(ctx, 0)
 					}
 					return false, nil
@@ -402,6 +403,9 @@ func (m *Middleware) check(ctx context.Context, sc *scratch, key string, policie
 	}
 	for i := range sc.items {
 		sc.items[i].Key, sc.items[i].Cost = key, cost
+		if policies[i].Algorithm == core.Concurrency {
+			sc.items[i].Cost = 1 // a request takes one slot, whatever its cost
+		}
 	}
 	result, err := m.limiter.Do(ctx, sc.items, (*out)[:0])
 	for i := range sc.items {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -13,8 +15,10 @@ import (
 
 // Usage is what the middleware charged an admitted request, which its
 // handler finds in the request's context (FromContext) when the middleware
-// publishes it: with WithUsage, and always for a Route's middleware and the
-// middleware it was made from. Through it the handler settles the
+// publishes it: with WithUsage, and always for a Route's middleware, the
+// middleware it was made from, and policies with a concurrency limit
+// (core.Concurrency), whose slot the request holds until its handler
+// returns. Through it the handler settles the
 // request's cost once it is known, refunds the request, or resets its key.
 //
 // A request checked by the middleware wrapping the router and then by a
@@ -47,6 +51,14 @@ type Usage struct {
 	outer  *Usage          // the Usage of the middleware this Route runs inside
 	final  atomic.Int64    // the cost SetCost set; -1: none
 	done   atomic.Bool     // settled, refunded or reset: nothing left to do
+
+	// The slots of concurrency limits (core.Concurrency) the request holds:
+	// taken at slotAt, renewed while the handler runs, given back when it
+	// ends. mu orders a renewal before the release.
+	mu       sync.Mutex
+	slotAt   time.Time
+	released bool
+	stop     context.CancelFunc // ends the renewals; nil without slots
 }
 
 // usageContext is the context a published Usage rides in, allocated with
@@ -104,8 +116,9 @@ func (u *Usage) SetCost(n int) error {
 
 // Reset forgets the state of the request's key under every policy of the
 // request, at once (a successful login clearing the failures before it),
-// and leaves nothing to settle when the handler returns. It returns an
-// error for a nil Usage and the limiter's errors.
+// and leaves nothing to settle when the handler returns. Of a concurrency
+// limit it gives back the request's own slot only. It returns an error for
+// a nil Usage and the limiter's errors.
 func (u *Usage) Reset(ctx context.Context) error {
 	if u == nil {
 		return errNoUsage
@@ -113,7 +126,23 @@ func (u *Usage) Reset(ctx context.Context) error {
 	var errs []error
 	for ; u != nil; u = u.outer {
 		u.done.Store(true)
-		if err := u.m.limiter.Reset(ctx, u.Key, append(u.own, u.shadow...)...); err != nil {
+		u.release()
+		// The slots of a concurrency limit are other requests' too: the
+		// request gives back its own.
+		var quotas []core.Policy
+		for _, ps := range [2][]core.Policy{u.own, u.shadow} {
+			for _, p := range ps {
+				if p.Algorithm != core.Concurrency {
+					quotas = append(quotas, p)
+				}
+			}
+		}
+		if len(quotas) > 0 {
+			if err := u.m.limiter.Reset(ctx, u.Key, quotas...); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if _, err := u.settle(ctx, int64(u.Cost)); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -146,7 +175,98 @@ func (m *Middleware) newUsage(ctx context.Context, outer *Usage, key, plan strin
 	} else {
 		u.Decisions = append([]core.Decision(nil), ds...)
 	}
+	if set.Slots {
+		u.slotAt = result.At
+		u.renewEvery(renewal(set))
+	}
 	return u
+}
+
+// renewal is how often a request renews its slots while its handler runs:
+// three times in the shortest lifetime of a slot of set.
+func renewal(set *fields.Set) time.Duration {
+	var d time.Duration
+	for _, ps := range [2][]core.Policy{set.Policies, set.Shadow} {
+		for _, p := range ps {
+			if p.Algorithm == core.Concurrency && (d == 0 || p.Window < d) {
+				d = p.Window
+			}
+		}
+	}
+	return max(d/3, time.Microsecond)
+}
+
+// renewEvery renews u's slots every d of the limiter's clock until they are
+// given back, so that a long request keeps them and a crashed one, renewed
+// no more, loses them a slot's lifetime later.
+func (u *Usage) renewEvery(d time.Duration) {
+	ctx, stop := context.WithCancel(context.Background())
+	u.stop = stop
+	clock := u.m.limiter.Clock()
+	fired := after(clock, d) // set now: the first renewal counts from the charge
+	go func() {
+		for {
+			select {
+			case <-fired:
+			case <-ctx.Done():
+				return
+			}
+			fired = after(clock, d) // before the renewal, which takes its time
+			if !u.renew() {
+				return
+			}
+		}
+	}()
+}
+
+// after is clock's After when it has one (core.ManualClock: tests move
+// renewals on by moving the clock), time.After otherwise.
+func after(clock core.Clock, d time.Duration) <-chan time.Time {
+	if c, ok := clock.(interface {
+		After(time.Duration) <-chan time.Time
+	}); ok {
+		return c.After(d)
+	}
+	return time.After(d)
+}
+
+// renew takes u's slots again at now in place of those taken at slotAt
+// (core.OpCharge with At), and reports whether to go on. A slot whose
+// lifetime has passed is not renewed: another request may hold it by now.
+func (u *Usage) renew() bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.released {
+		return false
+	}
+	now := u.m.limiter.Clock().Now()
+	var items []core.Item
+	for _, ps := range [2][]core.Policy{u.own, u.shadow} {
+		for _, p := range ps {
+			if p.Algorithm == core.Concurrency && now.Sub(u.slotAt) < p.Window {
+				items = append(items, core.Item{Key: u.Key, Policy: p, Cost: 1, Op: core.OpCharge, At: u.slotAt})
+			}
+		}
+	}
+	if len(items) == 0 {
+		return false
+	}
+	if r, err := u.m.limiter.Do(context.WithoutCancel(u.ctx), items, nil); err == nil {
+		u.slotAt = r.At
+	}
+	return true
+}
+
+// release ends the renewals of u's slots, so that settle gives back the
+// slots as they stand.
+func (u *Usage) release() {
+	if u.stop == nil {
+		return
+	}
+	u.mu.Lock()
+	u.released = true
+	u.mu.Unlock()
+	u.stop()
 }
 
 // joined returns the header fields of outer's policies followed by set's,
@@ -185,28 +305,42 @@ func (m *Middleware) finish(u *Usage, status int) {
 	if m.s.countIf != nil && !m.s.countIf(status) {
 		n = 0
 	}
+	u.release()
 	u.settle(u.ctx, n)
 }
 
 // settle charges or refunds the difference between n and u.Cost on the
-// policies u's middleware charged, returning their decisions afterwards.
+// policies u's middleware charged, and gives back its slots, returning the
+// policies' decisions afterwards.
 func (u *Usage) settle(ctx context.Context, n int64) (core.Result, error) {
-	diff := n - int64(u.Cost)
-	if diff == 0 {
+	var items []core.Item
+	for _, ps := range [2][]core.Policy{u.own, u.shadow} {
+		for _, p := range ps {
+			units, at := n-int64(u.Cost), u.at
+			if p.Algorithm == core.Concurrency { // its slot goes back, whatever the cost
+				units, at = -1, u.slotAt
+			}
+			op := core.OpCharge
+			if units < 0 {
+				op, units = core.OpRefund, -units
+			}
+			if units != 0 {
+				items = append(items, core.Item{Key: u.Key, Policy: p, Cost: int(units), Op: op, At: at})
+			}
+		}
+	}
+	if len(items) == 0 {
 		return core.Result{}, nil
 	}
 	// The request's own context may be cancelled by now (its client gone);
 	// the settlement is owed anyway, and the limiter's own bounds apply.
 	ctx = context.WithoutCancel(ctx)
-	op, units := core.OpCharge, diff
-	if diff < 0 {
-		op, units = core.OpRefund, -diff
-	}
-	items := make([]core.Item, 0, len(u.own)+len(u.shadow))
-	for _, ps := range [2][]core.Policy{u.own, u.shadow} {
-		for _, p := range ps {
-			items = append(items, core.Item{Key: u.Key, Policy: p, Cost: int(units), Op: op, At: u.at})
-		}
+	// A batch has one operation: slots going back beside a charge make two.
+	slices.SortStableFunc(items, func(a, b core.Item) int { return int(a.Op) - int(b.Op) })
+	if i := slices.IndexFunc(items, func(it core.Item) bool { return it.Op != items[0].Op }); i > 0 {
+		_, err := u.m.limiter.Do(ctx, items[i:], nil)
+		r, err0 := u.m.limiter.Do(ctx, items[:i], nil)
+		return r, errors.Join(err0, err)
 	}
 	return u.m.limiter.Do(ctx, items, nil)
 }
@@ -221,6 +355,7 @@ func (u *Usage) refund(ctx context.Context, ds []core.Decision) []core.Decision 
 	}
 	own := u.Decisions[len(u.Decisions)-len(u.own):]
 	if u.done.CompareAndSwap(false, true) {
+		u.release()
 		if r, err := u.settle(ctx, 0); err == nil && len(r.Decisions) >= len(own) {
 			own = r.Decisions[:len(own)]
 		}

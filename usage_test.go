@@ -6,9 +6,12 @@ import (
 	"net/http"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/memstore"
+	"github.com/ratelimit-go/ratelimit/internal/must"
 )
 
 // handler is a next function answering status after running f with the
@@ -154,5 +157,131 @@ func TestUsageAcrossRoute(t *testing.T) {
 	}
 	if g, tk := remaining(t, lim, "k", global), remaining(t, lim, "k", tokens); g != 0 || tk != 750 {
 		t.Fatalf("remaining global %d, tokens %d; want 0 (in debt) and 750", g, tk)
+	}
+}
+
+// countingBackend signals every renewal (an OpCharge with At) it passes on.
+type countingBackend struct {
+	core.Backend
+	renewed chan struct{}
+}
+
+func (b countingBackend) Do(ctx context.Context, items []core.Item, now time.Time, out []core.Decision) error {
+	err := b.Backend.Do(ctx, items, now, out)
+	if items[0].Op == core.OpCharge && !items[0].At.IsZero() {
+		b.renewed <- struct{}{}
+	}
+	return err
+}
+
+// A concurrency limit: of 64 concurrent requests exactly the limit's 10 run
+// at once, each holds its slot until its handler returns (or panics), and
+// a long one renews its slot while a crashed one's is free a lifetime
+// later.
+func TestConcurrencyLimit(t *testing.T) {
+	store := must.Do(memstore.New())
+	clk := core.NewManualClock(t0)
+	cb := countingBackend{store, make(chan struct{}, 16)}
+	lim := core.NewLimiter(cb, core.WithClock(clk))
+	slots := core.MustParsePolicy("10;algorithm=concurrency;name=inflight")
+	rate := core.MustParsePolicy("1000/1m;name=rate")
+	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(rate, slots))
+	free := func() int { return remaining(t, lim, "k", slots) }
+
+	release := make(chan struct{})
+	var decided, wg sync.WaitGroup
+	decided.Add(64)
+	var mu sync.Mutex
+	admitted, denied := 0, 0
+	for i := 0; i < 64; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rec := newRecorder()
+			ok := m.Handle(context.Background(), req("GET", "/", "k"), rec, handler(200, func(context.Context) {
+				mu.Lock()
+				admitted++
+				mu.Unlock()
+				decided.Done()
+				<-release
+			}))
+			if !ok {
+				mu.Lock()
+				denied++
+				mu.Unlock()
+				if rec.status != http.StatusTooManyRequests || rec.h.Get("Retry-After") == "" {
+					t.Errorf("denial: %d %v", rec.status, rec.h)
+				}
+				decided.Done()
+			}
+		}()
+	}
+	decided.Wait()
+	if admitted != 10 || denied != 54 || free() != 0 {
+		t.Fatalf("%d admitted, %d denied, %d slots free; want 10, 54, 0", admitted, denied, free())
+	}
+	close(release)
+	wg.Wait()
+	if f := free(); f != 10 {
+		t.Fatalf("%d slots free once every handler returned, want 10", f)
+	}
+	// The rate policy counted the 10 admitted alone; the fields show it
+	// alone.
+	rec := newRecorder()
+	m.Handle(context.Background(), req("GET", "/", "k"), rec, handler(200, nil))
+	if got := rec.h.Get("Ratelimit"); got != `"rate";r=989;t=1` {
+		t.Errorf("RateLimit %q, want the rate policy's alone", got)
+	}
+
+	// A panicking handler gives its slot back.
+	func() {
+		defer func() { _ = recover() }()
+		m.Handle(context.Background(), req("GET", "/", "k"), newRecorder(), handler(200, func(context.Context) { panic("boom") }))
+	}()
+	if f := free(); f != 10 {
+		t.Fatalf("%d slots free after a panic, want 10", f)
+	}
+
+	// A long request renews its slot every third of its lifetime.
+	entered, done, release2 := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		m.Handle(context.Background(), req("GET", "/", "k"), newRecorder(), handler(200, func(context.Context) {
+			close(entered)
+			<-release2
+		}))
+	}()
+	<-entered
+	for range 4 { // to 80 s: past the slot's first lifetime
+		clk.Advance(20 * time.Second)
+		select {
+		case <-cb.renewed:
+		case <-time.After(10 * time.Second):
+			t.Fatal("no renewal after 20 s of the clock")
+		}
+	}
+	if f := free(); f != 9 {
+		t.Fatalf("%d slots free while a renewed request runs past its first lifetime, want 9", f)
+	}
+	close(release2)
+	<-done
+	if f := free(); f != 10 {
+		t.Fatalf("%d slots free after the long request, want 10", f)
+	}
+
+	// A crashed instance's slots (taken, never given back) are free once
+	// the clock passes their lifetime.
+	crashed := []core.Item{{Key: "k", Policy: slots, Cost: 1}}
+	for range 4 {
+		if _, err := lim.Do(context.Background(), crashed, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if f := free(); f != 6 {
+		t.Fatalf("%d slots free, want 6", f)
+	}
+	clk.Advance(time.Minute)
+	if f := free(); f != 10 {
+		t.Fatalf("%d slots free a lifetime after the crash, want 10", f)
 	}
 }

@@ -38,11 +38,16 @@ const WorkPath = "/work"
 // (Usage.SetCost), resets the Usage when X-Test-Reset is present, and
 // answers the status of X-Test-Status (200 by default), as an error of the
 // framework's kind when X-Test-Error is present (asError). The body is
-// OKBody, or "no usage" when ctx carries none.
+// OKBody, or "no usage" when ctx carries none. With X-Test-Hold it first
+// signals held and waits for release: a slow request.
 func Work(ctx context.Context, header func(string) string) (status int, body string, asError bool) {
 	status, body = http.StatusOK, OKBody
 	if s, err := strconv.Atoi(header("X-Test-Status")); err == nil {
 		status = s
+	}
+	if header("X-Test-Hold") != "" {
+		held <- struct{}{}
+		<-release
 	}
 	u := ratelimit.FromContext(ctx)
 	if u == nil {
@@ -104,3 +109,10 @@ type Adapter interface {
 	// with RemoteAddr and headers exactly as the suite sets them.
 	Handler(t testing.TB, s Setup) http.Handler
 }
+
+// held and release hold the requests to WorkPath that ask for it, for the
+// suite's concurrency test.
+var (
+	held    = make(chan struct{}, 16)
+	release = make(chan struct{})
+)

@@ -32,6 +32,7 @@ func Run(t *testing.T, a Adapter) {
 		{"CountIf", testCountIf},
 		{"Settle", testSettle},
 		{"UsageReset", testUsageReset},
+		{"Concurrency", testConcurrency},
 		{"Skip", testSkip},
 		{"FailOpen", testFailOpen},
 		{"FailClosed", testFailClosed},
@@ -283,6 +284,41 @@ func testSettle(t *testing.T, e *env) {
 	e.do(h, work("llm")).wantStatus(t, "debt paid", http.StatusOK)
 	res = e.do(h, work("neg", "X-Test-Cost", "-1"))
 	res.wantStatus(t, "a negative final cost", http.StatusInternalServerError)
+}
+
+// testConcurrency: a concurrency limit beside a rate policy holds each
+// request's slot until its handler returns; the fields speak of the rate
+// policy alone.
+func testConcurrency(t *testing.T, e *env) {
+	h := e.a.Handler(t, Setup{Global: e.middleware(ratelimit.WithPolicy(
+		core.MustParsePolicy("100/1m;name=api"), core.MustParsePolicy("2;algorithm=concurrency;name=inflight")))})
+	answers := make(chan response, 2)
+	for range 2 {
+		go func() { answers <- e.do(h, work("k", "X-Test-Hold", "1")) }()
+	}
+	for range 2 {
+		select {
+		case <-held:
+		case <-time.After(10 * time.Second):
+			t.Fatal("a slow request never reached its handler")
+		}
+	}
+	res := e.do(h, work("k"))
+	res.wantStatus(t, "a third while two run", http.StatusTooManyRequests)
+	if ra := parseInt(t, res.header, "Retry-After"); ra != 60 {
+		t.Fatalf("Retry-After %d, want 60, the end of the oldest slot's lifetime", ra)
+	}
+	wantMembers(t, "RateLimit-Policy", parseList(t, res.header, "RateLimit-Policy"), member{"api", map[string]int64{"q": 100, "w": 60}})
+	if p := parseProblem(t, res); len(p.Violated) != 1 || p.Violated[0] != "inflight" {
+		t.Fatalf("problem %+v", p)
+	}
+	release <- struct{}{}
+	(<-answers).wantStatus(t, "the first slow request", http.StatusOK)
+	res = e.do(h, work("k"))
+	res.wantStatus(t, "once a slot is back", http.StatusOK)
+	wantMembers(t, "RateLimit", parseList(t, res.header, "RateLimit"), member{"api", map[string]int64{"r": 97, "t": 2}})
+	release <- struct{}{}
+	(<-answers).wantStatus(t, "the second slow request", http.StatusOK)
 }
 
 // testUsageReset: a handler that resets its request's key starts it over.
