@@ -54,7 +54,7 @@ func randomTrace(seed uint64, n int, cfg traceConfig) []Step {
 		cfg.keys = 3
 	}
 	if len(cfg.algorithms) == 0 {
-		cfg.algorithms = core.Algorithms()
+		cfg.algorithms = append(core.Algorithms(), core.Concurrency)
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x5eed_c0f_fee))
 	keys := traceKeys(rng, cfg.keys)

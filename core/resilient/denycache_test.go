@@ -378,3 +378,33 @@ func TestDenyCacheOneItem(t *testing.T) {
 		t.Fatal("Do accepted an out shorter than its items")
 	}
 }
+
+// TestDenyCacheSkipsConcurrency: a concurrency limit's denial is never
+// served from the cache, since another instance may give a slot back at
+// any moment: every check reaches the primary, and the check after a
+// release passes.
+func TestDenyCacheSkipsConcurrency(t *testing.T) {
+	p := core.MustParsePolicy("1;algorithm=concurrency")
+	rec := newRecorder(t)
+	b := must.Do(resilient.New(rec, resilient.WithDenyCache(16)))
+	ctx := context.Background()
+	if d, err := backendtest.CheckOne(ctx, b, "k", p, 1, t0); err != nil || !d.Allowed {
+		t.Fatalf("first slot: %+v %v", d, err)
+	}
+	for i := range 3 {
+		if d, err := backendtest.CheckOne(ctx, b, "k", p, 1, t0); err != nil || d.Allowed {
+			t.Fatalf("check %d while the slot is held: %+v %v", i, d, err)
+		}
+	}
+	if n := rec.calls(); n != 4 {
+		t.Fatalf("the primary saw %d checks, want all 4", n)
+	}
+	// Another instance gives the slot back, straight to the primary.
+	release := []core.Item{{Key: "k", Policy: p, Cost: 1, Op: core.OpRefund, At: t0}}
+	if err := rec.Do(ctx, release, t0, make([]core.Decision, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := backendtest.CheckOne(ctx, b, "k", p, 1, t0); err != nil || !d.Allowed {
+		t.Fatalf("after another instance's release: %+v %v", d, err)
+	}
+}
