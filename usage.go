@@ -58,7 +58,8 @@ type Usage struct {
 	mu       sync.Mutex
 	slotAt   time.Time
 	released bool
-	stop     context.CancelFunc // ends the renewals; nil without slots
+	timer    *time.Timer        // the next renewal on the system clock
+	stop     context.CancelFunc // ends the renewals on a clock of its own
 }
 
 // usageContext is the context a published Usage rides in, allocated with
@@ -198,12 +199,31 @@ func renewal(set *fields.Set) time.Duration {
 
 // renewEvery renews u's slots every d of the limiter's clock until they are
 // given back, so that a long request keeps them and a crashed one, renewed
-// no more, loses them a slot's lifetime later.
+// no more, loses them a slot's lifetime later. On the system clock a timer
+// does it, with no goroutine until it fires; a clock with its own After
+// (core.ManualClock: tests move renewals on by moving the clock) gets a
+// goroutine that waits on it.
 func (u *Usage) renewEvery(d time.Duration) {
+	c, manual := u.m.limiter.Clock().(interface {
+		After(time.Duration) <-chan time.Time
+	})
+	if !manual {
+		u.mu.Lock() // the timer may fire before it is stored
+		defer u.mu.Unlock()
+		u.timer = time.AfterFunc(d, func() {
+			if u.renew() {
+				u.mu.Lock()
+				if !u.released {
+					u.timer.Reset(d)
+				}
+				u.mu.Unlock()
+			}
+		})
+		return
+	}
 	ctx, stop := context.WithCancel(context.Background())
 	u.stop = stop
-	clock := u.m.limiter.Clock()
-	fired := after(clock, d) // set now: the first renewal counts from the charge
+	fired := c.After(d) // set now: the first renewal counts from the charge
 	go func() {
 		for {
 			select {
@@ -211,23 +231,12 @@ func (u *Usage) renewEvery(d time.Duration) {
 			case <-ctx.Done():
 				return
 			}
-			fired = after(clock, d) // before the renewal, which takes its time
+			fired = c.After(d) // before the renewal, which takes its time
 			if !u.renew() {
 				return
 			}
 		}
 	}()
-}
-
-// after is clock's After when it has one (core.ManualClock: tests move
-// renewals on by moving the clock), time.After otherwise.
-func after(clock core.Clock, d time.Duration) <-chan time.Time {
-	if c, ok := clock.(interface {
-		After(time.Duration) <-chan time.Time
-	}); ok {
-		return c.After(d)
-	}
-	return time.After(d)
 }
 
 // renew takes u's slots again at now in place of those taken at slotAt
@@ -260,13 +269,15 @@ func (u *Usage) renew() bool {
 // release ends the renewals of u's slots, so that settle gives back the
 // slots as they stand.
 func (u *Usage) release() {
-	if u.stop == nil {
-		return
-	}
 	u.mu.Lock()
 	u.released = true
+	if u.timer != nil {
+		u.timer.Stop()
+	}
 	u.mu.Unlock()
-	u.stop()
+	if u.stop != nil {
+		u.stop()
+	}
 }
 
 // joined returns the header fields of outer's policies followed by set's,

@@ -93,6 +93,14 @@ func BenchmarkAllowUsageDiscard(b *testing.B) {
 	httpsuite.Bench(b, allowAll(b, keyfuncs.Constant("client"), ratelimit.WithUsage(func(int) bool { return true }))(benchHandler))
 }
 
+// BenchmarkAllowSlotDiscard is BenchmarkAllowDiscard under a concurrency
+// limit beside the rate policy: a slot taken, renewed by nothing, and given
+// back per request.
+func BenchmarkAllowSlotDiscard(b *testing.B) {
+	httpsuite.Bench(b, allowAll(b, keyfuncs.Constant("client"), ratelimit.WithPolicy(
+		core.MustParsePolicy("1000000000/1h;name=api"), core.MustParsePolicy("64;algorithm=concurrency;name=inflight")))(benchHandler))
+}
+
 // BenchmarkJSONBare is the baseline for an endpoint that sets
 // Content-Type and writes a small JSON body, with the recorder.
 func BenchmarkJSONBare(b *testing.B) { benchServe(b, jsonHandler, http.StatusOK) }
