@@ -285,3 +285,27 @@ func TestConcurrencyLimit(t *testing.T) {
 		t.Fatalf("%d slots free a lifetime after the crash, want 10", f)
 	}
 }
+
+// On the system clock a timer renews the slot: a request that runs past
+// its slot's first lifetime (30 ms here) still holds it.
+func TestConcurrencyRenewalOnTheSystemClock(t *testing.T) {
+	cb := countingBackend{must.Do(memstore.New()), make(chan struct{}, 16)}
+	lim := core.NewLimiter(cb)
+	slots := core.MustParsePolicy("1/30ms;algorithm=concurrency")
+	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(slots))
+	m.Handle(context.Background(), req("GET", "/", "k"), newRecorder(), handler(200, func(context.Context) {
+		for i := range 4 { // 40 ms or more: past the first lifetime
+			select {
+			case <-cb.renewed:
+			case <-time.After(10 * time.Second):
+				t.Fatalf("renewal %d never came", i+1)
+			}
+		}
+		if f := remaining(t, lim, "k", slots); f != 0 {
+			t.Errorf("%d slots free while the renewed request runs, want 0", f)
+		}
+	}))
+	if f := remaining(t, lim, "k", slots); f != 1 {
+		t.Fatalf("%d slots free after the request, want 1", f)
+	}
+}
