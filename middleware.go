@@ -326,6 +326,9 @@ func (m *Middleware) admit(ctx context.Context, req keyfuncs.Request, res adapte
 			shadow, shadowErr = m.check(ctx, sc, key, set.Shadow, cost, &sc.sd)
 		}
 		if set.Slots || len(result.Decisions) > 0 && (m.s.usage || m.s.route || m.routed.Load()) {
+			if result.At.IsZero() { // shadow policies alone: theirs is the charge
+				result.At = shadow.At
+			}
 			u = m.newUsage(ctx, outer, key, plan, cost, set, result, shadowErr == nil && shadow.Allowed)
 		}
 		if u != nil && u.set != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -307,5 +308,29 @@ func TestConcurrencyRenewalOnTheSystemClock(t *testing.T) {
 	}))
 	if f := remaining(t, lim, "k", slots); f != 1 {
 		t.Fatalf("%d slots free after the request, want 1", f)
+	}
+}
+
+// A concurrency limit in a dry run (shadow) counts the requests in flight
+// as the enforced one would, and gives their slots back.
+func TestShadowConcurrencyLimit(t *testing.T) {
+	lim, clk := newLimiter(t)
+	slots := core.MustParsePolicy("1;algorithm=concurrency;name=inflight;shadow=true")
+	var shadowAllowed []bool
+	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(slots),
+		ratelimit.WithObserver(func(_ context.Context, e ratelimit.Event) { shadowAllowed = append(shadowAllowed, e.Shadow.Allowed) }))
+	for range 3 {
+		m.Handle(context.Background(), req("GET", "/", "k"), newRecorder(), handler(200, nil))
+	}
+	m.Handle(context.Background(), req("GET", "/", "k"), newRecorder(), handler(200, func(context.Context) {
+		clk.Advance(time.Second) // a request that takes a second
+		// A second request while this one runs would be denied.
+		m.Handle(context.Background(), req("GET", "/", "k"), newRecorder(), handler(200, nil))
+	}))
+	if want := []bool{true, true, true, true, false}; !slices.Equal(shadowAllowed, want) {
+		t.Fatalf("shadow decisions %v, want %v", shadowAllowed, want)
+	}
+	if f := remaining(t, lim, "k", slots); f != 1 {
+		t.Fatalf("%d shadow slots free at the end, want 1", f)
 	}
 }
