@@ -5,8 +5,10 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ratelimit-go/ratelimit/client"
+	"github.com/ratelimit-go/ratelimit/core"
 )
 
 // forwardConfig has a Caddy-style endpoint (denials as 429) and an
@@ -166,5 +168,20 @@ func TestForwardAuthDocs(t *testing.T) {
 		if !strings.Contains(string(doc), "```"+name+"\n"+block+"```\n") {
 			t.Errorf("docs/forward-auth.md does not show the %s configuration the tests run:\n%s", name, block)
 		}
+	}
+}
+
+// TestConcurrencyInTheConfig: a configured concurrency limit is a policy
+// like any other for /v1/check, and only forward-auth refuses it.
+func TestConcurrencyInTheConfig(t *testing.T) {
+	rt, err := loadConfig(writeConfig(t, "c.yaml", "policies:\n  inflight: \"5;algorithm=concurrency\"\n  reports: \"20/30s;algorithm=concurrency\"\n"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := rt.policies["inflight"]; p.Algorithm != core.Concurrency || p.Limit != 5 || p.Window != time.Minute {
+		t.Fatalf("inflight: %+v", p)
+	}
+	if p := rt.policies["reports"]; p.Algorithm != core.Concurrency || p.Window != 30*time.Second {
+		t.Fatalf("reports: %+v", p)
 	}
 }
