@@ -588,3 +588,42 @@ func TestInvalidOptionsAreAnErrorAtNew(t *testing.T) {
 	// Zero values are the defaults, not errors.
 	must.Do(resilient.New(newMem(t), resilient.WithBudget(0), resilient.WithBreaker(0, 0), resilient.WithMaxAbandoned(0), resilient.WithDenyCache(0), resilient.WithLogger(nil, 0)))
 }
+
+// TestConcurrencyWhenThePrimaryFails: a concurrency limit follows the
+// failure modes. With the primary hung, the fallback counts the slots of
+// this instance (the limit per instance) and gives them back; failing
+// closed, every acquire is denied.
+func TestConcurrencyWhenThePrimaryFails(t *testing.T) {
+	slots := core.MustParsePolicy("2;algorithm=concurrency")
+	for _, tc := range []struct {
+		name string
+		opt  resilient.Option
+		want []bool
+	}{
+		{"fallback", resilient.WithFallback(newMem(t)), []bool{true, true, false}},
+		{"fail closed", resilient.WithFailClosed(), []bool{false, false, false}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFaulty(t)
+			f.set(hangCtx)
+			clk := core.NewManualClock(t0)
+			b := must.Do(resilient.New(f, tc.opt, resilient.WithClock(clk), resilient.WithBudget(time.Millisecond)))
+			lim := core.NewLimiter(b, core.WithClock(clk))
+			for i, want := range tc.want {
+				d, err := lim.Allow(context.Background(), "k", slots)
+				if err != nil || d.Allowed != want {
+					t.Fatalf("acquire %d: %+v %v, want allowed %v", i+1, d, err, want)
+				}
+			}
+			if tc.want[0] {
+				release := []core.Item{{Key: "k", Policy: slots, Cost: 1, Op: core.OpRefund, At: t0}}
+				if _, err := lim.Do(context.Background(), release, nil); err != nil {
+					t.Fatal(err)
+				}
+				if d, err := lim.Allow(context.Background(), "k", slots); err != nil || !d.Allowed {
+					t.Fatalf("after a release through the fallback: %+v %v", d, err)
+				}
+			}
+		})
+	}
+}
