@@ -22,9 +22,12 @@
 // An adapter calls Middleware.Handle for every request, handing it a
 // keyfuncs.Request (a read-only view of the request) and an
 // adapter.Response (a way to set headers and write a body); package adapter
-// holds what adapter writers implement. Handle returns true, and the
-// adapter calls the next handler, or false when it has already written a
-// complete response (a 429, or an error) and the chain must stop.
+// holds what adapter writers implement, and the rest of its handler chain
+// as a function of the request's context returning the response's status.
+// Handle calls it when the request may proceed, with a context carrying the
+// request's Usage when one is published (WithUsage, Route, a concurrency
+// limit), and settles that Usage once it returns. It reports false when it
+// has written a complete response itself (a 429, or an error).
 //
 // # What a request goes through
 //
@@ -52,6 +55,10 @@
 //     (the request proceeds, without rate-limit headers) or, with
 //     WithFailureMode(FailClosed), answers 503. Internal error text never
 //     reaches a response.
+//  7. When the handler has returned: the slots of concurrency limits
+//     (core.Concurrency) go back, and with WithUsage the request's cost is
+//     settled: refunded when the predicate does not count the response,
+//     or changed to what the handler set (Usage.SetCost).
 //
 // Observers registered with WithObserver see every outcome.
 //
