@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -324,36 +323,37 @@ func (m *Middleware) finish(u *Usage, status int) {
 // policies u's middleware charged, and gives back its slots, returning the
 // policies' decisions afterwards.
 func (u *Usage) settle(ctx context.Context, n int64) (core.Result, error) {
-	var items []core.Item
+	var batches [2][]core.Item // refunds, then charges: a batch has one operation
 	for _, ps := range [2][]core.Policy{u.own, u.shadow} {
 		for _, p := range ps {
 			units, at := n-int64(u.Cost), u.at
 			if p.Algorithm == core.Concurrency { // its slot goes back, whatever the cost
 				units, at = -1, u.slotAt
 			}
-			op := core.OpCharge
-			if units < 0 {
-				op, units = core.OpRefund, -units
-			}
-			if units != 0 {
-				items = append(items, core.Item{Key: u.Key, Policy: p, Cost: int(units), Op: op, At: at})
+			switch {
+			case units < 0:
+				batches[0] = append(batches[0], core.Item{Key: u.Key, Policy: p, Cost: int(-units), Op: core.OpRefund, At: at})
+			case units > 0:
+				batches[1] = append(batches[1], core.Item{Key: u.Key, Policy: p, Cost: int(units), Op: core.OpCharge})
 			}
 		}
-	}
-	if len(items) == 0 {
-		return core.Result{}, nil
 	}
 	// The request's own context may be cancelled by now (its client gone);
 	// the settlement is owed anyway, and the limiter's own bounds apply.
 	ctx = context.WithoutCancel(ctx)
-	// A batch has one operation: slots going back beside a charge make two.
-	slices.SortStableFunc(items, func(a, b core.Item) int { return int(a.Op) - int(b.Op) })
-	if i := slices.IndexFunc(items, func(it core.Item) bool { return it.Op != items[0].Op }); i > 0 {
-		_, err := u.m.limiter.Do(ctx, items[i:], nil)
-		r, err0 := u.m.limiter.Do(ctx, items[:i], nil)
-		return r, errors.Join(err0, err)
+	var first core.Result
+	var errs []error
+	for _, items := range batches {
+		if len(items) == 0 {
+			continue
+		}
+		r, err := u.m.limiter.Do(ctx, items, nil)
+		if first.Decisions == nil {
+			first = r
+		}
+		errs = append(errs, err)
 	}
-	return u.m.limiter.Do(ctx, items, nil)
+	return first, errors.Join(errs...)
 }
 
 // refund gives back every charge of the Usages from u outwards that is not

@@ -334,3 +334,20 @@ func TestShadowConcurrencyLimit(t *testing.T) {
 		t.Fatalf("%d shadow slots free at the end, want 1", f)
 	}
 }
+
+// A cost set after time has passed is charged at the end, on top of what
+// the request took: not as a renewal of its first charge.
+func TestSetCostLater(t *testing.T) {
+	lim, clk := newLimiter(t)
+	p := core.MustParsePolicy("100/1h;algorithm=fixed_window;name=p")
+	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(p), ratelimit.WithUsage(nil))
+	m.Handle(context.Background(), req("GET", "/", "k"), newRecorder(), handler(200, func(ctx context.Context) {
+		clk.Advance(time.Second) // the work takes a second
+		if err := ratelimit.FromContext(ctx).SetCost(30); err != nil {
+			t.Error(err)
+		}
+	}))
+	if r := remaining(t, lim, "k", p); r != 70 {
+		t.Fatalf("remaining %d, want 70", r)
+	}
+}
