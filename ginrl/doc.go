@@ -1,25 +1,11 @@
-// Package ginrl adapts the rate-limiting middleware of package ratelimit to
-// Gin: a gin.HandlerFunc for the whole engine or a group, and a per-route
-// form for the place where a route is registered.
+// Package ginrl adapts the middleware of package ratelimit to Gin, for the
+// whole engine, a group or a route:
 //
-//	m, err := ratelimit.New(
-//		ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
-//		ratelimit.WithPolicy(core.MustParsePolicy("100/1m;name=api")),
-//	)
-//	...
 //	r := gin.New()
-//	r.Use(ginrl.Middleware(m))
+//	r.Use(ginrl.Middleware(m)) // m: a *ratelimit.Middleware
 //	r.POST("/login", ginrl.Route(m, core.MustParsePolicy("5/5m;name=login")), login)
 //
-// New builds the Middleware and the handler in one step.
-//
-// The adapter only translates: Gin runs on net/http, so it hands the
-// context's *http.Request and writer to the net/http adapter's check, the request view and
-// response of package stdhttp, with Context.FullPath as the route pattern
-// ("/users/:id", "" when no route matched). Gin routes a request before it
-// runs any handler, so middleware installed with Engine.Use already sees the
-// pattern and route tables (ratelimit.WithRoute) apply there.
-//
-// A request the middleware answers itself (429, a refused key, 503 when
-// failing closed) is aborted: no later handler runs.
+// The route pattern is Context.FullPath ("/users/:id"); Gin routes before
+// any handler runs, so route tables apply to Engine.Use. A request the
+// middleware answers itself (429, a refused key, 503) is aborted.
 package ginrl

@@ -1,6 +1,6 @@
-// Package backendtest is the conformance suite every core.Backend runs,
-// unchanged: the memory store, the Redis store on miniredis, on a real Redis
-// and on a Redis Cluster. A backend's test calls Run with a Factory:
+// Package backendtest is the conformance suite every core.Backend runs
+// unchanged (the memory store, and the Redis store on miniredis, a real Redis
+// and a Cluster):
 //
 //	func TestConformance(t *testing.T) {
 //		backendtest.Run(t, func(t *testing.T) core.Backend {
@@ -12,26 +12,13 @@
 //		})
 //	}
 //
-// Run checks three things. Vectors: the YAML files in testdata/conformance,
-// embedded in this package (the suite runs under -trimpath too), pin exact
-// decisions (Allowed, Remaining, RetryAfter,
-// ResetAfter, Delay, or a typed error) step by step for all six algorithms.
-// Properties: seeded random traces (see RandomTrace) must never admit more
-// than an exact algorithm's limit, a denied check must change nothing, the
-// same check must succeed exactly at RetryAfter and not 1 ms before, and every
-// decision must equal that of NewReference, the model backend. Isolation: keys
-// that differ only in '{', '}' or binary bytes, and one key under two
-// policies, never share state. Concurrency: checks racing at one instant
-// admit exactly the quota, and a multi-policy check consumes from all its
-// policies or none. Contract: every Backend method, called directly, answers
-// bad input with the typed error and changes nothing.
-//
-// The suite drives time with a core.ManualClock and assumes nothing about a
-// backend beyond the core.Backend contract. Every subtest uses a random key
-// prefix, so a Factory may hand out one shared server. Because the manual
-// clock runs far ahead of the wall clock, a backend's expiry must not drop a
-// key before the ResetAfter it reported has passed on the clock it was given.
-//
-// The exported trace helpers (Step, RandomTrace, Replay, DiffOutcomes) let
-// other packages write differential tests of their own.
+// Run checks exact decisions step by step (the YAML vectors embedded from
+// testdata/conformance), properties of seeded random traces against
+// NewReference, the model backend (never more than the limit, a denial
+// changes nothing, RetryAfter is exact), key isolation, atomicity under
+// concurrency, and typed errors for bad input. Time is a core.ManualClock
+// running far ahead of the wall clock, so a backend must not expire a key
+// before the ResetAfter it reported; every subtest uses its own key prefix,
+// so a Factory may share one server. Step, RandomTrace, Replay and
+// DiffOutcomes serve differential tests of other packages.
 package backendtest
