@@ -7,17 +7,11 @@ import (
 	"github.com/ratelimit-go/ratelimit/core"
 )
 
-// Answer is an algorithm's answer, in units and microseconds. See
-// core.Decision for the meaning of each quantity.
-//
-// A check waits either because it was denied (RetryAfter) or because the
-// leaky bucket admitted it behind others (Delay), never both, so one field,
-// Wait, holds whichever applies; RetryAfter (and, inside the package, delay) reads it back.
+// Answer is an algorithm's answer, in units and microseconds (see
+// core.Decision). Wait is RetryAfter when denied and Delay when admitted.
 type Answer struct {
 	Allowed   bool
 	Remaining int64
-	// Wait is RetryAfter when the check was denied and Delay when it was
-	// admitted.
 	Wait       int64
 	ResetAfter int64
 }
@@ -40,9 +34,7 @@ func (o Answer) delay() int64 {
 	return 0
 }
 
-// Fill writes the outcome into every field of d as the decision for p. Hot
-// paths fill a Decision where it lives: building one elsewhere and copying
-// it costs more than the rest of a memory-store check's bookkeeping.
+// Fill writes the outcome into every field of d as the decision for p.
 func (o Answer) Fill(d *core.Decision, p *core.Policy) {
 	d.Allowed, d.Limit, d.Remaining = o.Allowed, p.Limit, int(o.Remaining)
 	wait := time.Duration(o.Wait) * time.Microsecond
@@ -71,10 +63,8 @@ type FixedWindowState struct {
 	Count int64
 }
 
-// FixedWindow admits a check when the units already admitted in the current
-// window (Params.Bounds) plus cost fit in Limit. RetryAfter and ResetAfter are the
-// end of the window: at that instant a fresh window holds the whole quota,
-// which is also why up to 2x Limit can pass across a window edge.
+// FixedWindow admits a check when the units admitted in the current window
+// plus cost fit in Limit; RetryAfter and ResetAfter are the window's end.
 func FixedWindow(p *core.Params, st FixedWindowState, cost, now int64) (Answer, FixedWindowState) {
 	var start, end int64
 	if p.Window > 0 { // the usual case, inline
@@ -111,12 +101,9 @@ type SlidingWindowState struct {
 	Curr  int64
 }
 
-// swEstimate is the sliding estimate at offset elapsed into the current
-// window: prev weighted by the part of the previous window, of length
-// window, still inside a trailing window as long, plus the current count.
-// Lua computes it as prev * (window - elapsed) / window + curr, the same
-// IEEE operations in the same order. Only a calendar window can be longer
-// than the one before it, and reach an offset where prev counts no more.
+// swEstimate is prev weighted by the part of the previous window (of length
+// window) still inside a trailing window as long, plus curr: the same IEEE
+// operations in the same order as Lua's.
 func swEstimate(prev, curr, window, elapsed int64) float64 {
 	if elapsed >= window {
 		return float64(curr)
@@ -124,10 +111,8 @@ func swEstimate(prev, curr, window, elapsed int64) float64 {
 	return float64(prev)*float64(window-elapsed)/float64(window) + float64(curr)
 }
 
-// swWindow is the window a sliding window check works in: it starts at
-// start and lasts lc; the window before it lasted lp and the one after it
-// lasts ln. All three are the policy's Window unless it is a calendar
-// policy.
+// swWindow is a sliding window check's window: it starts at start and
+// lasts lc; the one before lasted lp and the next lasts ln.
 type swWindow struct{ start, lc, lp, ln int64 }
 
 // swWindowAt returns the window holding now.
@@ -147,17 +132,9 @@ func swFits(prev, curr, window, elapsed, cost, limit int64) bool {
 }
 
 // swFirstFit returns the smallest offset e in [lo, hi] at which cost fits,
-// or hi+1 if none.
-//
-// The estimate falls linearly as e grows, so the first fit is about where
-// prev*(window-e)/window reaches limit-curr-cost: e = window -
-// (limit-curr-cost)*window/prev, rounded up. That guess is checked with the
-// estimate itself, rounding included: when it fits and the offset before it
-// does not, it is the answer, found in two evaluations instead of the twenty
-// a binary search over a one-second window takes (a hot key under this
-// algorithm is mostly denied, and every denial asks). When rounding put the
-// guess off, the binary search finishes on the side the check points to, so
-// the answer is always the one the search alone gives.
+// or hi+1 if none. The estimate falls linearly, so the first fit is guessed
+// and checked with two evaluations; when rounding puts the guess off, a
+// binary search finishes on the side the check points to.
 func swFirstFit(prev, curr, window, lo, hi, cost, limit int64) int64 {
 	if prev > 0 && lo <= hi {
 		g := float64(window) - math.Floor(float64(limit-curr-cost)*float64(window)/float64(prev))
@@ -188,9 +165,7 @@ func swSearch(prev, curr, window, lo, hi, cost, limit int64) int64 {
 	return lo
 }
 
-// swReset is the time from now until both counts have slid out: the
-// current one slides out of the next window as the previous one does of
-// this (already, on a calendar window longer than the one before).
+// swReset is the time from now until both counts have slid out.
 func swReset(w swWindow, prev, curr, now int64) int64 {
 	switch {
 	case curr > 0:
@@ -201,17 +176,12 @@ func swReset(w swWindow, prev, curr, now int64) int64 {
 	return 0
 }
 
-// SlidingWindow is the sliding window counter. It admits a check when the
-// estimate prev*(window-elapsed)/window + curr plus cost is at most Limit.
-// On a calendar (core.Policy.Calendar), window is the previous window's own
-// length, and prev counts no more once the current window is older than
-// that.
-// When denied, RetryAfter is the first microsecond at which the estimate has
-// fallen enough, found in the current window or the next one.
-//
-// It is SlidingWindowDecide and, for a denial, SlidingWindowWait: a caller
-// that decides under a lock can take the wait, the costly part of a denial,
-// after releasing it, since a denial changes no state.
+// SlidingWindow is the sliding window counter: it admits a check when the
+// estimate (swEstimate) plus cost is at most Limit. On a calendar, window is
+// the previous window's own length. A denial's RetryAfter is the first
+// microsecond at which the estimate has fallen enough. It is
+// SlidingWindowDecide and, for a denial, SlidingWindowWait, so that a caller
+// holding a lock can find the wait after releasing it.
 func SlidingWindow(p *core.Params, st SlidingWindowState, cost, now int64) (Answer, SlidingWindowState) {
 	o, next := SlidingWindowDecide(p, st, cost, now)
 	if !o.Allowed {
@@ -220,11 +190,8 @@ func SlidingWindow(p *core.Params, st SlidingWindowState, cost, now int64) (Answ
 	return o, next
 }
 
-// swView is the key's counts as seen at now: the current window, the
-// instant the estimate is taken at (later than now when the caller's clock
-// is behind the state's), and the previous and current counts. A state
-// ahead of now's window is taken to be in the next window, and the window
-// after that as long as the next: Lua has those lengths.
+// swView is the key's window and counts as seen at now (at: later than now
+// when the caller's clock is behind the state's).
 func swView(p *core.Params, st SlidingWindowState, now int64) (w swWindow, at, prev, curr int64) {
 	w, at = swWindowAt(p, now), now
 	if st.Prev != 0 || st.Curr != 0 {
