@@ -32,13 +32,10 @@ const (
 	// Decision.Delay says how long to hold a request so that admitted
 	// requests leave at a constant rate.
 	LeakyBucket Algorithm = "leaky_bucket"
-	// Concurrency limits the checks in flight rather than a rate: Limit
-	// slots, each taken by an admitted check and held until it is given
-	// back (an OpRefund at the check's instant) or, if never given back,
-	// for Window (its lifetime; taking it again at a later instant renews
-	// it). Stores keep it as a SlidingLog of that window, and it is not in
-	// Algorithms, the rate algorithms. The HTTP middleware takes a slot
-	// for each request and gives it back when the handler returns.
+	// Concurrency limits the checks in flight: Limit slots, each taken by
+	// an admitted check and held until given back (an OpRefund at the
+	// check's instant) or for Window, its lifetime. Stores keep it as a
+	// SlidingLog; it is not in Algorithms.
 	Concurrency Algorithm = "concurrency"
 )
 

@@ -8,38 +8,25 @@ import (
 	"time"
 )
 
-// Backend stores rate-limit state and decides checks atomically. Stores in
-// core/memstore and core/redisstore implement it, and so do the wrappers in
-// core/resilient and core/lease; the conformance suite in core/backendtest
-// defines what "implements" means.
-//
-// Every method is safe for concurrent use. Implementations validate their
-// arguments with ValidateItems and return the typed errors of this package
-// before touching any state.
+// Backend stores rate-limit state and decides checks atomically: the stores
+// in core/memstore and core/redisstore, the wrappers in core/resilient and
+// core/lease. The conformance suite, core/backendtest, defines what
+// implementing it means. Methods are safe for concurrent use and answer
+// invalid arguments (ValidateItems) with this package's typed errors,
+// changing nothing.
 type Backend interface {
-	// Do decides a batch of items at instant now, atomically, and writes
-	// one decision per item into out, which has len(items) elements.
+	// Do decides a batch of items at instant now, atomically, writing one
+	// decision per item into out (len(items) elements).
 	//
-	// A batch of OpConsume items is all or nothing: either every item's
-	// policy admits its Cost for its key and each consumes it, or nothing
-	// changes at all. A denied batch writes nothing: every decision reports
-	// the state as it stands, with Delay zero; items that had room report
-	// Allowed with a zero RetryAfter, the others the exact RetryAfter of
-	// their policy. Items that share a state (the same key and a policy of
-	// the same Identity) are one state and consume once.
-	//
-	// A batch of OpPeek items reports each item's state without writing:
-	// Remaining and ResetAfter as they stand, Allowed and RetryAfter for a
-	// cost of 1.
-	//
-	// A batch of OpRefund or OpCharge items is never denied: it applies
-	// every item (once per shared state) and reports each state afterwards
-	// as OpPeek does. Each item is applied atomically; the Redis store
-	// applies the whole batch in one step.
-	//
-	// An operation a store does not implement, or a batch mixing
-	// operations it cannot decide together, fails with an error matching
-	// ErrUnsupported before anything changes.
+	// OpConsume items are all or nothing: every item's policy admits its
+	// Cost and each consumes it, or nothing changes and every decision
+	// reports the state as it stands (Delay zero; items that had room
+	// Allowed, the others with their exact RetryAfter). Items sharing a
+	// state (key and policy Identity) consume once. OpPeek items report
+	// each state without writing (Allowed and RetryAfter for a cost of 1).
+	// OpRefund and OpCharge items are never denied: each is applied once
+	// per state and reported as OpPeek does. An operation or mix a store
+	// does not implement fails with ErrUnsupported, changing nothing.
 	Do(ctx context.Context, items []Item, now time.Time, out []Decision) error
 	// Reset forgets the state of key under the given policies.
 	Reset(ctx context.Context, key string, policies []Policy) error
@@ -54,34 +41,21 @@ const (
 	OpConsume Op = iota
 	// OpPeek reports the item's state and writes nothing.
 	OpPeek
-	// OpRefund gives back Cost units of a charge the key took at the
-	// instant At (zero: now), never leaving less than an empty state: GCRA
-	// moves its arrival time back by Cost intervals, not before now; the
-	// token bucket gains Cost tokens up to its burst; the leaky bucket's
-	// level falls by Cost units, down to empty; a fixed window's count falls
-	// by Cost while At's window is the current one, and not after; the
-	// sliding window counter's count of the window At fell in falls, while
-	// that window still counts; the sliding log drops up to Cost of the
-	// entries the charge recorded (those at the first timestamp at or after
-	// At).
+	// OpRefund gives back Cost units of a charge taken at the instant At
+	// (zero: now), never leaving less than an empty state. The window
+	// algorithms refund only while At's window still counts; the sliding
+	// log drops up to Cost entries of the charge (those at the first
+	// timestamp at or after At).
 	OpRefund
-	// OpCharge consumes Cost units whatever the state, past the limit and
-	// past the capacity: the key goes into debt, and later checks are
-	// denied, each with its exact RetryAfter, until it is paid off (for the
-	// window algorithms, until the window that holds the debt has ended).
-	// It settles a cost known only after the work was done. A debt is
-	// bounded: at most 10^15 microseconds of refill, or 10^15 units of a
-	// window's count; the sliding log keeps at most Limit entries, enough
-	// for the same answers. An OpCharge with At set renews the charge taken
-	// at At: it gives that charge back as OpRefund does and takes Cost
-	// units at now, in one step (a concurrency slot kept past its
-	// lifetime: see Concurrency).
+	// OpCharge consumes Cost units whatever the state, past the limit: the
+	// key goes into debt and later checks are denied, each with its exact
+	// RetryAfter, until it is paid off (a debt is at most 10^15 µs of
+	// refill or units of a window's count). With At set it renews the
+	// charge taken at At: refunds it and charges Cost at now, in one step.
 	OpCharge
 )
 
-// Item is one key under one policy in a batch (Backend.Do): a policy of a
-// check, or one descriptor of an Envoy rate-limit request, each with a key
-// and a limit of its own.
+// Item is one key under one policy in a batch (Backend.Do).
 type Item struct {
 	Key    string
 	Policy Policy
@@ -90,10 +64,8 @@ type Item struct {
 	// no upper bound. OpPeek ignores it.
 	Cost int
 	Op   Op
-	// At is, for OpRefund, the instant of the charge refunded: the window
-	// algorithms refund only the window it fell in. The zero value means
-	// the batch's now. For OpCharge, the instant of the charge it renews,
-	// if any. Other operations ignore it.
+	// At is the instant of the charge an OpRefund gives back or an
+	// OpCharge renews; zero means now. Other operations ignore it.
 	At time.Time
 }
 
@@ -101,18 +73,13 @@ type Item struct {
 // that a Backend does not implement. Nothing was changed.
 var ErrUnsupported = errors.New("core: operation not supported by this backend")
 
-// Bounded is the one optional interface a Backend may implement: it says
-// that none of its calls outlasts its context. Once the context is done (its
-// deadline passed or it was canceled), or the wait limit it carries
-// (WithWaitLimit) has passed, every call returns promptly, with the
-// context's error or context.DeadlineExceeded if it had no answer yet,
-// however slow or hung its storage is, and it writes nothing into the
-// caller's memory after it returned. core/resilient calls such a backend on
-// the caller's goroutine and bounds it with a wait limit; any other it calls
-// on a goroutine of its own, so that its budget holds even for a backend
-// that ignores its context. The memory and Redis stores implement it; a
-// wrapper implements it by asking what it wraps, and passes each call's
-// context on unchanged.
+// Bounded is the one optional interface of a Backend: none of its calls
+// outlasts its context. Once the context is done or its wait limit
+// (WithWaitLimit) has passed, a call returns promptly with the context's
+// error or context.DeadlineExceeded, however hung its storage, and writes
+// nothing into the caller's memory afterwards. core/resilient calls such a
+// backend on the caller's goroutine, any other on a goroutine of its own. A
+// wrapper answers by asking what it wraps.
 type Bounded interface {
 	// Bounded reports whether every call returns as above.
 	Bounded() bool
@@ -156,12 +123,11 @@ func ValidateReset(key string, policies []Policy) error {
 	return nil
 }
 
-// ValidateItems validates a batch: at least one item (ErrNoPolicy), every
-// key and policy valid, every OpConsume item's Cost at least 1 and within
-// its policy's capacity (OpRefund and OpCharge: at least 1), the same Cost
-// for items that share a state, and one operation for the whole batch (ErrUnsupported otherwise:
-// no store decides mixed batches yet). It returns the first problem as a
-// typed error.
+// ValidateItems validates a batch: at least one item (ErrNoPolicy), valid
+// keys and policies, every OpConsume Cost within 1 and its policy's
+// capacity (OpRefund and OpCharge: at least 1), one Cost per shared state,
+// and one operation for the batch (ErrUnsupported). It returns the first
+// problem as a typed error.
 func ValidateItems(items []Item) error {
 	if len(items) == 0 {
 		return ErrNoPolicy
@@ -216,10 +182,8 @@ func sameCost(items []Item) bool {
 	return true
 }
 
-// Check is Backend.Do for one key under every policy at once, each item
-// consuming cost: what Limiter.Check asks, for code that holds a Backend
-// and its own instant (wrappers, tests). It allocates nothing for up to
-// eight policies.
+// Check is Backend.Do for one key under every policy, each item consuming
+// cost, for code that holds a Backend and its own instant.
 func Check(ctx context.Context, b Backend, key string, policies []Policy, cost int, now time.Time, out []Decision) error {
 	return doKeyed(ctx, b, key, policies, cost, OpConsume, now, out)
 }

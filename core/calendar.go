@@ -20,10 +20,8 @@ const (
 type calendar struct {
 	period string
 	loc    *time.Location
-	// last is the window found last, [0] its start and [1] its end in
-	// microseconds: a check almost always falls in the window the one
-	// before it fell in, and finding it again costs a comparison where
-	// finding it from the calendar costs a zone lookup and two dates.
+	// last is the window found last ([start, end) in µs): the next check
+	// almost always falls in it.
 	last atomic.Pointer[[2]int64]
 }
 

@@ -12,13 +12,9 @@ type Clock interface {
 	Now() time.Time
 }
 
-// SystemClock is the system's wall clock. It is the Limiter's default.
-//
-// It reads wall time only, to the microsecond: every backend computes in
-// Unix microseconds, and instances sharing a Redis must agree on it. The
-// readings carry no monotonic component, so durations between two of them
-// follow the wall clock, steps included: use time.Now to measure elapsed
-// time. (BenchmarkSystemClock in this package compares it with time.Now.)
+// SystemClock is the system's wall clock, the Limiter's default. It reads
+// wall time to the microsecond, without a monotonic component: instances
+// sharing a Redis must agree on it.
 type SystemClock struct{}
 
 // Now returns the current wall-clock time, to the microsecond on
@@ -26,8 +22,7 @@ type SystemClock struct{}
 func (SystemClock) Now() time.Time { return wallNow() }
 
 // ManualClock is a Clock that moves only when told to, for tests and
-// simulations. It is safe for concurrent use. Its reading sits alone on its
-// cache lines, so that goroutines reading it share them with nothing else.
+// simulations. It is safe for concurrent use.
 type ManualClock struct {
 	ns atomic.Int64
 	_  [120]byte

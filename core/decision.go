@@ -31,9 +31,7 @@ type Decision struct {
 }
 
 // Source says what decided a check: the backend itself, or a part of a
-// wrapper such as core/resilient answering in its place. Observers and
-// metrics use it to tell a decision Redis made from one an in-memory
-// fallback made, both of which read "allowed".
+// wrapper (core/resilient, core/lease) answering in its place.
 type Source uint8
 
 const (

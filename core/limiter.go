@@ -15,10 +15,8 @@ type Limiter struct {
 	clock   Clock
 }
 
-// one is the pooled space of a single-policy check: the backend is an
-// interface, so its item and decision cannot live on the caller's stack.
-// It is padded to 256 bytes, a size class of its own, so that the pooled
-// spaces of two CPUs never share a cache line.
+// one is the pooled space of a single-policy check, padded to 256 bytes so
+// that two CPUs' pooled spaces never share a cache line.
 type one struct {
 	item [1]Item
 	d    [1]Decision
@@ -109,12 +107,9 @@ func (l *Limiter) Check(ctx context.Context, key string, policies []Policy, cost
 }
 
 // Do decides a batch of items at the clock's instant (Backend.Do): a check
-// of several keys, each under its own policy and with its own cost, all or
-// nothing, such as the descriptors of one Envoy rate-limit request. On a
-// Redis Cluster the keys must share a hash slot (redisstore.WithSlotKey).
-// Decisions are written into out when it has room for len(items) of them,
-// and into a new slice otherwise; the Result's Policies is nil, as the
-// items say which is which.
+// of several keys, each with its own policy and cost, all or nothing. On a
+// Cluster the keys must share a hash slot (redisstore.WithSlotKey). The
+// Result's Policies is nil.
 func (l *Limiter) Do(ctx context.Context, items []Item, out []Decision) (Result, error) {
 	if cap(out) < len(items) {
 		out = make([]Decision, len(items))

@@ -7,44 +7,22 @@ import (
 	"unicode"
 )
 
-// ParsePolicy reads a policy from the compact form used in configuration
-// files and flags:
+// ParsePolicy reads a policy from its compact form:
 //
 //	policy = rate *( ";" param )
 //	rate   = limit "/" period | limit  ; the latter for algorithm=concurrency
-//	limit  = 1*DIGIT
-//	period = unit | 1*DIGIT unit | Go duration ("1h30m", "1.5s") | calendar
+//	period = unit | 1*DIGIT unit | Go duration ("1h30m") | ["1"] ("w" | "week" | "mo" | "month")
 //	unit   = "us" | "ms" | "s" | "sec" | "m" | "min" | "h" | "hour" | "d" | "day"
-//	calendar = ["1"] ("w" | "week" | "mo" | "month")
 //	param  = "burst=" 1*DIGIT | "algorithm=" algorithm | "name=" text
 //	       | "max_delay=" period | "shadow=" ("true" | "false") | "tz=" zone
 //
-// burst applies to the rate-based algorithms (gcra, token_bucket,
-// leaky_bucket); max_delay to leaky_bucket only, the longest a middleware
-// holds an admitted request (Policy.MaxDelay); shadow=true reports
-// decisions without enforcing them (Policy.Shadow).
-//
-// Periods of days and shorter are counted from the Unix epoch (so "1d" is
-// the UTC day). "1w" (an ISO week, from Monday) and "1mo" (a month) are
-// calendar windows (Policy.Calendar), and so is "1d" with a tz= parameter:
-// tz= names the IANA zone of the calendar (Policy.Zone; UTC when absent).
-// A calendar period implies algorithm=fixed_window; sliding_window takes
-// one too. "M" is refused rather than read as a minute. A concurrency limit
-// may omit its period, the lifetime of a slot not given back: "20;
-// algorithm=concurrency" is "20/1m;algorithm=concurrency".
-//
-// Spaces around tokens are ignored; each param may appear once. Examples:
-//
-//	100/1m
-//	10/s;burst=20;algorithm=token_bucket
-//	5/5m;algorithm=sliding_log;name=otp
-//	1000/1mo;tz=Europe/Paris
-//	20;algorithm=concurrency
-//
-// The result is validated. Any error is a *PolicyError matching
-// ErrInvalidPolicy: for malformed text it names the bad part and its offset
-// (Input, Offset, Value), for a well-formed policy that cannot be enforced
-// the field.
+// Periods of days and shorter count from the Unix epoch; "1w", "1mo", and
+// "1d" with tz= are calendar windows (fixed_window unless sliding_window is
+// named). "M" is refused rather than read as a minute. A concurrency limit
+// without a period has a one-minute lifetime. Examples: "100/1m",
+// "10/s;burst=20;algorithm=token_bucket", "1000/1mo;tz=Europe/Paris",
+// "20;algorithm=concurrency". Errors are *PolicyError matching
+// ErrInvalidPolicy, naming the bad part and its offset.
 func ParsePolicy(s string) (Policy, error) {
 	var p Policy
 	fail := func(off int, part, reason string) (Policy, error) {

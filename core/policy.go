@@ -30,36 +30,23 @@ type Policy struct {
 	// GCRA.
 	Algorithm Algorithm
 	// MaxDelay, for LeakyBucket only, is the longest an admitted check may
-	// be asked to wait (Decision.Delay) for the units queued before it. A
-	// check that would wait longer is denied, with RetryAfter the first
-	// moment it would be admitted within MaxDelay, and writes nothing. 0
-	// means no ceiling but the queue's (Burst intervals, about one Window).
-	// Must be a whole number of microseconds; an error on other algorithms.
-	// The HTTP middleware gives leaky-bucket policies without one a
-	// conservative default (ratelimit.WithMaxDelay).
+	// be asked to wait (Decision.Delay); a check that would wait longer is
+	// denied, with RetryAfter the first moment it would be admitted within
+	// it. 0 means no ceiling but the queue's. A whole number of
+	// microseconds.
 	MaxDelay time.Duration
-	// Shadow marks a policy for a dry run, for rolling out a limit: the HTTP
-	// middleware checks it after the enforced policies admitted a request,
-	// counts it and reports its would-be denials to observers, and never
-	// lets it change the response, its header fields, its Retry-After or
-	// what the enforced policies consume. The Limiter and the backends
-	// check a shadow policy like any other. Not part of the Identity: when
-	// the rollout ends and Shadow is cleared, the state carries on.
+	// Shadow marks a policy for a dry run: the HTTP middleware checks it
+	// after the enforced policies admitted a request and reports its
+	// would-be denials to observers, and it never changes the response or
+	// what the enforced policies consume. Not part of the Identity.
 	Shadow bool
-	// Calendar, for a FixedWindow or SlidingWindow policy, aligns its
-	// windows to the civil calendar in Zone instead of to multiples of
-	// Window since the Unix epoch: "day" (from local midnight), "week" (from Monday, as ISO 8601
-	// weeks) or "month" (from the first of the month). Each window runs
-	// from the first instant of its first day to the first instant of the
-	// next window, so a day across a daylight-saving change lasts 23 or 25
-	// hours and months have their own lengths. A sliding window weighs the
-	// previous window by the part of its own length still inside a trailing
-	// window as long. Window must then be 0. "" means no calendar.
+	// Calendar, for a FixedWindow or SlidingWindow policy, aligns windows
+	// to the civil calendar in Zone: "day" (from local midnight), "week"
+	// (from Monday, ISO 8601) or "month" (from the first), so days across a
+	// daylight-saving change last 23 or 25 hours. Window must then be 0.
 	Calendar string
-	// Zone is the IANA name of the time zone of a Calendar policy
-	// ("Europe/Paris"); "" is UTC. Zone data is built into the program, so
-	// every instance agrees whatever its host has. An error without a
-	// Calendar.
+	// Zone is the IANA time zone of a Calendar policy ("Europe/Paris"); ""
+	// is UTC. Zone data is built into the program.
 	Zone string
 }
 
@@ -290,23 +277,12 @@ func formatWindow(d time.Duration) string {
 }
 
 // Identity is what a backend finds a policy's state by. For a named policy
-// it is the name, the resolved algorithm and the window: raising or lowering
-// the Limit or the Burst of a named policy keeps every key's state, and the
-// new numbers apply to it at once, so a deploy that changes a limit neither
-// resets clients' counters nor, during a rolling deploy, makes old and new
-// instances count apart. Renaming the policy, or changing its algorithm,
-// window, calendar or zone, starts afresh. For an unnamed policy (Name "")
-// every field is part of the identity, as there is nothing else to tell
-// two policies apart.
-//
-// How the kept state reads under new numbers: every algorithm keeps the
-// units a client used, so a client that used 60 of 100 has 40 of a limit of
-// 100 left and 140 of a limit of 200. The rate algorithms store the
-// interval their state was written with and convert what is still owed
-// into units of the new interval, a part of a unit counting whole. A state
-// written before intervals were stored reads with the current interval.
-// Remaining is never negative: a lowered limit denies until enough has
-// drained or expired.
+// it is the name, the resolved algorithm, the window, calendar and zone, so
+// a deploy that changes a named policy's Limit or Burst keeps every key's
+// state and applies the new numbers to it at once; for an unnamed policy it
+// is every field. Under new numbers every algorithm keeps the units a client
+// used (60 used of 100 leaves 40 of 100, 140 of 200), a part of a unit
+// counting whole; Remaining is never negative.
 type Identity struct {
 	Name      string
 	Algorithm Algorithm // resolved: never empty
