@@ -63,12 +63,9 @@ type Event struct {
 	Policies []core.Policy
 	// Cost is the request's cost, 0 when no check was made.
 	Cost int
-	// Source says who decided: for OutcomeAllowed and OutcomeDenied the
-	// source of the binding decision (core.SourcePrimary for the store
-	// itself; behind core/resilient possibly the fallback, the deny cache or
-	// its failure mode), for OutcomeFailedOpen and OutcomeFailedClosed the
-	// middleware's own failure mode (core.SourceFailOpen,
-	// core.SourceFailClosed); zero otherwise.
+	// Source says who decided: the binding decision's source for
+	// OutcomeAllowed and OutcomeDenied, the failure mode's for
+	// OutcomeFailedOpen and OutcomeFailedClosed; zero otherwise.
 	Source core.Source
 	// Result holds the decisions of the check, for OutcomeAllowed and
 	// OutcomeDenied. Its Decisions slice is reused after the observer

@@ -76,11 +76,9 @@ func (s *settings) clone() settings {
 	return c
 }
 
-// WithLimiter sets the limiter that decides checks. The default is a
-// limiter over a fresh in-memory store (core/memstore) on the system
-// clock: fine for one process, not shared between instances. Give a
-// limiter over core/redisstore to share quotas, or one with a
-// core.ManualClock in tests.
+// WithLimiter sets the limiter that decides checks. The default is a limiter
+// over a fresh in-memory store on the system clock, per process; give one
+// over core/redisstore to share quotas.
 func WithLimiter(l *core.Limiter) Option {
 	return func(s *settings) {
 		if l == nil {
@@ -101,48 +99,30 @@ func WithPolicy(policies ...core.Policy) Option {
 	return func(s *settings) { s.policies = append([]core.Policy(nil), policies...) }
 }
 
-// WithRoute adds a route table entry: requests with the given method and
-// route pattern are checked against policies instead of the global ones.
-// method "" matches every method; an entry with the request's exact method
-// wins over one with "". pattern is compared with keyfuncs.Request.Route,
-// the pattern of the matched route as the framework spells it ("/login",
-// "/users/{id}" on net/http, "/users/:id" on Gin and Echo).
-//
-// Backends keep state per key and Policy value, so a route policy equal to
-// a global one (same name and numbers) shares its quota: list the global
-// policy here too to keep counting the route against it.
+// WithRoute adds a route table entry: requests with the given method ("":
+// every method; an exact method wins) and route pattern, as the framework
+// spells it ("/users/{id}" on net/http, "/users/:id" on Gin, Echo and
+// Fiber), are checked against policies instead of the global ones. A
+// route policy equal to a global one shares its quota.
 func WithRoute(method, pattern string, policies ...core.Policy) Option {
 	return func(s *settings) {
 		s.routes = append(s.routes, route{method: method, pattern: pattern, policies: append([]core.Policy(nil), policies...)})
 	}
 }
 
-// WithPlans sets per-caller policies: choose names the plan of each request
-// and plans maps every plan name to the policies its requests are checked
-// against, together and atomically, like WithPolicy's. Every plan is
-// validated when the Middleware is built and its header fields are rendered
-// then, so choosing a plan per request costs one map lookup and allocates
-// nothing; the headers name the policies of the plan that applied.
+// WithPlans sets per-caller policies: choose names each request's plan, and
+// plans maps each plan to the policies its requests are checked against,
+// together, like WithPolicy's. A route table entry wins over a plan; a
+// request whose plan is "" or unknown ("Free" for "free") gets the global
+// policies, never an unlimited pass, and without global policies New fails
+// unless WithDenyUnknownPlans is given. A plan without policies, or named
+// "", is a construction error.
 //
-// Precedence: a route table entry (WithRoute) for the request wins, since it
-// names the request exactly; otherwise the plan's policies apply; a request
-// whose plan is "" or names no plan of the map ("Free" for "free") gets the
-// global policies (WithPolicy), never an unlimited pass. A plan's policies
-// replace the global ones: list a global policy in a plan too to keep
-// counting it.
-//
-// WithPlans without global policies is a construction error unless
-// WithDenyUnknownPlans is given too; so are plans with no policy and an
-// empty plan name.
-//
-// choose typically reads the authenticated caller (keyfuncs.Request.Context,
-// or the framework's own request through the adapter's accessor) and returns
-// its tier ("free", "pro"). It returns "" for a request that has no plan;
-// keyfuncs.ErrSkip to let the request through unchecked; a
+// choose returns the caller's tier ("free", "pro"), "" for none,
+// keyfuncs.ErrSkip to let the request through unchecked, or a
 // *keyfuncs.MissingKeyError to refuse it (401 for an unauthenticated
-// caller). Any other error is a bug of the function: the request is
-// answered 500 by the error handler and observers see OutcomeRefused with
-// the error. It must be safe for concurrent use.
+// caller); any other error is answered 500. It must be safe for concurrent
+// use.
 func WithPlans(choose func(r keyfuncs.Request) (string, error), plans map[string][]core.Policy) Option {
 	return func(s *settings) {
 		if choose == nil || len(plans) == 0 {
@@ -154,30 +134,22 @@ func WithPlans(choose func(r keyfuncs.Request) (string, error), plans map[string
 }
 
 // WithUsage makes the middleware put the Usage of every request it admits
-// in the request's context, where its handler finds it (FromContext) to
-// settle the request's cost once known (Usage.SetCost: an LLM's tokens,
-// bytes served), refund it or reset its key. Once the handler has returned
-// (or panicked: status 500), the middleware settles what the handler set.
+// in the request's context (FromContext), where its handler can set the
+// request's final cost (Usage.SetCost), refund it or reset its key; the
+// middleware settles it once the handler returns (a panic is a 500).
 //
-// countIf, when not nil, decides from the response's status code whether
-// the request counts at all: the request is charged when admitted, as
-// always, so that concurrent requests cannot overrun the limit, and its
-// charge is refunded when countIf returns false. Count only failed logins
-// with func(s int) bool { return s >= 400 }; only successes with
-// func(s int) bool { return s < 400 }.
-//
-// Publishing costs an allocation per admitted request (with net/http,
-// Gin and Echo, a copy of the *http.Request carrying the new context), so
-// it is off by default.
+// countIf, when not nil, says from the response's status whether the
+// request counts: it is charged when admitted, so concurrent requests
+// cannot overrun the limit, and refunded when countIf returns false (count
+// failed logins with func(s int) bool { return s >= 400 }). Publishing
+// costs an allocation per admitted request, so it is off by default.
 func WithUsage(countIf func(status int) bool) Option {
 	return func(s *settings) { s.usage, s.countIf = true, countIf }
 }
 
-// WithDenyUnknownPlans makes a request whose plan is "" or names no plan of
-// WithPlans, and for which no global policy exists, a 403 Forbidden answered
-// by the error handler (a problem document by default) with ErrUnknownPlan;
-// observers see OutcomeRefused. It lets WithPlans stand without
-// WithPolicy; with global policies it changes nothing, as those apply.
+// WithDenyUnknownPlans answers 403 (ErrUnknownPlan, through the error
+// handler) a request whose plan is "" or unknown when there are no global
+// policies, so that WithPlans can stand without WithPolicy.
 func WithDenyUnknownPlans() Option {
 	return func(s *settings) { s.denyUnknown = true }
 }
@@ -193,10 +165,8 @@ func clonePlans(plans map[string][]core.Policy) map[string][]core.Policy {
 	return c
 }
 
-// WithAlgorithm sets the algorithm of every policy (global and per
-// route) that does not name one itself; without it such policies use
-// GCRA. An unknown algorithm is a construction
-// error.
+// WithAlgorithm sets the algorithm of every policy that names none; the
+// default is GCRA.
 func WithAlgorithm(a core.Algorithm) Option {
 	return func(s *settings) { s.algorithm = a }
 }
@@ -239,10 +209,10 @@ func WithDeniedHandler(h DeniedHandler) Option {
 	return func(s *settings) { s.denied = h }
 }
 
-// WithErrorHandler replaces the default error response, a problem document
-// whose only detail is a *keyfuncs.MissingKeyError's Source, which writes the response
-// of a request refused for an unusable key or cost, or because the
-// limiter failed under FailClosed.
+// WithErrorHandler replaces the default error response (a problem document
+// whose only detail is a *keyfuncs.MissingKeyError's Source) to requests
+// refused for an unusable key or cost, or when the limiter failed under
+// FailClosed.
 func WithErrorHandler(h ErrorHandler) Option {
 	return func(s *settings) { s.onError = h }
 }
@@ -263,32 +233,23 @@ func WithObserver(o Observer) Option {
 	}
 }
 
-// WithShaping sets how an admitted request is held when a decision asks
-// for a delay (core.Decision.Delay, set by the leaky bucket to space
-// admitted requests evenly). The middleware does hold such requests, in the
-// request's goroutine, for at most the policy's MaxDelay (WithMaxDelay,
-// default 1s). wait is called with the request's context
-// and the longest delay of the check; an error (the client went away)
-// ends the request without a response. The default waits on a timer; nil
-// disables shaping: requests proceed at once, and a leaky bucket then meters
-// without a ceiling (it admits up to its capacity at once, as the stores do)
-// unless WithMaxDelay or the policy's MaxDelay sets one.
+// WithShaping sets how an admitted request is held when a leaky bucket asks
+// for a delay (core.Decision.Delay): wait is called with the request's
+// context and the longest delay, and an error ends the request without a
+// response. The default waits on a timer, for at most MaxDelay
+// (WithMaxDelay). nil disables shaping: requests proceed at once, and a
+// leaky bucket admits up to its capacity at once.
 func WithShaping(wait func(ctx context.Context, d time.Duration) error) Option {
 	return func(s *settings) { s.shaper = wait }
 }
 
-// defaultMaxDelay is the longest the middleware holds an admitted request
-// for a leaky-bucket policy that sets no core.Policy.MaxDelay of its own,
-// unless WithMaxDelay says otherwise.
+// defaultMaxDelay is WithMaxDelay's default.
 const defaultMaxDelay = time.Second
 
-// WithMaxDelay sets the ceiling on how long the middleware holds an admitted
-// request (shaping, see WithShaping) for every leaky-bucket policy that sets
-// no core.Policy.MaxDelay of its own: a request that would have to wait
-// longer is denied with the exact Retry-After instead, and consumes nothing.
-// 0 means 1 s; a negative d is a construction error. Without
-// a ceiling a leaky bucket may hold a request for up to its whole window (59 s
-// under 100/1m); to allow that, set MaxDelay on the policy itself.
+// WithMaxDelay sets how long, at most, the middleware holds an admitted
+// request for a leaky-bucket policy without a MaxDelay of its own (0: 1 s);
+// a request that would wait longer is denied with the exact Retry-After. A
+// negative d is a construction error.
 func WithMaxDelay(d time.Duration) Option {
 	return func(s *settings) {
 		if d < 0 {

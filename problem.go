@@ -10,36 +10,27 @@ import (
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
 
-// DeniedHandler writes the response to a request a policy denied. When it
-// is called, the rate-limit header fields and Retry-After are already set
-// on res. It must call res.Write exactly once, with a 4xx or 5xx status;
-// if it returns without writing, the default denial completes the
-// response. result.Decisions is reused after it returns. The error of
-// res.Write is returned.
+// DeniedHandler writes the response to a request a policy denied, the
+// header fields and Retry-After already set. It must call res.Write once,
+// with a 4xx or 5xx status (else the default denial completes the
+// response), and return its error. result.Decisions is reused afterwards.
 type DeniedHandler func(req keyfuncs.Request, res adapter.Response, result core.Result) error
 
-// ErrorHandler writes the response to a request the middleware refuses
-// without a denial: status is 400 (or the status of a
-// *keyfuncs.MissingKeyError) for an unusable key, 413 for a cost larger
-// than a policy's capacity, 503 when the limiter failed and the failure
-// mode is FailClosed. err says why; it may hold internal details and must
-// not be written into the response. It must call res.Write exactly once;
-// if it returns without writing, the default error response completes the
-// response.
+// ErrorHandler writes the response to a request refused without a denial:
+// 400 (or a *keyfuncs.MissingKeyError's status) for an unusable key, 413
+// for a cost above a policy's capacity, 503 when the limiter failed under
+// FailClosed. err may hold internal details and must not be written. It
+// must call res.Write once, else the default completes the response.
 type ErrorHandler func(req keyfuncs.Request, res adapter.Response, status int, err error) error
 
-// denyProblem answers 429 Too Many Requests with an
-// application/problem+json document of the draft's quota-exceeded type whose
-// "violated-policies" names the policies that denied the request (their
-// PolicyName).
+// denyProblem answers 429 with an application/problem+json document of the
+// draft's quota-exceeded type naming the violated policies.
 func denyProblem(_ keyfuncs.Request, res adapter.Response, result core.Result) error {
 	return res.Write(http.StatusTooManyRequests, fields.ContentTypeProblem, fields.DeniedProblem(result))
 }
 
-// errorProblem answers status with an application/problem+json
-// document of type "about:blank" whose title is the status text. Only a
-// *keyfuncs.MissingKeyError contributes a detail (its Source, which key
-// functions promise is safe to show); no other error text is written.
+// errorProblem answers status with an application/problem+json document
+// whose only detail is a *keyfuncs.MissingKeyError's Source.
 func errorProblem(_ keyfuncs.Request, res adapter.Response, status int, err error) error {
 	p := fields.Problem{Type: "about:blank", Title: http.StatusText(status), Status: status}
 	var mk *keyfuncs.MissingKeyError

@@ -12,20 +12,13 @@ import (
 	"github.com/ratelimit-go/ratelimit/internal/fields"
 )
 
-// Usage is what the middleware charged an admitted request, which its
-// handler finds in the request's context (FromContext) when the middleware
-// publishes it: with WithUsage, and always for a Route's middleware, the
-// middleware it was made from, and policies with a concurrency limit
-// (core.Concurrency), whose slot the request holds until its handler
-// returns. Through it the handler settles the
-// request's cost once it is known, refunds the request, or resets its key.
-//
-// A request checked by the middleware wrapping the router and then by a
-// Route has one Usage covering both checks: its Policies and Decisions list
-// both, the router's first, and SetCost and Reset apply to both.
-//
-// The exported fields must not be modified. A Usage is safe for
-// concurrent use.
+// Usage is what the middleware charged an admitted request, published in
+// the request's context (FromContext) with WithUsage, for a Route's
+// middleware and the one it was made from, and for concurrency limits. The
+// handler settles the request's cost through it, refunds it, or resets its
+// key. A request checked by the router's middleware and then by a Route has
+// one Usage covering both, the router's policies first. The exported fields
+// must not be modified; a Usage is safe for concurrent use.
 type Usage struct {
 	// Key is the request's rate-limit key.
 	Key string
@@ -61,9 +54,7 @@ type Usage struct {
 	stop     context.CancelFunc // ends the renewals on a clock of its own
 }
 
-// usageContext is the context a published Usage rides in, allocated with
-// it: a request's context outlives the request when a handler hands it to
-// a goroutine, so neither is pooled.
+// usageContext is the context a published Usage rides in, allocated with it.
 type usageContext struct {
 	context.Context
 	u  Usage
@@ -80,10 +71,8 @@ func (c *usageContext) Value(key any) any {
 }
 
 // FromContext returns the Usage of the request whose context ctx is or
-// derives from: with Gin, c.Request.Context(); with Fiber,
-// c.UserContext(). It returns nil when no middleware published one: the
-// request was not admitted through a middleware built WithUsage (or a
-// Route), or it skipped the check.
+// derives from (Gin: c.Request.Context(); Fiber: c.UserContext()), or nil
+// when no middleware published one.
 func FromContext(ctx context.Context) *Usage {
 	u, _ := ctx.Value(usageKey{}).(*Usage)
 	return u
@@ -92,15 +81,11 @@ func FromContext(ctx context.Context) *Usage {
 var errNoUsage = fmt.Errorf("%w: no Usage in the request's context: build the middleware WithUsage", ErrInvalidConfig)
 
 // SetCost sets the request's final cost, in the units of WithCost. Once the
-// handler has returned, the middleware settles the difference with what it
-// charged (Cost) on every policy of the request: it refunds the excess
-// (core.OpRefund), or charges the rest (core.OpCharge) even past the limit
-// and the capacity, so that the key's next requests wait the debt out.
-// SetCost(0) refunds the whole charge. The last call before the handler
-// returns wins; a call after it changes nothing.
-//
-// It returns an error for a nil Usage (FromContext found none) and, matching
-// core.ErrInvalidCost, for a negative n.
+// handler has returned, the middleware refunds the excess (core.OpRefund)
+// or charges the rest (core.OpCharge) even past the limit, so that the
+// key's next requests wait the debt out; SetCost(0) refunds the whole
+// charge. The last call before the handler returns wins. It fails for a nil
+// Usage and, matching core.ErrInvalidCost, for a negative n.
 func (u *Usage) SetCost(n int) error {
 	if u == nil {
 		return errNoUsage
@@ -115,10 +100,9 @@ func (u *Usage) SetCost(n int) error {
 }
 
 // Reset forgets the state of the request's key under every policy of the
-// request, at once (a successful login clearing the failures before it),
-// and leaves nothing to settle when the handler returns. Of a concurrency
-// limit it gives back the request's own slot only. It returns an error for
-// a nil Usage and the limiter's errors.
+// request (a successful login clearing the failures before it), leaving
+// nothing to settle; of a concurrency limit it gives back this request's
+// slot only.
 func (u *Usage) Reset(ctx context.Context) error {
 	if u == nil {
 		return errNoUsage
@@ -197,11 +181,8 @@ func renewal(set *fields.Set) time.Duration {
 }
 
 // renewEvery renews u's slots every d of the limiter's clock until they are
-// given back, so that a long request keeps them and a crashed one, renewed
-// no more, loses them a slot's lifetime later. On the system clock a timer
-// does it, with no goroutine until it fires; a clock with its own After
-// (core.ManualClock: tests move renewals on by moving the clock) gets a
-// goroutine that waits on it.
+// given back: a timer on the system clock, a goroutine on a clock with its
+// own After (core.ManualClock).
 func (u *Usage) renewEvery(d time.Duration) {
 	c, manual := u.m.limiter.Clock().(interface {
 		After(time.Duration) <-chan time.Time
