@@ -5,11 +5,10 @@ import (
 	"github.com/ratelimit-go/ratelimit/core/algo"
 )
 
-// apply decides a check of cost units for key (whose hash is h) under pi at
-// now (µs) with the algorithm of core/algo, and stores the new state when m
-// allows it and the check is admitted with a positive cost. It reports the
-// outcome and whether key had no state under pi. The only error is
-// ErrStoreFull, from mode commit. Requires sh.mu.
+// apply decides a check of cost units for key (hash h) under pi at now
+// (µs) and stores the new state when m allows it and the check is admitted
+// with a positive cost. It reports whether key had no state under pi. The
+// only error is ErrStoreFull. Requires sh.mu.
 func (s *Store) apply(sh *shard, pi *policyInfo, key string, h uint64, cost, now int64, m mode) (algo.Answer, bool, error) {
 	switch pi.kind {
 	case kindGCRA:
@@ -59,10 +58,7 @@ func applyValue[S state](s *Store, sh *shard, pi *policyInfo, key string, h uint
 }
 
 // commitStaged stores the state that mode stage kept for key in pi's table
-// and reports whether there was one (the sliding log stages nothing). The
-// key's slot is looked up again: the room reserved in between may have
-// reclaimed other keys' states, which moves entries, but never this key's.
-// Requires sh.mu.
+// and reports whether there was one. Requires sh.mu.
 func (s *Store) commitStaged(sh *shard, pi *policyInfo, key string, h uint64) bool {
 	switch pi.kind {
 	case kindGCRA:

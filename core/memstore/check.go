@@ -23,12 +23,9 @@ const (
 	// step of the incremental reclaim, which could delete the expired state
 	// of another key of the same check before that key is committed.
 	commitMany
-	// stage is evaluate that also keeps, in the policy's table, the next
-	// state of an admitted value-state algorithm, for commitStaged: a
-	// multi-policy check that is admitted then writes each state without
-	// deciding it again. The staged state is read only by the commit of
-	// the check that staged it, under the same lock; every policy of an
-	// admitted check stages before that commit.
+	// stage is evaluate that also keeps the next state of an admitted
+	// value-state algorithm in the policy's table, for commitStaged, read
+	// only by the commit of the same check under the same lock.
 	stage
 )
 
@@ -76,25 +73,16 @@ func (s *Store) checkOne(ctx context.Context, key string, p *core.Policy, cost i
 		return algo.Answer{}, err
 	}
 	if pi.kind == kindSlidingWindow && !o.Allowed {
-		// A denial wrote nothing, so the state it was decided on is the
-		// whole input of its wait: the divisions that find the first
-		// fitting microsecond run here, outside the lock, and a hot key
-		// denied on every check keeps its lock only for the decision.
+		// A denial wrote nothing: its wait is found outside the lock.
 		o.Wait = algo.SlidingWindowWait(&pi.params, sw, int64(cost), n)
 	}
 	return o, nil
 }
 
-// Do implements core.Backend. A batch of one consuming item, the common
-// case, is decided without the batch's bookkeeping; a batch of one key takes
-// that key's shard lock once; a batch of several keys locks their shards
-// together, in ascending order so that concurrent batches cannot deadlock.
-// Every item is evaluated first and the new states are stored only when all
-// of them admit.
-//
-// Invalid arguments yield the typed errors of package core, and a new key in
-// a full store yields ErrStoreFull; in every such case out is zeroed and
-// nothing changes. A done ctx yields its error before anything is looked at.
+// Do implements core.Backend. A batch of one key takes that key's shard
+// lock once; a batch of several keys locks their shards in ascending order.
+// Invalid arguments yield the typed errors of package core, and a new key
+// in a full store ErrStoreFull; then out is zeroed and nothing changes.
 func (s *Store) Do(ctx context.Context, items []core.Item, now time.Time, out []core.Decision) error {
 	if len(out) < len(items) {
 		return errShortOut
@@ -131,10 +119,7 @@ func (s *Store) Do(ctx context.Context, items []core.Item, now time.Time, out []
 }
 
 // check decides a validated batch of consuming items of one key, all or
-// nothing: the key's policies share one shard, so one lock covers the whole
-// check. A denied check stores nothing and reports, for the policies that
-// had room, the state as it stands. A policy given twice is one policy: it
-// is evaluated and consumed once, and both decisions are the same.
+// nothing, under one lock. A policy given twice is consumed once.
 func (s *Store) check(items []core.Item, now time.Time, out []core.Decision) error {
 	var buf [8]*policyInfo
 	pis, err := s.register(items, buf[:0])
@@ -185,13 +170,9 @@ func (s *Store) check(items []core.Item, now time.Time, out []core.Decision) err
 }
 
 // peek reports the state of every item of a validated batch of OpPeek items
-// at now and writes nothing: Remaining and ResetAfter as they stand (a
-// check of cost 0), Allowed and RetryAfter for a check of cost 1, and a zero
-// Delay. Each item takes its key's lock on its own. A batch of OpRefund or
-// OpCharge items is applied the same way, each item (a state shared by
-// several items once) just before it reports; a charge of a new key in a
-// full store fails with ErrStoreFull, and the other items are still
-// applied.
+// and writes nothing. A batch of OpRefund or OpCharge items is applied the
+// same way, each state once, just before it reports; a charge of a new key
+// in a full store fails with ErrStoreFull, the other items still applied.
 func (s *Store) peek(items []core.Item, now time.Time, out []core.Decision) error {
 	var buf [8]*policyInfo
 	pis, err := s.register(items, buf[:0])
@@ -243,10 +224,8 @@ func sameKeyBefore(items []core.Item, pis []*policyInfo, i int) bool {
 	return false
 }
 
-// Reset deletes the state of key under every given policy, so that its next
-// check starts from a full quota. Policies the store has never seen have no
-// state and are skipped. Invalid arguments yield the typed errors of package
-// core, and nothing is deleted.
+// Reset deletes the state of key under every given policy. Invalid
+// arguments yield the typed errors of package core, and nothing is deleted.
 func (s *Store) Reset(ctx context.Context, key string, policies []core.Policy) error {
 	if ctx != nil {
 		if err := ctx.Err(); err != nil {

@@ -25,14 +25,7 @@ func (c *config) fail(format string, args ...any) {
 	}
 }
 
-// Option configures a Store. Options are applied in order by New; a later
-// option overrides an earlier one of the same kind.
-//
-// Options follow the project's one rule (see package core): a zero value
-// means the option's default, and a value out of the documented range is
-// refused at construction, never clamped or ignored: New returns an error
-// naming the option, so that a misconfiguration stops the program at start
-// instead of running a different store.
+// Option configures a Store (see package core for the options' rule).
 type Option func(*config)
 
 // WithShards sets the number of shards, each a lock and its own tables: n
@@ -56,12 +49,9 @@ func WithShards(n int) Option {
 	}
 }
 
-// WithMaxKeys caps the number of states the store holds (Store.Len: one per
-// key and policy). 0, the default, means no cap; a negative n is refused.
-// When the cap is reached, a check that would create a new state first
-// reclaims expired states of its key's shard and, if there is still no room,
-// fails with ErrStoreFull without changing anything. Checks on states that
-// already exist are never refused for lack of room.
+// WithMaxKeys caps the number of states (one per key and policy); 0, the
+// default, means no cap. At the cap a new state first reclaims its shard's
+// expired states, and fails with ErrStoreFull if there is still no room.
 func WithMaxKeys(n int) Option {
 	return func(c *config) {
 		if n < 0 {

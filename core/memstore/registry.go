@@ -51,17 +51,10 @@ func kindOf(a core.Algorithm) (k kind, ok bool) {
 }
 
 // registry caches the validated parameters of every distinct Policy value
-// the store has seen, so the hot path neither validates nor recomputes them.
-// Reads are lock-free over an immutable snapshot. The zero value is an empty
-// registry.
-//
-// A new policy costs amortised constant work, however many there are: up
-// to linearMax policies the snapshot is copied whole (a handful of
-// pointers); beyond, a new policy goes into the snapshot's recent map, and
-// the snapshot's index is rebuilt only once recent holds as many policies as
-// the index, so that the rebuilds of n policies copy fewer than 2n entries
-// in all. (Copying the snapshot on every new policy made registering n
-// distinct policies quadratic: 20,000 took a minute.)
+// the store has seen. Reads are lock-free over an immutable snapshot; a new
+// policy costs amortised constant work (past linearMax policies it goes to
+// the snapshot's recent map, and the index is rebuilt when recent is as
+// large as it).
 type registry struct {
 	snap atomic.Pointer[regSnapshot]
 	mu   sync.Mutex

@@ -9,11 +9,9 @@ import (
 	"github.com/ratelimit-go/ratelimit/core"
 )
 
-// ErrStoreFull is returned by Do when a check would create a
-// new state but the store already holds the number of states set with
-// WithMaxKeys, even after reclaiming the expired states of the key's shard.
-// Nothing is changed; checks on keys that already have state still work.
-// Without WithMaxKeys it is never returned.
+// ErrStoreFull is returned when a check would create a new state in a store
+// holding WithMaxKeys states, even after reclaiming its shard's expired
+// ones. Nothing is changed.
 var ErrStoreFull = errors.New("memstore: store is full")
 
 // errShortOut reports an out slice with fewer elements than policies.
@@ -29,13 +27,9 @@ var (
 // shard's lock, held for the length of one decision.
 func (*Store) Bounded() bool { return true }
 
-// Store is the in-memory Backend. Create it with New; the zero value is not
-// usable. A Store is safe for concurrent use by any number of goroutines.
-//
-// State is kept per key and per distinct Policy value (compared with ==).
-// The store remembers every valid Policy value it has been given, with its
-// computed parameters, for its whole life: policies are meant to come from
-// configuration, not to be built per request with ever-changing numbers.
+// Store is the in-memory Backend; create it with New. It keeps state per
+// key and distinct Policy value, and remembers every valid Policy it was
+// given for its whole life: policies come from configuration.
 type Store struct {
 	shards  []shard
 	mask    uint64
@@ -62,9 +56,7 @@ type shard struct {
 }
 
 // New returns a Store configured by opts. It starts no goroutine and needs
-// no closing. A nil Option is ignored. New returns an
-// error naming the option when an option's value is out of its range (see
-// Option); without options it never fails.
+// no closing; without options it never fails.
 func New(opts ...Option) (*Store, error) {
 	c := config{shards: defaultShards}
 	for _, o := range opts {
@@ -101,10 +93,8 @@ func (s *Store) locate(key string) (*shard, uint64) {
 const publishGrain = 1000 // µs
 
 // observe records now as the time of sh's most recent check and publishes
-// it as the store's time when it moved back, or forward by publishGrain.
-// The most recent instant rather than the largest: when a clock is set back,
-// states stay until that clock reaches their expiry again, instead of being
-// swept early, which would refund their quota. Requires sh.mu.
+// it as the store's time when it moved back, or forward by publishGrain: a
+// clock set back keeps states until it reaches their expiry again.
 func (s *Store) observe(sh *shard, now int64) {
 	sh.now = now
 	if l := s.latest.Load(); now < l || now >= l+publishGrain {

@@ -54,13 +54,9 @@ type anyTable interface {
 }
 
 // table holds the states of one policy in one shard: an open-addressing
-// hash table with linear probing, keyed by the same hash that chose the
-// shard, so a check hashes its key once and finds, reads and updates its
-// state with a single probe. It grows by half when 4/5 full and is rebuilt
-// at half full once a sweep leaves it under a quarter full; capacities are
-// not powers of two, which keeps the load between about 1/2 and 4/5 at any
-// size. Its zero value is not usable; create it with newTable. It is
-// guarded by its shard's lock.
+// hash table with linear probing, keyed by the hash that chose the shard.
+// It grows by half when 4/5 full and shrinks after a sweep leaves it under
+// a quarter full. Guarded by its shard's lock; create it with newTable.
 type table[S state] struct {
 	tags  []uint8 // 0: empty; otherwise tagOf the entry's hash
 	slots []slot[S]
@@ -120,9 +116,8 @@ func (t *table[S]) find(key string, h uint64) int {
 }
 
 // insert stores st under key, which must be absent, growing the table when
-// needed. Before that, when reclaim is set, it takes one step of the
-// incremental reclaim (step) at now, the shard's time, and it returns how
-// many expired states that step deleted.
+// needed, after one step of the incremental reclaim when reclaim is set; it
+// returns how many expired states that step deleted.
 func (t *table[S]) insert(key string, h uint64, st S, now int64, reclaim bool) (removed int) {
 	if reclaim {
 		removed = t.step(now)
@@ -136,33 +131,19 @@ func (t *table[S]) insert(key string, h uint64, st S, now int64, reclaim bool) (
 }
 
 // reclaimStep is the number of slots every insertion visits to reclaim
-// expired states: a bounded, constant amount of work on the request path,
-// under the lock the check already holds.
-//
-// It is enough to keep a table from growing on expired states alone: a
-// table grows when 4/5 full and is at least about half full after growing,
-// so between two growths a quarter or more of its capacity is inserted, and
-// the cursor walks reclaimStep times that, every slot of the table at least
-// once. A table therefore grows only when the states live (or expired
-// within stepGrace) at the cursor's last pass need the room.
+// expired states. Between two growths at least a quarter of the capacity is
+// inserted, so the cursor visits every slot at least once: a table grows
+// only for live state.
 const reclaimStep = 4
 
-// stepGrace is how long, in microseconds, step leaves a state past its
-// expiry: 100 ms. An expired state decides exactly as no state does, so
-// keeping it changes no answer; but a key busy enough to come back within
-// that time is updated in place, instead of deleted by the step of one
-// insertion and inserted again (its key copied) by its next request. The
-// cost is the states of the last 100 ms of expired keys, held a little
-// longer; reclaiming under a key bound (reclaim) and Sweep take
-// every expired state.
+// stepGrace is how long (µs) step leaves a state past its expiry, so that a
+// busy key coming back within it is updated in place rather than deleted
+// and inserted again. An expired state decides as no state does.
 const stepGrace = 100_000
 
-// step visits reclaimStep slots from the cursor: it deletes the states
-// expired by stepGrace at now, compacts the live ones (a sliding log drops entries that
-// have left its window), and when the cursor wraps around rebuilds the table
-// smaller if it became mostly empty, so that the memory of expired keys
-// returns to the runtime. Deletion shifts a later entry into the slot, so a
-// slot that lost its entry is visited again.
+// step visits reclaimStep slots from the cursor, deleting states expired by
+// stepGrace and compacting live ones, and rebuilds the table smaller when
+// the cursor wraps around a mostly empty table.
 func (t *table[S]) step(now int64) (removed int) {
 	for range reclaimStep {
 		i := t.cursor
@@ -262,11 +243,10 @@ func (t *table[S]) reclaim(now int64, budget int, key string, start uint64) (rem
 	return removed, visited
 }
 
-// sweep walks the slots in order. A deletion shifts later entries back, so
-// the slot is examined again; entries only ever move back, so a sweep that
-// runs alone visits every entry. While mu is released, checks may insert
-// (possibly resizing) or delete; an entry moved behind the cursor then is
-// left for the next sweep.
+// sweep walks the slots in order, releasing mu every chunk slots. A
+// deletion shifts later entries back, so the slot is examined again; an
+// entry moved behind the cursor while mu was released waits for the next
+// sweep.
 func (t *table[S]) sweep(mu *sync.Mutex, clock *atomic.Int64, chunk int) (removed int) {
 	now, steps := clock.Load(), 0
 	for i := 0; i < len(t.slots); {
