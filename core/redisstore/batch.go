@@ -14,17 +14,11 @@ import (
 	"github.com/ratelimit-go/ratelimit/core"
 )
 
-// batcher groups checks that arrive while earlier ones are on the wire
-// (group commit): at most max script calls are in flight; a check that finds
-// them all busy queues, and when a call returns, its sender hands everything
-// queued meanwhile to one of the queued callers, which sends it next. Queued
-// checks bound for the same Redis node go out as one script call that
-// decides them one after another (a script runs without interleaving, so
-// each is exactly as atomic as its own call would be); checks that cannot
-// share a call, on a Cluster those of different slots, share a pipeline.
-// Alone, a check goes out at once as a plain EVALSHA.
-//
-// The zero value is not usable.
+// batcher groups checks that arrive while earlier ones are on the wire: at
+// most max script calls are in flight, and when one returns, the checks
+// queued meanwhile go out together, those bound for one node in one script
+// call that decides them one after another (each as atomic as alone), the
+// others in one pipeline. Alone, a check goes out at once.
 type batcher struct {
 	client  Client
 	margin  any // the TTL margin in milliseconds, an int64 boxed once
@@ -78,10 +72,9 @@ type call struct {
 	batch []*call
 	done  chan struct{} // receives once: the reply is in, or batch is set
 
-	// Storage for a check of one key and one policy, the common case: its
-	// keys, policies, reply and one-call batch point into these, so that
-	// the call is one allocation instead of five. A call is never reused:
-	// a sender may still write into an abandoned one.
+	// Storage for a check of one key and one policy, so that such a call
+	// is one allocation. A call is never reused: a sender may still write
+	// into an abandoned one.
 	key1   [1]string
 	pi1    [1]*policyInfo
 	reply1 [replyPerKey]int64
@@ -121,23 +114,15 @@ func (c *call) replyBuf(n int) []int64 {
 	return make([]int64, n)
 }
 
-// maxSenders bounds the script calls sent from goroutines of the Store's
-// own: past it (only with more pipelines than that, or without batching) a
-// call whose context can end queues, and goes out with the next batch, so
-// that a Redis that does not answer cannot pile up goroutines while the
-// callers come and go.
+// maxSenders bounds the script calls sent from the Store's own goroutines;
+// past it a call whose context can end queues for the next batch.
 const maxSenders = 256
 
-// run decides c and returns its reply.
-//
-// A caller that may stop waiting (its context can end, or carries a wait
-// limit: see core.WithWaitLimit) never waits on the network itself: its
-// call goes out from a goroutine that ends when the script call returns,
-// and the caller returns ctx's error as soon as ctx is done, or
-// context.DeadlineExceeded once the wait limit has passed, whatever Redis
-// does (see Store.Bounded). A caller that waits for the answer
-// whatever happens sends its own call, or a batch of queued ones, on its
-// own goroutine.
+// run decides c and returns its reply. A caller that may stop waiting
+// (its context can end, or carries a wait limit) never waits on the
+// network itself: its call goes out from a goroutine, and it returns as
+// soon as ctx is done or the limit has passed. A caller that waits
+// whatever happens sends its own call, or a batch, on its own goroutine.
 func (b *batcher) run(ctx context.Context, c *call) ([]int64, error) {
 	left, limited := waitLeft(ctx)
 	if limited && left <= 0 {
@@ -182,9 +167,7 @@ func (b *batcher) run(ctx context.Context, c *call) ([]int64, error) {
 	return c.reply, c.err
 }
 
-// leave takes c out of the queue, if it is still there, for a caller that
-// stops waiting. Never sent, or on the wire, it may still run, but its
-// caller has gone; the sender writes only into c.
+// leave takes c out of the queue for a caller that stops waiting.
 func (b *batcher) leave(c *call) {
 	b.mu.Lock()
 	if i := slices.Index(b.pending, c); i >= 0 {
@@ -223,10 +206,8 @@ func limitTimer(left time.Duration, limited bool) (*time.Timer, <-chan time.Time
 	return t, t.C
 }
 
-// stopTimer stops t, if not nil, and keeps it for limitTimer. The drain
-// matters only under asynctimerchan=1 (a main module older than Go 1.23),
-// where a timer that fired unread keeps its value in its channel after
-// Stop.
+// stopTimer stops t, if not nil, and keeps it for limitTimer (draining it
+// under asynctimerchan=1).
 func stopTimer(t *time.Timer) {
 	if t == nil {
 		return
@@ -240,11 +221,8 @@ func stopTimer(t *time.Timer) {
 	timers.Put(t)
 }
 
-// lead sends batch on the goroutine of its first caller, which waits for
-// the answer whatever happens (it is not bounded), and passes on the slot
-// however the call ends. A panic in the client gives the other calls of
-// batch their error and goes on up this caller's stack, as it does for a
-// call sent alone (sendAlone).
+// lead sends batch on the goroutine of its first caller, which is not
+// bounded, and passes on the slot however the call ends.
 func (b *batcher) lead(ctx context.Context, batch []*call) {
 	defer b.handOff()
 	b.decide(ctx, batch, true, true)
@@ -258,15 +236,11 @@ func (b *batcher) sendAlone(ctx context.Context, c *call) ([]int64, error) {
 	return checkScript.Run(ctx, b.client, c.keys, b.args(one[:])...).Int64Slice()
 }
 
-// decide sends batch and signals each of its calls. A batch of queued
-// calls is sent with the first one's context detached: its values without
-// its end, since others wait on the batch too (the client's own read and
-// write timeouts bound it; resilient.RedisOptions sets them); a
-// call alone, with its caller's, and not at all once its caller's wait
-// limit has passed (the caller has left, as go-redis sends nothing for a
-// context already done). A panic in the client becomes every call's
-// error: on a sender's goroutine it would end the process. On a caller's
-// own goroutine (own), it is raised again once every call has its error.
+// decide sends batch and signals each of its calls. A batch of queued calls
+// is sent with the first one's context detached (the client's timeouts
+// bound it); a call alone with its caller's, and not at all once its wait
+// limit has passed. A panic in the client becomes every call's error, and
+// is raised again on a caller's own goroutine (own).
 func (b *batcher) decide(ctx context.Context, batch []*call, detach, own bool) {
 	if detach {
 		ctx = context.WithoutCancel(ctx)
@@ -297,10 +271,8 @@ func (b *batcher) decide(ctx context.Context, batch []*call, detach, own bool) {
 	b.exec(ctx, batch)
 }
 
-// send is the goroutine that sends calls on behalf of callers that may stop
-// waiting: batch, then whatever queued meanwhile for as long as some did
-// and its first call is bounded. It ends when its last script call returns
-// and nothing waits, or when it hands a batch to a caller that is not
+// send is the goroutine that sends calls for callers that may stop
+// waiting: batch, then whatever queued meanwhile while its first call is
 // bounded.
 func (b *batcher) send(ctx context.Context, batch []*call, detach bool) {
 	for batch != nil {
@@ -312,20 +284,17 @@ func (b *batcher) send(ctx context.Context, batch []*call, detach bool) {
 	}
 }
 
-// handOff is called by a caller that sent a script call on its own
-// goroutine, once the call has returned: it passes on the calls queued
-// meanwhile (see next), starting a sender for them if they need one.
+// handOff passes on the calls queued while a caller's own script call was
+// in flight, starting a sender for them if they need one.
 func (b *batcher) handOff() {
 	if batch := b.next(); batch != nil {
 		go b.send(batch[0].ctx, batch, true)
 	}
 }
 
-// next takes the calls queued while a script call was in flight, once it
-// has returned. When the first of them is not bounded (its caller waits
-// whatever happens), that caller sends them next, and next returns nil;
-// otherwise it returns them, for a goroutine to send. With nothing queued
-// it gives the slot back.
+// next takes the calls queued while a script call was in flight: their
+// first caller sends them when it is not bounded (next returns nil), else a
+// goroutine does. With nothing queued it gives the slot back.
 func (b *batcher) next() []*call {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -343,11 +312,9 @@ func (b *batcher) next() []*call {
 	return batch
 }
 
-// exec decides every call of batch: the calls are grouped into script calls
-// (group), and the script calls go out alone or as one pipeline. A script
-// call that Redis answers with NOSCRIPT did not run, so it is sent again
-// with EVAL (which caches the script). No other failure is retried: the
-// script may have run.
+// exec decides every call of batch, in script calls alone or in one
+// pipeline. A script call answered NOSCRIPT did not run and is sent again
+// with EVAL; no other failure is retried.
 func (b *batcher) exec(ctx context.Context, batch []*call) {
 	groups := b.group(batch)
 	if len(groups) == 1 {
@@ -376,9 +343,8 @@ func (b *batcher) exec(ctx context.Context, batch []*call) {
 }
 
 // group splits batch, in order, into the checks each script call decides:
-// at most perCall each, and only checks the client sends to one node
-// together. A check whose own keys span slots (or tags) goes alone, so that
-// its error stays its own.
+// at most perCall, all bound for one node; a check whose keys span slots
+// goes alone.
 func (b *batcher) group(batch []*call) [][]*call {
 	if b.perCall <= 1 || len(batch) == 1 {
 		groups := make([][]*call, len(batch))

@@ -30,11 +30,9 @@ func tagSafe(b byte) bool {
 	return b > 0x20 && b < 0x7f && b != '{' && b != '}' && b != '%'
 }
 
-// appendTag appends the hash-tag content for key: key with every unsafe byte
-// written as %XX, or, when that would exceed maxTagLen, "%H" and the
-// base64url SHA-256 of key. Both forms are injective and never contain '{'
-// or '}', and a digest tag cannot be mistaken for an escaped one ('%' is
-// otherwise always followed by two hex digits).
+// appendTag appends the hash-tag content for key: key with every unsafe
+// byte as %XX or, when longer than maxTagLen, "%H" and the base64url
+// SHA-256 of key; injective, without '{' or '}'.
 func appendTag(dst []byte, key string) []byte {
 	n := 0
 	for i := 0; i < len(key) && n <= maxTagLen; i++ {
@@ -105,10 +103,8 @@ func redisKeys(prefix, key string, policies []core.Policy, cache *policyCache) [
 	return keys
 }
 
-// appendKeyHeadIn appends the head of a key whose hash tag is slot
-// (WithSlotKey) to dst: the prefix, the tag built from slot, then the key
-// itself, escaped the same way, so that distinct keys of one slot never
-// share a Redis key.
+// appendKeyHeadIn appends the head of a key whose hash tag is slot: the
+// prefix, the tag built from slot, then the key, escaped the same way.
 func appendKeyHeadIn(dst []byte, prefix, slot, key string) []byte {
 	dst = append(dst, prefix...)
 	dst = append(dst, '{')

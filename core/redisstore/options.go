@@ -27,11 +27,8 @@ type config struct {
 // New return an error.
 type Option func(*config)
 
-// WithPrefix sets the text every Redis key of the store starts with, so that
-// several applications or environments can share one Redis. The default is
-// "ratelimit:". The prefix may be empty; it must not contain
-// '{' or '}' (the store places its own hash tag after it) and must be at most
-// 128 bytes.
+// WithPrefix sets the text every Redis key starts with ("ratelimit:" by
+// default): at most 128 bytes, without '{' or '}'.
 func WithPrefix(prefix string) Option {
 	return func(c *config) {
 		switch {
@@ -45,11 +42,9 @@ func WithPrefix(prefix string) Option {
 	}
 }
 
-// WithTTLMargin lengthens every key's TTL by d, rounded up to a millisecond.
-// The default, 0, expires a key as soon as its state no longer matters. Set
-// it to the largest clock difference expected between the instances (or
-// between an instance's clock and Redis's), so that a key written by a fast
-// clock is still there when a slow one needs it. A negative d is an error.
+// WithTTLMargin lengthens every key's TTL by d (rounded up to a
+// millisecond): set it to the largest clock difference expected between
+// instances. A negative d is an error.
 func WithTTLMargin(d time.Duration) Option {
 	return func(c *config) {
 		if d < 0 {
@@ -64,14 +59,10 @@ func WithTTLMargin(d time.Duration) Option {
 // not given.
 const defaultPipelines = 4
 
-// WithPipelines sets how many script calls a Store keeps in flight at once;
-// checks that arrive while all are busy wait and go out together next, so
-// that under load one write and one read carry many checks: as one script
-// call per node that decides them one after another (WithChecksPerCall), or
-// as a pipeline of script calls where they cannot share one. Each check
-// remains atomic and all-or-nothing on its own. 0 selects 4
-// (4); keep n below the client's pool size. A negative n makes New return an
-// error.
+// WithPipelines sets how many script calls a Store keeps in flight (0: 4);
+// checks that arrive while all are busy go out together next, in one script
+// call per node (WithChecksPerCall) or a pipeline. Keep n below the
+// client's pool size; a negative n is an error.
 func WithPipelines(n int) Option {
 	return func(c *config) {
 		switch {
@@ -85,10 +76,8 @@ func WithPipelines(n int) Option {
 	}
 }
 
-// withoutBatching sends every check as its own EVALSHA the moment it
-// arrives, with up to the client's pool size in flight: no queue, no
-// shared calls or pipelines. The benchmarks compare it with the default,
-// which under load is faster and uses fewer connections.
+// withoutBatching sends every check as its own EVALSHA at once, for the
+// benchmarks.
 func withoutBatching() Option {
 	return func(c *config) { c.pipelines = -1 }
 }
@@ -97,15 +86,10 @@ func withoutBatching() Option {
 // WithChecksPerCall is not given.
 const defaultChecksPerCall = 64
 
-// WithChecksPerCall sets the most queued checks one script call decides (see
-// WithPipelines). A script call holds its Redis node for the time its checks
-// take, a few microseconds each, so a bound keeps a node's other clients
-// waiting at most that long. The checks one call may share are those the
-// client sends to one node: any checks on a *redis.Client (one Redis, or
-// the master under Sentinel), checks of one hash slot on a
-// *redis.ClusterClient, checks of one hash tag on any other client. n = 1
-// gives every check a script call of its own (queued checks still share a
-// pipeline). n < 1 makes New return an error.
+// WithChecksPerCall sets the most queued checks one script call decides
+// (n >= 1), which bounds how long a call holds its node: checks on one
+// *redis.Client, of one slot on a Cluster, of one hash tag otherwise. n = 1
+// gives every check its own script call.
 func WithChecksPerCall(n int) Option {
 	return func(c *config) {
 		if n < 1 {
@@ -122,15 +106,10 @@ func (c *config) fail(err error) {
 	}
 }
 
-// WithSlotKey sets the part of a key that chooses its hash slot: the Redis
-// keys of key are tagged with slot(key) instead of key itself, so that keys
-// with the same slot key share a slot. On a Redis Cluster a batch of
-// several keys (Store.Do) needs every key in one slot; a service that decides all the
-// descriptors of one request together gives them a common slot key (its
-// domain, say), at the price of sending that domain's traffic to one
-// master. The key itself still tells states apart, and checks of one key
-// and Reset are unaffected. Without it a key is its own slot key. A nil slot is
-// ignored.
+// WithSlotKey sets the part of a key that chooses its hash slot, so that
+// keys with the same slot key share a slot: on a Cluster a batch of several
+// keys (Store.Do) needs one slot. The key still tells states apart. A nil
+// slot is ignored.
 func WithSlotKey(slot func(key string) string) Option {
 	return func(c *config) { c.slotKey = slot }
 }

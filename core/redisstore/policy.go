@@ -35,10 +35,7 @@ type calendarWindow struct {
 }
 
 // at returns the info to send for a check at now: pi itself, or for a
-// calendar policy the info of the window holding now, whose arguments are
-// its code (7 or 8), the limit, the window's length, its start, the next
-// window's length (for a state a check with a clock behind meets) and, for
-// a sliding window, the previous window's length.
+// calendar policy that of the window holding now.
 func (pi *policyInfo) at(now int64) *policyInfo {
 	if pi.params == nil {
 		return pi
@@ -108,10 +105,8 @@ func (c *policyCache) get(p core.Policy) *policyInfo {
 	return pi
 }
 
-// addHot adds p with its info pi to the hot policies if they have room, and
-// returns the info now cached for p (another caller may have added it
-// first); false when they are full, and p goes to the map. Only get's
-// first lookups of a policy while hot has room take its lock.
+// addHot adds p to the hot policies if they have room and returns the info
+// cached for p; false when they are full.
 func (c *policyCache) addHot(p core.Policy, pi *policyInfo) (*policyInfo, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -13,18 +13,10 @@ import (
 	"github.com/ratelimit-go/ratelimit/core"
 )
 
-// Store is a core.Backend that keeps rate-limit state in Redis and decides
-// every check in one atomic script call. Several Stores, in one process or
-// many, over clients of the same Redis deployment enforce one limit per key
-// and policy exactly.
-//
-// A Store is safe for concurrent use. Besides its configuration it keeps
-// only a bounded cache of policy ids and the queue of checks waiting for a
-// pipeline; it needs no closing (close the client when done) and keeps no
-// goroutine: a call whose context can end is sent from a goroutine that
-// ends when its Redis command returns, so that the call itself returns as
-// soon as its context is done (see Bounded). Create one with New;
-// the zero value is not usable.
+// Store is a core.Backend that keeps state in Redis and decides every check
+// in one atomic script call, so that Stores over one Redis deployment
+// enforce one limit exactly. It is safe for concurrent use, keeps no
+// goroutine and needs no closing (close the client). Create one with New.
 type Store struct {
 	slotKey  func(string) string // nil: every key is its own hash tag
 	client   Client
@@ -40,17 +32,10 @@ var (
 )
 
 // Bounded implements core.Bounded: true. Every call returns once its
-// context is done, with the context's error if Redis has not answered yet,
-// even when Redis hangs, and once the wait limit its context carries
-// (core.WithWaitLimit) has passed, with context.DeadlineExceeded; the wait
-// takes a pooled timer and allocates nothing for it. A call whose context
-// can end never waits on the network on the caller's goroutine. The command
-// it sent may still run in Redis (a check may still consume); the goroutine
-// sending it ends when go-redis gives up (its ReadTimeout and WriteTimeout,
-// or the context's deadline with ContextTimeoutEnabled). At most
-// WithPipelines script calls are on the wire at once, and at most 256 script
-// calls and 256 DELs from goroutines of the Store's own: past that, a call
-// waits for one to end, or for its context.
+// context is done or its wait limit has passed, even when Redis hangs (the
+// command may still run in Redis). At most WithPipelines script calls are
+// on the wire, and at most 256 script calls and 256 DELs run from the
+// Store's own goroutines.
 func (*Store) Bounded() bool { return true }
 
 // ErrCrossSlot reports a multi-key check on a Redis Cluster whose keys fall
@@ -58,13 +43,10 @@ func (*Store) Bounded() bool { return true }
 // Give the keys a common slot key (WithSlotKey).
 var ErrCrossSlot = errors.New("redisstore: the keys of a multi-key check are in different cluster slots; use WithSlotKey")
 
-// Client is what a Store calls of a go-redis client: scripts, pipelines
-// and DEL. Every client of github.com/redis/go-redis/v9 satisfies it
-// (*redis.Client, also under Sentinel, *redis.ClusterClient, *redis.Ring,
-// and any redis.UniversalClient), and so can a wrapper or a test double.
-// Checks queued together share one script call on a *redis.Client and
-// within one hash slot on a *redis.ClusterClient; on any other Client only
-// checks of one hash tag share a call (see WithChecksPerCall).
+// Client is what a Store calls of a go-redis client; every client of
+// go-redis v9 satisfies it. Checks queued together share one script call on
+// a *redis.Client, within one hash slot on a *redis.ClusterClient, and
+// within one hash tag on any other Client.
 type Client interface {
 	redis.Scripter
 	Pipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
@@ -78,13 +60,9 @@ var (
 	_ Client = (*redis.Ring)(nil)
 )
 
-// New returns a Store over client, which may be a *redis.Client, a
-// *redis.ClusterClient, a Sentinel client (redis.NewFailoverClient), a
-// *redis.Ring or anything else that is a Client. Without options keys start with "ratelimit:", TTLs have no
-// margin and calls are bounded by the caller's context alone. New makes no
-// round trip: the script is sent on first use.
-//
-// New returns an error for a nil client or an invalid option.
+// New returns a Store over client. Without options keys start with
+// "ratelimit:" and TTLs have no margin. New makes no round trip; it fails
+// for a nil client or an invalid option.
 func New(client Client, opts ...Option) (*Store, error) {
 	if client == nil || isNilPointer(client) {
 		return nil, errors.New("redisstore: New called with a nil client")
@@ -103,12 +81,9 @@ func New(client Client, opts ...Option) (*Store, error) {
 		calls: &batcher{client: client, margin: c.margin, max: c.pipelines, perCall: c.perCall, route: routingOf(client)}}, nil
 }
 
-// Do implements core.Backend: one script call decides every item, each
-// with its own key, and writes the new states only if all of them admit; a
-// batch of OpPeek items runs the same script with cost 0, which reads and
-// never writes. On a Redis Cluster the keys of one batch must fall into one
-// hash slot: the items of one key always do; items of several keys need
-// WithSlotKey, and fail with ErrCrossSlot otherwise, changing nothing.
+// Do implements core.Backend in one script call. On a Cluster the keys of a
+// batch must share a hash slot: a batch of several keys needs WithSlotKey,
+// and fails with ErrCrossSlot otherwise, changing nothing.
 func (s *Store) Do(ctx context.Context, items []core.Item, now time.Time, out []core.Decision) error {
 	if err := core.ValidateItems(items); err != nil {
 		return err
@@ -150,11 +125,8 @@ func (s *Store) Reset(ctx context.Context, key string, policies []core.Policy) e
 	return nil
 }
 
-// del deletes keys; when the caller may stop waiting (ctx can end, or
-// carries a wait limit), from a goroutine of its own, so that it returns
-// once ctx is done or the limit has passed, whatever Redis does. At most
-// maxSenders such goroutines run at once; past that a caller waits for one
-// to end, or for its end.
+// del deletes keys; when the caller may stop waiting, from a goroutine (at
+// most maxSenders), so that it returns once ctx is done.
 func (s *Store) del(ctx context.Context, keys []string) error {
 	left, limited := waitLeft(ctx)
 	switch {
