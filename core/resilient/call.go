@@ -42,11 +42,9 @@ const (
 	callAbandoned
 )
 
-// call is one primary operation run on its own goroutine, so that the caller
-// can stop waiting at the budget. It owns copies of everything the primary
-// reads or writes: a late result lands in the call, never in the caller's
-// memory. Calls are pooled; exactly one side (caller or goroutine) returns a
-// call to the pool.
+// call is one primary operation run on its own goroutine, owning copies of
+// what the primary reads or writes, so that a late result never lands in
+// the caller's memory. Exactly one side returns it to the pool.
 type call struct {
 	b        *Backend
 	op       op
@@ -136,11 +134,8 @@ func (b *Backend) callPrimary(ctx context.Context, o op, items []core.Item, key 
 		return resFailed, ErrOverloaded
 	}
 	b.stats.primaryCalls.Add(1)
-	// The call ends at end: the caller's own deadline when it comes within
-	// the budget (it bounds the call as the budget would, and spares a
-	// context per call), the budget's otherwise, or sooner at a wait limit
-	// of the caller's (a tighter budget for this call: a primary that has
-	// not answered by then has run out of time, as at the budget's end).
+	// The call ends at the caller's deadline when it comes within the
+	// budget, at the budget otherwise, or sooner at the caller's wait limit.
 	cctx := ctx
 	start := time.Now()
 	end, own := ctx.Deadline()
@@ -162,10 +157,8 @@ func (b *Backend) callPrimary(ctx context.Context, o op, items []core.Item, key 
 		}
 	}
 	if b.inline {
-		// The primary returns once cctx is done or its wait limit has
-		// passed (core.Bounded): no goroutine of
-		// our own is needed to stop waiting at the budget. It writes out
-		// only when it answers, and never after returning.
+		// A core.Bounded primary returns once cctx is done or its wait
+		// limit has passed, and never writes out after returning.
 		err := b.invoke(cctx, o, items, key, policies, now, out)
 		if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) && !time.Now().Before(end) {
 			return resTimeout, ErrBudgetExceeded // as when a call's goroutine is left behind

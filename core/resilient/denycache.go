@@ -18,10 +18,8 @@ const (
 )
 
 // denyCache remembers checks the primary denied, until the earliest moment
-// one of the denying policies could admit them. It is a set-associative
-// table: a key hashes to one bucket of denyWays entries, so every policy set
-// and cost of a key lives in the same bucket (Reset finds them all), lookups
-// allocate nothing, and the table never grows.
+// one of the denying policies could admit them: a fixed set-associative
+// table where a key's entries share one bucket.
 type denyCache struct {
 	seed   maphash.Seed
 	shards [denyShards]denyShard
@@ -77,15 +75,9 @@ func samePolicies(a []core.Policy, items []core.Item) bool {
 func micros(t time.Time) int64 { return t.UnixMicro() }
 
 // answer serves a check locally when the primary denied the same key,
-// policies and cost (or, for fixed windows, a cost no larger) and the
-// denial still holds at now. It writes the decisions into out, with the
-// durations shortened by the time elapsed since the primary answered, and
-// reports whether it did.
-//
-// The answer is the primary's exactly (see exactDenial): nothing but time,
-// or a Reset (which clears the entry), changes a denied key on this
-// instance, and only denials whose every field moves with time alone are
-// kept. A clock that went back before the primary's answer misses.
+// policies and cost (for fixed windows, a cost no larger) and the denial
+// still holds at now, with durations counted down; it reports whether it
+// did.
 func (c *denyCache) answer(items []core.Item, now time.Time, out []core.Decision) bool {
 	key, cost := items[0].Key, items[0].Cost
 	if len(key) > denyMaxKeyLen || len(items) > denyMaxPolicies {
@@ -110,19 +102,11 @@ func (c *denyCache) answer(items []core.Item, now time.Time, out []core.Decision
 	return false
 }
 
-// exactDenial reports whether the primary's answer ds to a check of cost
-// can be replayed until the earliest RetryAfter, shifted by the time
-// elapsed, and still be exactly what the primary would answer, and whether
-// larger costs can be answered with it too. That holds when every policy
-// denied (a policy with room refills while it waits, changing its
-// Remaining) and either the cost is 1 (a unit check denied has Remaining 0
-// until its RetryAfter under every algorithm, and nothing else moves but the
-// clock) or every policy is a fixed window, whose count and window end do
-// not move until the window ends, whatever the cost. Any other denial (a
-// larger cost under a refilling algorithm, whose Remaining grows before its
-// RetryAfter and whose RetryAfter depends on the cost) is not cached, nor
-// is one by a concurrency limit, whose slots another instance may give back
-// at any time.
+// exactDenial reports whether the primary's denial ds can be replayed,
+// shifted by the time elapsed, and still be exactly the primary's answer
+// (and whether larger costs can use it): every policy denied, and the cost
+// is 1 or every policy is a fixed window. A concurrency limit's denial is
+// never kept: another instance may give back a slot at any time.
 func exactDenial(items []core.Item, cost int, ds []core.Decision) (ok, windowed bool) {
 	windowed = true
 	for i := range ds {

@@ -48,11 +48,8 @@ type PrimaryEvent struct {
 	Kind string
 	// Op is the operation involved: "check", "peek" or "reset".
 	Op string
-	// From and To are the breaker's states, for "state_change": "closed"
-	// (checks go to the primary), "open" (checks go straight to the
-	// failure mode until the next probe is due) or "half_open" (one probe
-	// is in flight to the primary; every other check goes to the failure
-	// mode until it answers).
+	// From and To are the breaker's states for "state_change": "closed",
+	// "open" or "half_open".
 	From, To string
 	// Err is the failure's cause, for "failure" and "late_result".
 	Err error
@@ -97,10 +94,8 @@ type Stats struct {
 	LogSuppressed uint64
 }
 
-// Report tells a caller how one check was answered: whether its decision
-// came from the primary or from a failure mode. Attach one to a context with
-// WithReport before the check; the wrapper fills it in. A Report belongs to
-// one check at a time.
+// Report tells how one check was answered; attach it to the check's context
+// with WithReport.
 type Report struct {
 	// Source is what answered. core.SourcePrimary (the zero value) when the
 	// primary did.

@@ -38,14 +38,7 @@ const (
 	modeFallback
 )
 
-// Option configures a Backend. Options are applied in order; a later option
-// of the same kind wins.
-//
-// Options follow the project's one rule (see package core): a zero value
-// (0, 0s, nil) means the option's default, and a value out of the
-// documented range is refused at construction, never clamped or ignored.
-// New returns an error naming the option: a misconfiguration stops the
-// program at start.
+// Option configures a Backend (see package core for the options' rule).
 type Option func(*config)
 
 func (c *config) fail(format string, args ...any) {
@@ -80,14 +73,10 @@ func defaults() config {
 	}
 }
 
-// WithBudget sets the latency budget of one primary call (default
-// DefaultBudget, 50 ms). The call's context carries it, as a wait limit
-// for a primary that honours one (core.Bounded) and as a deadline
-// otherwise, and the wrapper stops waiting when it passes even if the
-// primary ignores its context; a caller whose context has a deadline within
-// the budget already (Envoy's rate-limit calls have 20 ms by default) has
-// its context passed on as it is, and a caller's earlier wait limit is the
-// call's budget. Zero selects DefaultBudget; a negative budget is refused.
+// WithBudget sets the latency budget of one primary call (0: DefaultBudget,
+// 50 ms; negative: refused). The wrapper stops waiting when it passes, even
+// if the primary ignores its context; a caller's sooner deadline or wait
+// limit is the call's budget.
 func WithBudget(d time.Duration) Option {
 	return func(c *config) {
 		switch {
@@ -101,30 +90,22 @@ func WithBudget(d time.Duration) Option {
 	}
 }
 
-// WithFailOpen makes a check the primary cannot answer admitted: every
-// decision has Allowed true, Remaining 0 and zero durations, and a Report
-// attached with WithReport says core.SourceFailOpen. Nothing limits traffic while
-// the primary is down.
+// WithFailOpen admits a check the primary cannot answer (Allowed true,
+// Remaining 0, core.SourceFailOpen).
 func WithFailOpen() Option {
 	return func(c *config) { c.mode, c.fallback = modeOpen, nil }
 }
 
-// WithFailClosed makes a check the primary cannot answer denied: every
-// decision has Allowed false, Remaining 0, and a RetryAfter equal to the time
-// until the breaker next lets a check reach the primary (the next probe while
-// it is open, the cooldown otherwise). Nothing is admitted while the primary
-// is down.
+// WithFailClosed denies a check the primary cannot answer, with RetryAfter
+// the time until the breaker next lets a check reach the primary.
 func WithFailClosed() Option {
 	return func(c *config) { c.mode, c.fallback = modeClosed, nil }
 }
 
-// WithFallback makes checks and peeks the primary cannot answer go to b,
-// usually an in-memory store, with the same policies. The fallback knows
-// nothing of the primary's state and each instance has its own, so while the
-// primary is down a fleet of N instances admits up to N times each limit,
-// and whatever the fallback admitted is not counted by the primary once it
-// is back. Checks return to the primary by themselves when a probe succeeds.
-// A nil b is ignored.
+// WithFallback sends checks and peeks the primary cannot answer to b,
+// usually an in-memory store, with the same policies: each instance then
+// limits on its own (N instances admit up to N times each limit), and
+// checks return to the primary once a probe succeeds. A nil b is ignored.
 func WithFallback(b core.Backend) Option {
 	return func(c *config) {
 		if b != nil {
@@ -133,10 +114,9 @@ func WithFallback(b core.Backend) Option {
 	}
 }
 
-// WithBreaker sets the circuit breaker: it opens after threshold consecutive
-// failures (default 5) and then sends one probe per
-// cooldown (default 1 s) until one succeeds. A zero value
-// selects its default; a negative one is refused.
+// WithBreaker sets the circuit breaker: it opens after threshold
+// consecutive failures (0: 5) and sends one probe per cooldown (0: 1 s)
+// until one succeeds. Negative values are refused.
 func WithBreaker(threshold int, cooldown time.Duration) Option {
 	return func(c *config) {
 		if threshold < 0 || cooldown < 0 {
@@ -153,11 +133,8 @@ func WithBreaker(threshold int, cooldown time.Duration) Option {
 	}
 }
 
-// WithClock sets the clock the breaker and the log rate limit read (default
-// time.Now, whose monotonic reading keeps cooldowns exact across steps of
-// the wall clock). The deny cache uses the instant each check is given, not
-// this clock. Tests pass the same ManualClock as the Limiter's. A nil clock is
-// ignored.
+// WithClock sets the clock the breaker and the log throttle read (default
+// time.Now). A nil clock is ignored.
 func WithClock(clk core.Clock) Option {
 	return func(c *config) {
 		if clk != nil {
@@ -167,11 +144,8 @@ func WithClock(clk core.Clock) Option {
 }
 
 // WithLogger logs failures and breaker state changes to l, at most one line
-// per every (10 s when every is zero; a negative every
-// is refused);
-// the next line written says how many were suppressed. The line announcing
-// that the breaker closed again is always written. Without this option
-// nothing is logged.
+// per every (0: 10 s; negative: refused), saying how many were suppressed;
+// the breaker closing again is always logged. Nothing is logged without it.
 func WithLogger(l *slog.Logger, every time.Duration) Option {
 	return func(c *config) {
 		if every < 0 {
@@ -194,11 +168,9 @@ func WithEvents(fn func(PrimaryEvent)) Option {
 	return func(c *config) { c.onEvent = fn }
 }
 
-// WithMaxAbandoned bounds the primary calls abandoned at the budget that may
-// still be running (default 1024). Beyond it, calls
-// fail at once with ErrOverloaded instead of starting another goroutine, so a
-// primary that never returns cannot pile up goroutines. Zero selects the
-// default; a negative n is refused.
+// WithMaxAbandoned bounds the calls abandoned at the budget that may still
+// run in the primary (0: 1024; negative: refused); beyond it, calls fail
+// with ErrOverloaded at once.
 func WithMaxAbandoned(n int) Option {
 	return func(c *config) {
 		switch {
@@ -213,13 +185,8 @@ func WithMaxAbandoned(n int) Option {
 }
 
 // WithDenyCache turns on the local deny cache with room for entries checks
-// (4096 when entries is zero; a negative size is refused).
-// When the primary
-// denies a check of cost 1 under all its policies (or of any cost under
-// fixed windows only), the same check is denied locally, with the primary's
-// exact answer counted down, until the earliest RetryAfter of the denying
-// policies passes, without a round trip. See the package documentation for
-// what it guarantees. Off by default.
+// (0: 4096; negative: refused): a check the primary denied is denied
+// locally, with the primary's answer counted down, until its RetryAfter.
 func WithDenyCache(entries int) Option {
 	return func(c *config) {
 		if entries < 0 {

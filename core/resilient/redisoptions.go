@@ -8,27 +8,13 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// RedisOptions sets in o, the options of a go-redis client, the settings
-// that make a latency budget real, and returns o. With go-redis defaults a
-// dead server costs seconds per call (five dial attempts and three command
-// retries) and a hung one blocks until the 5 s read timeout, because socket
-// I/O ignores the context deadline unless ContextTimeoutEnabled is set. The
-// wrapper stops waiting at the budget whatever the client does; these
-// settings make the client stop too, so abandoned calls end promptly instead
-// of holding goroutines and connections.
-//
-// It sets DialTimeout, ReadTimeout, WriteTimeout and PoolTimeout to budget
-// (the wrapper's DefaultBudget when budget is zero or less), MaxRetries to -1
-// (a consuming check that timed out may still have been applied, so it is
-// never retried blindly), DialerRetries to 1 and ContextTimeoutEnabled to
-// true. Call it after setting TLSConfig and any Dialer of your own: it also
-// wraps the dialer so that the client is back on Redis as soon as it answers
-// again. go-redis's pool, once PoolSize dials in a row have failed, stops
-// dialling for about a second and answers every call with the remembered
-// error; the wrapped dialer hands the pool a failed dial as a connection
-// whose first read or write returns the dial error, so the call fails at once
-// as before but the next call dials anew. Redirects of a cluster client
-// (MOVED, ASK) are left as configured: they are how it follows a failover.
+// RedisOptions sets in o, the options of a go-redis client, what makes a
+// latency budget real for the client too, and returns o: DialTimeout,
+// ReadTimeout, WriteTimeout and PoolTimeout to budget (0: DefaultBudget),
+// MaxRetries -1 (a check that timed out may have run), DialerRetries 1 and
+// ContextTimeoutEnabled. Call it after setting TLSConfig and any Dialer: it
+// wraps the dialer so that a failed dial fails its call without making the
+// pool stop dialling for a second.
 func RedisOptions[O *redis.Options | *redis.ClusterOptions | *redis.FailoverOptions | *redis.UniversalOptions](o O, budget time.Duration) O {
 	if o == nil {
 		return o
@@ -78,11 +64,8 @@ func dialerFor(dial func(context.Context, string, string) (net.Conn, error), opt
 	}
 }
 
-// deferDialErrors wraps dial so that a dial that fails returns, instead of
-// its error, a connection that fails every read and write with that error.
-// go-redis counts failed dials and, at PoolSize of them, stops dialling for
-// about a second; a connection that fails on use is removed like any broken
-// connection and counts nothing, so the next call dials again.
+// deferDialErrors wraps dial so that a failed dial returns a connection
+// that fails every read and write with its error.
 func deferDialErrors(dial func(context.Context, string, string) (net.Conn, error)) func(context.Context, string, string) (net.Conn, error) {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		c, err := dial(ctx, network, addr)

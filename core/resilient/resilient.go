@@ -12,15 +12,8 @@ import (
 )
 
 // Backend is a core.Backend that wraps a primary backend with a latency
-// budget, a circuit breaker, a failure mode and an optional deny cache.
-//
-// A Backend is safe for concurrent use. Create one with New; the zero value
-// is not usable. It keeps no goroutine of its own. A primary that returns
-// once its context is done or its wait limit has passed (core.Bounded, as
-// the memory and Redis stores do) is called on the caller's goroutine, with
-// the budget as its context's wait limit; any other primary
-// call runs on a goroutine that ends when the primary returns, so that the
-// budget holds even for a primary that ignores its context.
+// budget, a circuit breaker, a failure mode and an optional deny cache. It
+// is safe for concurrent use and keeps no goroutine; create it with New.
 type Backend struct {
 	primary      core.Backend
 	fallback     core.Backend
@@ -49,20 +42,17 @@ var (
 	_ core.Bounded = (*Backend)(nil)
 )
 
-// Bounded implements core.Bounded. A call through the wrapper returns at
-// its budget, when its context is done or at its wait limit, whatever the
-// primary does; the fallback, when there is one, is called directly, so the
-// answer is the fallback's.
+// Bounded implements core.Bounded: a call returns at its budget, when its
+// context is done or at its wait limit, whatever the primary does.
 func (b *Backend) Bounded() bool {
 	return b.fallback == nil || core.IsBounded(b.fallback)
 }
 
-// New returns a Backend over primary, configured by opts. Without options it
-// gives the primary a 50 ms budget per call, opens its breaker after 5
-// consecutive failures, probes once a second, and returns an error matching
-// ErrUnavailable for checks the primary cannot answer. Nil options are
-// ignored. It returns an error for a nil primary or an option's value out of
-// its range (see Option), naming it: misconfiguration, refused at start.
+// New returns a Backend over primary. Without options it gives the primary
+// a 50 ms budget per call, opens its breaker after 5 consecutive failures,
+// probes once a second, and answers checks the primary cannot answer with
+// an error matching ErrUnavailable. It fails for a nil primary or an
+// option out of its range.
 func New(primary core.Backend, opts ...Option) (*Backend, error) {
 	if primary == nil {
 		return nil, errors.New("resilient: New called with a nil primary Backend")
@@ -94,15 +84,11 @@ func New(primary core.Backend, opts ...Option) (*Backend, error) {
 	return b, nil
 }
 
-// Do decides a batch as core.Backend requires. Invalid arguments yield the
-// core's typed errors, unchanged. A consuming batch denied by the deny cache,
-// or one the primary cannot answer, is answered as the failure mode says;
-// only without a failure mode (or when the fallback fails too) does it
-// return an error, and that error matches ErrUnavailable. A peek the
-// primary cannot answer is answered by the fallback if there is one;
-// otherwise it returns an error matching ErrUnavailable (failing open or
-// closed says nothing about a key's state). The deny cache answers batches
-// of one key only.
+// Do decides a batch as core.Backend requires; invalid arguments yield the
+// core's typed errors. A consuming batch the primary cannot answer (or the
+// deny cache denies) is answered by the failure mode, or fails with an
+// error matching ErrUnavailable without one. A peek the primary cannot
+// answer goes to the fallback, if any, else fails the same way.
 func (b *Backend) Do(ctx context.Context, items []core.Item, now time.Time, out []core.Decision) error {
 	if err := core.ValidateItems(items); err != nil {
 		return err
@@ -174,10 +160,9 @@ func (b *Backend) peek(ctx context.Context, items []core.Item, now time.Time, ou
 	return b.viaFallback(ctx, o.String(), out, cause, func() error { return b.fallback.Do(ctx, items, now, out) })
 }
 
-// Reset forgets key under policies: in the deny cache and the fallback at
-// once, and in the primary within the budget. When the primary cannot be
-// reached Reset returns an error matching ErrUnavailable, and the primary
-// keeps its state.
+// Reset forgets key under policies in the deny cache, the fallback and,
+// within the budget, the primary; when the primary cannot be reached it
+// fails with ErrUnavailable and the primary keeps its state.
 func (b *Backend) Reset(ctx context.Context, key string, policies []core.Policy) error {
 	if err := core.ValidateReset(key, policies); err != nil {
 		return err
