@@ -5,13 +5,10 @@ import (
 	"strings"
 )
 
-// parseAddr parses the address forms found in RemoteAddr and in forwarding
-// headers: "ip", "ip:port" (IPv4 only: a bare IPv6 address has colons of its
-// own), "[ipv6]", "[ipv6]:port", each with an optional IPv6 zone, surrounded
-// by optional spaces or tabs. The result has its zone removed and IPv4-mapped
-// IPv6 addresses turned into IPv4. host is the address text inside s; plain
-// reports that host is already the canonical text of the result, so a caller
-// can reuse it instead of formatting the address again.
+// parseAddr parses the address forms of RemoteAddr and forwarding headers
+// ("ip", "ip:port" for IPv4, "[ipv6]", "[ipv6]:port", with an optional zone
+// and blanks around), without zone and with IPv4-mapped addresses unmapped.
+// plain reports that host is already the result's canonical text.
 func parseAddr(s string) (addr netip.Addr, host string, plain bool, ok bool) {
 	s = trimBlanks(s)
 	if s == "" {
@@ -40,9 +37,7 @@ func parseAddr(s string) (addr netip.Addr, host string, plain bool, ok bool) {
 	return normalise(a, host)
 }
 
-// trimBlanks removes leading and trailing spaces and tabs. strings.Trim with
-// the cutset " \t" did the same, but built its set of bytes on every call:
-// a third of the cost of parsing a RemoteAddr that has no blank to remove.
+// trimBlanks removes leading and trailing spaces and tabs.
 func trimBlanks(s string) string {
 	s = s[skipOWS(s, 0):]
 	for s != "" && (s[len(s)-1] == ' ' || s[len(s)-1] == '\t') {
@@ -51,10 +46,8 @@ func trimBlanks(s string) string {
 	return s
 }
 
-// normalise strips the zone of a, unmaps an IPv4-mapped IPv6 address, and
-// reports whether host is the canonical text of the result. IPv4 text that
-// netip accepts is always canonical (it rejects leading zeros and short
-// forms); IPv6 text usually is not, and is formatted again when needed.
+// normalise strips a's zone, unmaps it, and reports whether host is the
+// canonical text of the result.
 func normalise(a netip.Addr, host string) (netip.Addr, string, bool, bool) {
 	plain := a.Is4()
 	if a.Zone() != "" {

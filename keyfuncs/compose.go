@@ -15,17 +15,10 @@ func Constant(key string) KeyFunc {
 	return func(Request) (string, error) { return key, nil }
 }
 
-// Compose returns a KeyFunc whose key joins the keys of fns, in order, with
-// "|". Each part is escaped first, so that distinct lists of parts
-// always give distinct keys: '%' becomes "%25", '|' becomes "%7C", and
-// control bytes (0x00-0x1F, 0x7F) become "%XX" too, so a composed key never
-// carries a raw CR or LF. Parts without such bytes appear as they are:
-// Compose(Method, Route) gives "GET|/users/{id}".
-//
-// The first error from a part is returned as is: ErrSkip from any part skips
-// the request, a *MissingKeyError refuses it. Nil functions are ignored; with
-// none left the key is the empty string, which the limiter rejects. The
-// returned KeyFunc is safe for concurrent use if every part is.
+// Compose returns a KeyFunc joining the keys of fns with "|", each part
+// escaped ('%', '|' and control bytes as %XX) so that distinct lists give
+// distinct keys: Compose(Method, Route) gives "GET|/users/{id}". The first
+// error of a part is returned as is; nil functions are ignored.
 func Compose(fns ...KeyFunc) KeyFunc {
 	parts := make([]KeyFunc, 0, len(fns))
 	for _, f := range fns {

@@ -5,26 +5,18 @@ import (
 	"strconv"
 )
 
-// ContextValue returns a KeyFunc that keys requests by a value that earlier
-// middleware stored for the request, typically the authenticated caller's
-// user or tenant ID left by authentication middleware. It looks key up with
-// Request.Context().Value, which on Gin, Echo and Fiber also finds values
-// stored with Context.Set (Gin, Echo, for a string key) or Ctx.Locals
-// (Fiber), so one key function works on every adapter:
+// ContextValue returns a KeyFunc that keys requests by a value earlier
+// middleware stored for the request (the authenticated caller's ID), looked
+// up with Request.Context().Value, which also finds Gin's and Echo's
+// Context.Set and Fiber's Ctx.Locals:
 //
 //	// after an auth middleware that ran ctx = context.WithValue(ctx, userKey{}, "u42")
 //	ratelimit.WithKeyFunc(keyfuncs.ContextValue(userKey{}))
 //
-// The value may be a string, a []byte, any integer type or a fmt.Stringer;
-// an empty string, nil, or a value of any other type counts as missing. A
-// missing value is refused with a *MissingKeyError of status 401 by default
-// (the request reached the limiter unauthenticated); the options of Header
-// change that (RefuseIfMissing, FallbackIfMissing, SkipIfMissing).
-//
-// IDs are not secrets, so a value is used verbatim when it is safe (printable
-// ASCII without spaces, starting with a letter or digit, at most MaxVerbatim
-// bytes) and hashed as Header hashes otherwise; Hashed hashes every value.
-// The returned KeyFunc is safe for concurrent use.
+// The value may be a string, a []byte, an integer or a fmt.Stringer; any
+// other, nil or "" is missing, refused with 401 by default (Header's
+// options change that). Safe values are used verbatim, others hashed as
+// Header does; Hashed hashes every value.
 func ContextValue(key any, opts ...HeaderOption) KeyFunc {
 	source := "context value"
 	if s, ok := key.(fmt.Stringer); ok {

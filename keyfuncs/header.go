@@ -79,44 +79,29 @@ func Hashed() HeaderOption {
 	return HeaderOption{func(h *headerKey) { h.verbatim = false }}
 }
 
-// MaxVerbatim sets the length, at least 1 and at most 4096, above
-// which a value used verbatim (Verbatim, ContextValue) is hashed instead.
-// The default is 128; values outside the range are clamped
-// to it.
+// MaxVerbatim sets the length (1 to 4096, clamped; default 128) above which
+// a value used verbatim (Verbatim, ContextValue) is hashed instead.
 func MaxVerbatim(n int) HeaderOption {
 	return HeaderOption{func(h *headerKey) { h.maxVerbatim = max(1, min(n, maxHeaderValue)) }}
 }
 
-// Header returns a KeyFunc that keys requests by the first value of the named
-// header, e.g. an API key or a tenant ID.
+// Header returns a KeyFunc that keys requests by the first value of the
+// named header, e.g. an API key or a tenant ID.
 //
-// By default the key is "#" followed by the unpadded base64url SHA-256 of
-// the value (44 bytes in all): header values used as keys are usually
-// secrets (API keys, tokens), and a hashed key keeps them out of the
-// backend (Redis key names that anyone with redis-cli --scan can read) and
-// out of observers and logs (Event.Key). The hash is unkeyed, so every
-// instance derives the same key and shares one quota; it hides high-entropy
-// secrets, not guessable values. Verbatim opts out: the key is then the
-// value itself when it is at most the verbatim length long (MaxVerbatim,
-// default 128 bytes), consists only of printable ASCII without spaces, and
-// starts with a letter or a digit, and the hashed form otherwise, so that a
-// key never carries bytes that could break a header or a log line and its
-// length is bounded. The three forms (verbatim, hashed "#...", fallback
-// "~...") never collide. A value longer than 4096 bytes is refused with a
-// *MissingKeyError, status 400, whatever the missing-header policy.
+// By default the key is "#" and the unpadded base64url SHA-256 of the value:
+// such values are usually secrets, and hashing keeps them out of Redis key
+// names and of observers (Event.Key). The hash is unkeyed, so every
+// instance shares one quota; it hides high-entropy secrets, not guessable
+// values. With Verbatim the key is the value itself when it is at most
+// MaxVerbatim bytes of printable ASCII without spaces starting with a letter
+// or digit, and the hash otherwise. Verbatim, hashed ("#...") and fallback
+// ("~...") keys never collide. A value longer than 4096 bytes is refused
+// (400). An empty or absent header is refused with 400 by default
+// (RefuseIfMissing; see FallbackIfMissing, SkipIfMissing).
 //
-// An empty or absent header is handled as configured: RefuseIfMissing (the
-// default, status 400), FallbackIfMissing or SkipIfMissing; the last option
-// given wins.
-//
-// Header values are chosen by the client: keying by an unauthenticated value
-// lets a client rotate values to get fresh quotas. Key by a header only after
-// it is authenticated, or compose it with the client IP.
-//
-// A name that is not a header field name (empty, or with a space or a colon)
-// makes ratelimit.New fail with an error matching ErrInvalidOption.
-//
-// The returned KeyFunc is safe for concurrent use.
+// Clients choose header values: key by one only once it is authenticated,
+// or compose it with the client IP. A name that is not a header field name
+// makes ratelimit.New fail with ErrInvalidOption.
 func Header(name string, opts ...HeaderOption) KeyFunc {
 	// The canonical form lets net/http's Header.Get skip its own
 	// canonicalisation, which allocates for names like "X-API-Key".

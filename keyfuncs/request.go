@@ -1,13 +1,8 @@
 // Package keyfuncs derives rate-limit keys from HTTP requests: the client IP
-// (behind trusted proxies, IPv6 grouped by prefix), a header such as an API
-// key (hashed, so that secrets are never stored verbatim), a value that
-// authentication middleware left in the request's context (the caller's
-// user ID), the matched route pattern, the method, and compositions of
-// these.
-//
-// Key functions read a Request, a small view of an HTTP request that every
-// adapter (net/http, Gin, Echo, Fiber) implements, so the same key function
-// gives the same key on all four frameworks.
+// (behind trusted proxies, IPv6 grouped by prefix), a header (hashed), a
+// value authentication left in the request's context, the route, the
+// method, and compositions of these. Key functions read a Request, which
+// every adapter implements, so a key is the same on every framework.
 package keyfuncs
 
 import (
@@ -60,13 +55,10 @@ type MissingKeyError struct {
 // Error describes the problem; it is safe to log.
 func (e *MissingKeyError) Error() string { return "keyfuncs: missing rate-limit key: " + e.Source }
 
-// HeaderValuesRequest is an optional interface a Request may also implement
-// to expose every value of a header, one element per header line, in the
-// order received. The client IP resolver uses it to read a forwarding header
-// that arrived on several lines (some proxies append a new X-Forwarded-For
-// line instead of extending the existing one). Without it only the first
-// line is visible, and a client could put a forged address there; adapters
-// should implement it. The returned slice is read, never modified.
+// HeaderValuesRequest is an optional interface of a Request: every value of
+// a header, one per line, in order. The client IP resolver reads forwarding
+// headers spread over several lines through it; without it only the first
+// line, which a client may forge, is visible. Adapters should implement it.
 type HeaderValuesRequest interface {
 	Request
 	// HeaderValues returns every value of the named header

@@ -145,9 +145,7 @@ var (
 	_ core.Bounded = (*Backend)(nil)
 )
 
-// Bounded implements core.Bounded with the store's answer: what the Backend
-// does besides calling the store waits on nothing but brief locks, and
-// every call to the store gets the caller's context as it is.
+// Bounded implements core.Bounded with the store's answer.
 func (b *Backend) Bounded() bool { return core.IsBounded(b.store) }
 
 // New returns a Backend over store that may lease the given policies (each
@@ -212,10 +210,7 @@ func (b *Backend) tracked() int {
 }
 
 // Do implements core.Backend: a batch of one consuming item of a leasable
-// policy may be served from a lease; any other batch goes to the store as it
-// is. A peek asks the store: units held in leases are already consumed
-// there, so its Remaining does not count them. A refund or a charge goes to
-// the store too; units a lease holds stay held until it expires.
+// policy may be served from a lease; any other batch goes to the store.
 func (b *Backend) Do(ctx context.Context, items []core.Item, now time.Time, out []core.Decision) error {
 	if len(items) == 1 && len(out) >= 1 && items[0].Op == core.OpConsume {
 		if i := b.index(items[0].Policy); i >= 0 {
@@ -225,9 +220,8 @@ func (b *Backend) Do(ctx context.Context, items []core.Item, now time.Time, out 
 	return b.store.Do(ctx, items, now, out)
 }
 
-// Reset implements core.Backend: it drops this instance's leases of key
-// under policies, then resets the store. Leases other instances hold stay
-// until they expire.
+// Reset drops this instance's leases of key under policies, then resets the
+// store; other instances' leases stay until they expire.
 func (b *Backend) Reset(ctx context.Context, key string, policies []core.Policy) error {
 	for _, p := range policies {
 		if i := b.index(p); i >= 0 {
