@@ -8,10 +8,7 @@ import (
 )
 
 // ErrInvalidConfig reports a Middleware that cannot be built: a missing key
-// function, no policy at all, an invalid policy or route, an unknown header
-// mode. Errors from
-// New and Middleware.With match it (or core.ErrInvalidPolicy for a bad
-// policy) with errors.Is.
+// function, no policy, an invalid route, an unknown mode.
 var ErrInvalidConfig = errors.New("ratelimit: invalid middleware configuration")
 
 var (
@@ -27,12 +24,10 @@ var (
 	errNegativeCost = fmt.Errorf("%w: the cost function returned a negative cost", core.ErrInvalidCost)
 )
 
-// RouteError reports a route table entry (WithRoute) that can never match a
-// request: a method that is not an upper-case HTTP token, a pattern that does
-// not start with "/" or holds white space (such as "GET /search", whose
-// method belongs in the method argument), or, reported by an adapter when it
-// wraps a handler, a pattern its framework never produces ("/users/{id}" on
-// Gin, "/users/:id" on net/http). It matches ErrInvalidConfig.
+// RouteError reports a route table entry (WithRoute) that can never match:
+// a method that is not an upper-case HTTP token, a pattern not starting with
+// "/" or holding white space, or one the adapter's framework never produces
+// ("/users/{id}" on Gin). It matches ErrInvalidConfig.
 type RouteError struct {
 	Method  string // as given
 	Pattern string // as given

@@ -65,12 +65,9 @@ func isTokenChar(c byte) bool {
 	return strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
 }
 
-// CheckPatterns is for adapters, at the moment they wrap a handler: it calls
-// reason with the method and pattern of every route table entry and returns
-// a *RouteError for the first entry reason objects to (returns a non-empty
-// explanation for), such as a wildcard written in another framework's
-// syntax or a route the router does not serve. It returns nil when every
-// entry is acceptable.
+// CheckPatterns is for adapters, when they wrap a handler: it returns a
+// *RouteError for the first route table entry for which reason (given the
+// method and pattern) returns an explanation, nil when there is none.
 func (m *Middleware) CheckPatterns(reason func(method, pattern string) string) error {
 	if m == nil {
 		return errNilMiddleware

@@ -1,9 +1,6 @@
-// Package adapter is for the writers of framework adapters: the response
-// view an adapter implements over its framework's response, which
-// ratelimit.Middleware.Handle writes to. Users of the middleware never need
-// it unless they write a custom ratelimit.DeniedHandler or ErrorHandler,
-// which write through a Response. The adapters in stdhttp, ginrl, echorl
-// and fiberrl are its users.
+// Package adapter is for writers of framework adapters and of custom
+// ratelimit.DeniedHandler and ErrorHandler: the response view that
+// ratelimit.Middleware.Handle writes to.
 package adapter
 
 // Response is the part of an HTTP response the middleware writes to. Each
@@ -17,35 +14,24 @@ type Response interface {
 	// ("Ratelimit-Policy", "Retry-After"), so implementations need not
 	// canonicalise it; value never contains CR, LF or NUL.
 	SetHeader(name, value string)
-	// Write sends the status line, a Content-Type of contentType and body,
-	// completing the response. body may be shared between responses (the
-	// middleware prepares its 429 bodies once): it must not be modified, nor
-	// kept after Write returns. An error means the body could not be
-	// written (the client went away); the middleware reports it to
-	// observers and otherwise ignores it.
+	// Write sends the status, a Content-Type and body, completing the
+	// response. body may be shared between responses: it must not be
+	// modified or kept. An error (the client went away) is reported to
+	// observers.
 	Write(status int, contentType string, body []byte) error
 }
 
-// HeaderBytesSetter is an optional interface a Response may implement:
-// SetHeaderBytes sets header name to the single value held in value, which
-// is valid only during the call. An adapter that can keep the bytes without
-// a separate allocation (copying them into storage it allocates per request
-// anyway, or into its framework's own buffers) implements it; otherwise the
-// middleware converts value to a string and calls SetHeader.
+// HeaderBytesSetter is an optional interface of a Response that can keep a
+// header value given as bytes valid only during the call without a separate
+// allocation.
 type HeaderBytesSetter interface {
 	SetHeaderBytes(name string, value []byte)
 }
 
-// SharedHeaderSetter is an optional interface a Response may implement:
-// SetSharedHeader sets header name to the single value values[0]. values
-// is a slice the middleware prepared once and shares between every
-// response carrying the same value, its length equal to its capacity: an
-// adapter over an http.Header puts it in the map as it is, so that the
-// field costs no allocation, and never writes into it. The middleware
-// checks before each use that the slice still holds its value and replaces
-// one found written into, so code that writes into a response's header
-// values in place (h[name][0] = v) changes that response alone. A Response
-// without it gets SetHeader(name, values[0]).
+// SharedHeaderSetter is an optional interface of a Response: it sets header
+// name to values, a slice the middleware prepared once and shares between
+// responses, which an adapter over an http.Header stores as it is and
+// never writes into. The middleware replaces one found written into.
 type SharedHeaderSetter interface {
 	SetSharedHeader(name string, values []string)
 }

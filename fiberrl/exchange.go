@@ -13,12 +13,9 @@ import (
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
 
-// exchange is one request and its response as the middleware core sees
-// them: it implements keyfuncs.Request, keyfuncs.HeaderValuesRequest,
-// adapter.Response and adapter.HeaderBytesSetter over a *fiber.Ctx. Exchanges are pooled: neither the
-// middleware core nor key functions keep a Request after the call; the
-// strings they return may outlive it (a key built from a header value, an
-// observer's Event.Key), so those are copied out of Fiber's buffers.
+// exchange is one request and its response over a *fiber.Ctx, pooled. The
+// strings it hands out may outlive the request, so they are copied out of
+// Fiber's buffers.
 type exchange struct {
 	c        *fiber.Ctx
 	perRoute bool      // installed on the route: its pattern is Ctx.Route().Path

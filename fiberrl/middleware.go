@@ -47,17 +47,11 @@ func CheckPatterns(m *ratelimit.Middleware, routes ...fiber.Route) error {
 	})
 }
 
-// Middleware returns a Fiber handler running m, to install with App.Use
-// or Group.Use: for every request it checks the rate limit and sets the
-// header fields, then either calls Ctx.Next or answers itself (429, 4xx,
-// or 503 when failing closed) and returns nil. The limiter call is bounded
-// by Ctx.UserContext. When m has a route table, the middleware finds the
-// pattern of the route Fiber will choose for the request (see the package
-// documentation); otherwise the request view reports no pattern. The
-// returned handler is safe for concurrent use. Key functions reach the
-// *fiber.Ctx through Ctx, and values stored with Ctx.Locals through the
-// request view's Context. It panics with the error of CheckPatterns when a
-// route pattern can never match on Fiber.
+// Middleware returns a Fiber handler running m, for App.Use or Group.Use:
+// it checks the rate limit, sets the header fields, then calls Ctx.Next or
+// answers itself and returns nil. With a route table it finds the route
+// Fiber will choose (see the package documentation). Key functions reach
+// the *fiber.Ctx through Ctx. It panics with the error of CheckPatterns.
 func Middleware(m *ratelimit.Middleware) fiber.Handler {
 	if err := CheckPatterns(m); err != nil {
 		panic(err)
@@ -96,17 +90,12 @@ func handler(m *ratelimit.Middleware, perRoute bool, routes *resolver) fiber.Han
 }
 
 // Route returns a handler for a single route, checking policies instead of
-// m's own (ratelimit.Middleware.Route), for use in the handler list of the
-// route, whose pattern (Ctx.Route().Path) the request view reports:
+// m's own (ratelimit.Middleware.Route), in the route's handler list:
 //
 //	app.Post("/login", fiberrl.Route(m, login), loginHandler)
 //
-// It runs in addition to any middleware installed with App.Use. Like
-// Fiber given a malformed route, it panics when a policy is invalid:
-// routes are registered by the program at start-up, and the panic's value
-// is the typed error (matching core.ErrInvalidPolicy or
-// ratelimit.ErrInvalidConfig). Use m.Route and Middleware to handle the
-// error instead.
+// It panics with the typed error when a policy is invalid; use m.Route and
+// Middleware to handle it.
 func Route(m *ratelimit.Middleware, policies ...core.Policy) fiber.Handler {
 	rm, err := m.Route(policies...)
 	if err != nil {

@@ -16,13 +16,9 @@ import (
 )
 
 // Backend returns b with the latency of every call recorded in
-// ratelimit_backend_call_duration_seconds{op}. Wrap the primary store, inside
-// core/resilient, to see the store's own latency:
-//
-//	store := resilient.New(c.Backend(primary), ...)
-//
-// The result is core.Bounded when b is. Errors pass through unchanged; they
-// are counted by ResilientEvents.
+// ratelimit_backend_call_duration_seconds{op}; wrap the primary inside
+// core/resilient to see the store's own latency. The result is
+// core.Bounded when b is; errors pass through unchanged.
 func (c *Collector) Backend(b core.Backend) core.Backend {
 	return &instrumented{b: b, check: c.latency.WithLabelValues("check"), peek: c.latency.WithLabelValues("peek"), reset: c.latency.WithLabelValues("reset")}
 }
@@ -32,9 +28,8 @@ type instrumented struct {
 	check, peek, reset prometheus.Observer
 }
 
-// Bounded implements core.Bounded with the answer of the backend it
-// instruments, to which every call passes its context unchanged, so that
-// core/resilient over it calls it as it would call that backend.
+// Bounded implements core.Bounded with the answer of the instrumented
+// backend.
 func (i *instrumented) Bounded() bool { return core.IsBounded(i.b) }
 
 func (i *instrumented) Do(ctx context.Context, items []core.Item, now time.Time, out []core.Decision) error {
@@ -74,12 +69,7 @@ func (c *Collector) ResilientEvents() func(resilient.PrimaryEvent) {
 // The kinds of backend errors, as labels.
 var errorKinds = [...]string{"other", "timeout", "refused", "script", "out_of_memory", "cluster", "overloaded"}
 
-// errorKind classifies a primary backend's error as an index of
-// errorKinds: timeout (the budget or a socket deadline passed), refused (the
-// connection was refused or reset, the server closed it), script (Redis
-// rejected the script), out_of_memory (Redis's maxmemory), cluster (a
-// redirect or a cluster that is down), overloaded (too many abandoned
-// calls), other.
+// errorKind classifies a primary's error as an index of errorKinds.
 func errorKind(err error) int {
 	var ne net.Error
 	switch {

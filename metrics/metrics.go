@@ -225,18 +225,11 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 // stateLabels are the breaker's states (resilient.Stats.State).
 var stateLabels = [...]string{"closed", "open", "half_open"}
 
-// Watch exports, at every scrape, the state of v under the label name:
-//   - a *resilient.Backend: its breaker state and deny-cache hits
-//     (backend=name);
-//   - a *lease.Backend (core/lease): leases taken, units leased, units
-//     wasted, checks admitted locally (backend=name);
-//   - a *memstore.Store: its key count and its refusals at the key cap
-//     (store=name);
-//   - a *ratelimit.Middleware: its recovered observer panics
-//     (middleware=name).
-//
-// Any other value, a nil one, or a name already watched for that kind is
-// an error.
+// Watch exports, at every scrape, the state of v under the label name: a
+// *resilient.Backend's breaker state and deny-cache hits, a
+// *lease.Backend's leases and units, a *memstore.Store's keys and refusals,
+// a *ratelimit.Middleware's recovered observer panics. Any other or nil
+// value, or a name already watched for that kind, is an error.
 func (c *Collector) Watch(name string, v any) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -1,24 +1,15 @@
-// Package otelmetrics counts what the rate-limiting middleware does on an
-// OpenTelemetry metric.Meter: the same checks, denials and decision sources
-// as package metrics does for Prometheus, from the middleware's observer
-// hook.
+// Package otelmetrics counts what the middleware does on an OpenTelemetry
+// metric.Meter, from its observer: the checks, denials and decision
+// sources that package metrics counts for Prometheus (counters
+// ratelimit.checks, ratelimit.denials and ratelimit.decisions, unit
+// "{request}", docs/observability.md).
 //
 //	obs, err := otelmetrics.New(otel.Meter("ratelimit"))
 //	...
 //	m, err := ratelimit.New(..., ratelimit.WithObserver(obs.Observer()))
 //
-// Instruments (counters, unit "{request}"):
-//
-//	ratelimit.checks     attributes policy, outcome (allowed, denied, skipped, refused,
-//	                     failed_open, failed_closed; shadow policies allowed or shadow_denied;
-//	                     policy "none" when no policy was chosen)
-//	ratelimit.denials    attribute policy: the policy that denied
-//	ratelimit.decisions  attribute source: primary, deny_cache, fallback, fail_open, fail_closed
-//
-// Attributes are policy names (at most 1000 distinct ones, further
-// names count as "other") and fixed enumerations, never a key. The
-// attribute sets are built once per policy and outcome, so that counting
-// allocates nothing in the steady state.
+// Attributes are policy names (at most 1000, the rest "other") and fixed
+// enumerations, never a key.
 package otelmetrics
 
 import (

@@ -1,20 +1,17 @@
 // Package outbound limits the requests a program sends: an http.RoundTripper
-// that waits for a core.Limiter before each request, keyed by the request's
-// host by default, so that calls to a partner API that allows 5,000 an hour
-// stay under it across a fleet when the Limiter's store is shared (Redis).
+// that waits for a core.Limiter before each request, keyed by host by
+// default, so that calls to a partner API stay under its limit across a
+// fleet when the store is shared.
 //
 //	limiter := core.NewLimiter(store)
 //	t, err := outbound.New(limiter, core.MustParsePolicy("5000/1h;name=partner"))
 //	if err != nil { ... }
 //	client := &http.Client{Transport: t}
 //
-// It also honours what the upstream says: after a 429 or 503 with
-// Retry-After, or any response whose RateLimit fields report nothing
-// remaining (the IETF draft's RateLimit, RateLimit-Remaining and
-// RateLimit-Reset, or X-RateLimit-Remaining and X-RateLimit-Reset), it holds
-// that key until the reset: later requests wait, or fail at once when the
-// wait cannot fit their context's deadline, instead of reaching the
-// upstream. The hold is kept by each Transport, in memory.
+// After a 429 or 503 with Retry-After, or RateLimit fields (IETF or
+// X-RateLimit-*) reporting nothing remaining, it holds that key until the
+// reset, in memory: later requests wait, or fail at once when the wait
+// cannot fit their deadline.
 package outbound
 
 import (

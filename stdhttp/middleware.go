@@ -90,18 +90,13 @@ func serveMuxRejects(pattern string) (reason string) {
 
 // Middleware returns net/http middleware running m: for every request it
 // checks the rate limit, sets the header fields, and either calls next or
-// answers itself (429, 4xx, or 503 when failing closed). The returned
-// handler is safe for concurrent use.
+// answers itself (429, 4xx, or 503 when failing closed).
 //
-// When m has a route table, the route pattern of a request must be known
-// before the check: wrap the *http.ServeMux itself (its pattern is resolved
-// from the mux first; see the package documentation), or name the mux with
-// WithMux when wrapping a handler in front of it, or declare InsideMux when
-// the middleware is registered on the mux's routes. Wrapping anything else
-// panics with an error matching ratelimit.ErrInvalidConfig, like ServeMux.Handle given a bad
-// pattern: handlers are wired at start-up, and a route table that silently
-// limits nothing is worse than a failed start. Wrap returns the error
-// instead. Middleware also panics with the error of CheckPatterns.
+// With a route table, wrap the *http.ServeMux itself, name the mux with
+// WithMux, or declare InsideMux (see the package documentation); wrapping
+// anything else panics with an error matching ratelimit.ErrInvalidConfig,
+// as ServeMux.Handle does for a bad pattern (Wrap returns it). It also
+// panics with the error of CheckPatterns.
 func Middleware(m *ratelimit.Middleware, opts ...WrapOption) func(http.Handler) http.Handler {
 	if err := CheckPatterns(m); err != nil {
 		panic(err)
@@ -152,10 +147,8 @@ func Wrap(m *ratelimit.Middleware, next http.Handler, opts ...WrapOption) (http.
 }
 
 // checkServed returns a *ratelimit.RouteError for the first route table
-// entry of m that mux does not serve: a request for it, with each wildcard
-// filled in, is routed to another pattern or to none ("/logni" beside a mux
-// serving "/login"). It runs when the middleware is wired, so the mux's
-// routes must be registered by then.
+// entry that mux routes elsewhere ("/logni" beside "/login"); the mux's
+// routes must be registered when the middleware is wired.
 func checkServed(m *ratelimit.Middleware, mux *http.ServeMux) error {
 	return m.CheckPatterns(func(method, pattern string) string {
 		try := []string{method}
@@ -195,17 +188,12 @@ func samplePath(pattern string) string {
 }
 
 // Route returns middleware for a single route, checking policies instead
-// of m's own (ratelimit.Middleware.Route), for use where the route is
-// registered:
+// of m's own (ratelimit.Middleware.Route), where the route is registered:
 //
 //	mux.Handle("POST /login", stdhttp.Route(mw, login)(loginHandler))
 //
-// It runs in addition to any middleware wrapping the mux. Like
-// ServeMux.Handle given a malformed pattern, it panics when a policy is
-// invalid: routes are registered by the program at start-up, and the
-// panic's value is the typed error (matching core.ErrInvalidPolicy or
-// ratelimit.ErrInvalidConfig). Use m.Route and Middleware to handle the
-// error instead.
+// Like ServeMux.Handle given a bad pattern, it panics with the typed error
+// when a policy is invalid; use m.Route and Middleware to handle it.
 func Route(m *ratelimit.Middleware, policies ...core.Policy) func(http.Handler) http.Handler {
 	rm, err := m.Route(policies...)
 	if err != nil {
