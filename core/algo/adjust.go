@@ -2,13 +2,11 @@ package algo
 
 import "github.com/ratelimit-go/ratelimit/core"
 
-// Adjust applies core.OpRefund (units < 0, of a charge taken at the instant
-// at) or core.OpCharge (units > 0) at now to st, the state of one of the
-// algorithms of this package, and returns the state to store: the zero
-// value when the key is empty again. A charge with at other than now
-// renews the charge taken at at: that one is refunded first. A *Log is
-// adjusted in place and returned; any other type is returned unchanged.
-// Lua does the same in core/redisstore's lua/*_adjust.
+// Adjust applies core.OpRefund (units < 0, of a charge taken at at) or
+// core.OpCharge (units > 0; with at other than now, a renewal of the charge
+// taken at at) at now to st, a state of this package, and returns the state
+// to store (the zero value when empty). A *Log is adjusted in place. Lua
+// does the same in core/redisstore's lua/*_adjust.
 func Adjust[S any](p *core.Params, st S, units, at, now int64) S {
 	if units > 0 && at != now {
 		st = Adjust(p, st, -units, at, now)
@@ -146,13 +144,10 @@ func (s SlidingWindowState) adjust(p *core.Params, units, at, now int64) Sliding
 	return SlidingWindowState{Start: w.start, Prev: prev, Curr: curr}
 }
 
-// adjust applies a refund or a charge to a sliding log in place. A charge
-// drops the entries that have left the window and appends units entries at
-// now (or the newest entry), keeping the newest Limit: those alone decide
-// every later check. A refund removes up to -units entries at the first
-// timestamp at or after at, the entries that charge recorded, and nothing
-// once that charge has left the window (the entries after it are other
-// charges').
+// adjust applies a refund or a charge to a sliding log in place: a charge
+// appends units entries at now, keeping the newest Limit; a refund removes
+// up to -units entries at the first timestamp at or after at, and nothing
+// once that charge has left the window.
 func (l *Log) adjust(p *core.Params, units, at, now int64) {
 	if units > 0 {
 		ts := now

@@ -73,12 +73,10 @@ func (l *Log) push(ts int64, count int, limit int) {
 	}
 }
 
-// SlidingLog admits a check when the entries newer than now-Window plus cost
-// fit in Limit. It returns the outcome and the timestamp the admitted units
-// are recorded at: now, or the newest entry if the caller's clock is behind.
-// It does not modify the log; CommitSlidingLog records an admitted check.
-// When denied, RetryAfter is the moment the entry whose expiry makes room
-// leaves the window.
+// SlidingLog admits a check when the entries newer than now-Window plus
+// cost fit in Limit, and returns the timestamp admitted units are recorded
+// at (now, or the newest entry if the caller's clock is behind). It does not
+// modify the log: CommitSlidingLog records an admitted check.
 func SlidingLog(p *core.Params, l *Log, cost, now int64) (Answer, int64) {
 	cutoff := now - p.Window
 	first := l.firstAfter(cutoff)

@@ -9,16 +9,10 @@ import (
 
 // ledger records every admission of a forward trace per key and policy and
 // checks it against what the algorithm may admit, independently of any
-// backend's arithmetic:
-//   - fixed window and sliding window counter: at most Limit units per
-//     aligned window (the counter's estimate never falls below the current
-//     window's count);
-//   - sliding log: at most Limit units in any trailing window;
-//   - token bucket, GCRA, leaky bucket: over any span from one admission to
-//     a later one, units*Interval <= span + Burst*Interval.
-//
-// Beyond that bound the sliding window counter is an estimate; the
-// comparison with the reference covers its exact decisions.
+// backend's arithmetic: at most Limit units per aligned window (fixed and
+// sliding window) or trailing window (sliding log), and units*Interval <=
+// span + Burst*Interval between two admissions (token bucket, GCRA, leaky
+// bucket).
 type ledger struct {
 	entries map[stateKey][]admission
 }

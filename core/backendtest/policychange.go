@@ -8,12 +8,10 @@ import (
 	"github.com/ratelimit-go/ratelimit/core"
 )
 
-// runPolicyChange pins core.Identity on every backend: consuming under a
-// named policy and then checking under the same name with another limit or
-// burst finds the units used kept, on every algorithm (a deploy that raises
-// a limit resets no client, and a client that used 6 of 10 has 14 of 20
-// left), and the new numbers apply at once; a lowered limit denies with
-// nothing negative; a rename starts afresh.
+// runPolicyChange pins core.Identity: under the same name with another
+// limit or burst, the units used are kept on every algorithm and the new
+// numbers apply at once; a lowered limit denies with nothing negative; a
+// rename starts afresh.
 func runPolicyChange(t *testing.T, newBackend Factory) {
 	b := newBackend(t)
 	ctx := context.Background()

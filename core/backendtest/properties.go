@@ -69,11 +69,9 @@ func prefixed(steps []Step, prefix string) []Step {
 }
 
 // checkTraceProperties walks a forward trace through a Limiter over b and
-// checks, at every check: the invariants; that a denied check changed
-// nothing (see deniedChangedNothing); that the same check is still denied 1 ms before RetryAfter and
-// admitted exactly at it (when RetryAfter >= 1 ms, moving the clock
-// accordingly); and that the admissions never exceed what the algorithm
-// allows (ledger).
+// checks, at every check, the invariants, that a denial changed nothing,
+// that the same check is still denied 1 ms before RetryAfter and admitted
+// exactly at it, and the ledger.
 func checkTraceProperties(b core.Backend, steps []Step) error {
 	ctx := context.Background()
 	clock := core.NewManualClock(time.Time{})
@@ -131,11 +129,8 @@ func checkTraceProperties(b core.Backend, steps []Step) error {
 	return nil
 }
 
-// deniedChangedNothing peeks after a denied check: a denied check reports
-// the state as it stands, so a Peek right after it must report the same
-// Remaining and ResetAfter for every policy and, for a check of one unit,
-// the very same decisions. A backend that consumed anything on the denial
-// shows it here.
+// deniedChangedNothing peeks after a denied check, which must report the
+// same Remaining and ResetAfter (for one unit, the same decisions).
 func deniedChangedNothing(ctx context.Context, lim *core.Limiter, clock *core.ManualClock, s Step, denied StepResult) error {
 	peek := s
 	peek.Peek, peek.Reset = true, false
@@ -171,10 +166,8 @@ func formatDecisions(ds []core.Decision) string {
 	return s
 }
 
-// checkNoRefund walks a trace whose clock also moves backwards and checks the
-// invariants at every step and, whenever the clock has just moved back, that
-// no policy reports more units remaining than it did at the latest instant
-// before the move.
+// checkNoRefund walks a trace whose clock also moves backwards: after a
+// move back no policy reports more units remaining than before it.
 func checkNoRefund(b core.Backend, steps []Step) error {
 	ctx := context.Background()
 	clock := core.NewManualClock(time.Time{})
@@ -202,9 +195,8 @@ func checkNoRefund(b core.Backend, steps []Step) error {
 		}
 		back := o
 		if s.kind() != opPeek {
-			// Compare like with like: what a peek says now, before this step's
-			// own effect, is not observable any more; peek again after it
-			// only when the step consumed nothing.
+			// A peek now, before this step's effect, is not observable any
+			// more: peek again only when the step consumed nothing.
 			if s.kind() != opCheck || o.Allowed {
 				continue
 			}

@@ -11,12 +11,8 @@ import (
 )
 
 // reference is the model backend: one mutex, one plain map, and the pure
-// functions of core/algo called exactly as their documentation says. It never
-// expires anything (a stale state means the same as an absent one for a clock
-// that moves forward), so it is meant for tests, not for production.
-//
-// The zero value is an empty Reference, ready to use; NewReference returns
-// one as a core.Backend. A Reference is safe for concurrent use.
+// functions of core/algo called as documented. It never expires anything,
+// so it is for tests only. It is safe for concurrent use.
 type reference struct {
 	mu     sync.Mutex
 	states map[stateKey]any // algo.FixedWindowState, algo.SlidingWindowState, *algo.Log, algo.TokenBucketState, algo.GCRAState, algo.LeakyBucketState

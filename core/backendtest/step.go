@@ -40,11 +40,9 @@ func (o op) String() string {
 	return fmt.Sprintf("op(%d)", uint8(o))
 }
 
-// Step is one operation of a trace. Replay first sets the clock to Set when it
-// is not the zero time, then moves it by Advance (backwards when negative),
-// then checks Key under Policies (RandomTrace also peeks and resets).
-//
-// A Step is a plain value; traces share nothing with the backend.
+// Step is one operation of a trace: Replay sets the clock to Set when it is
+// not zero, moves it by Advance (back when negative), then checks Key under
+// Policies, or peeks or resets.
 type Step struct {
 	Set      time.Time     // absolute clock reading to jump to first; zero means none
 	Advance  time.Duration // clock movement before the operation
@@ -105,11 +103,9 @@ type StepResult struct {
 	Err       error
 }
 
-// perform runs one step through a Limiter as users do: a single-policy check
-// through AllowN (a batch of one item, the stores' fast path), or, when
-// viaCheck is set, through the multi-policy Limiter.Check; a multi-policy
-// check through Limiter.Check; a peek through Limiter.Peek or Limiter.Do; a
-// reset through Limiter.Reset.
+// perform runs one step through a Limiter as users do: a single-policy
+// check through AllowN, or Limiter.Check when viaCheck is set; several
+// policies through Limiter.Check; a peek or a reset likewise.
 func perform(ctx context.Context, lim *core.Limiter, clock *core.ManualClock, s Step, viaCheck bool) StepResult {
 	if !s.Set.IsZero() {
 		clock.Set(s.Set)
@@ -174,11 +170,10 @@ func perform(ctx context.Context, lim *core.Limiter, clock *core.ManualClock, s 
 	return o
 }
 
-// Replay runs steps against b in order, driving clock, and returns one
-// StepResult per step. It uses a core.Limiter over b with that clock, as users
-// do; single-policy checks alternate between Limiter.AllowN and
-// Limiter.Check, the two ways users check one policy. Replaying one trace on two backends from the same starting
-// clock reading must give outcomes that DiffOutcomes finds equal.
+// Replay runs steps against b in order, driving clock, through a
+// core.Limiter over b, and returns one StepResult per step; single-policy
+// checks alternate between AllowN and Check. Two backends replaying one
+// trace from one clock reading must give outcomes DiffOutcomes finds equal.
 func Replay(ctx context.Context, b core.Backend, clock *core.ManualClock, steps []Step) []StepResult {
 	lim := core.NewLimiter(b, core.WithClock(clock))
 	out := make([]StepResult, len(steps))

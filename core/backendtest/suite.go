@@ -14,9 +14,8 @@ import (
 type Factory func(t *testing.T) core.Backend
 
 // Run runs the whole conformance suite against the backends newBackend
-// returns. Subtests are named Vectors/<file>/<vector>, Properties/<name>,
-// Isolation/<name>, Concurrency/<algorithm> and Contract/<name>, so a failure says which algorithm
-// and which case broke. Run takes a few seconds against a real Redis.
+// returns, in subtests named Vectors/<file>/<vector>, Properties/<name>,
+// Isolation/<name>, Concurrency/<algorithm> and Contract/<name>.
 func Run(t *testing.T, newBackend Factory) {
 	t.Helper()
 	t.Run("Vectors", func(t *testing.T) { runVectors(t, newBackend) })

@@ -16,39 +16,26 @@ type traceConfig struct {
 	keys       int
 }
 
-// Trace start instants: one near the project's present, one in the year
-// 2100, where microsecond timestamps are larger than any real clock reads,
-// and one a day before the Unix epoch, where they are negative (and a
-// trace may cross zero, which an empty state's zero fields must not be
-// confused with).
+// Trace start instants: the present, the year 2100 (timestamps larger than
+// any clock reads) and a day before the Unix epoch (negative timestamps).
 var (
 	nearToday  = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	year2100   = time.Date(2100, 3, 1, 0, 0, 0, 0, time.UTC)
 	before1970 = time.Date(1969, 12, 31, 0, 0, 0, 0, time.UTC)
 )
 
-// RandomTrace returns a deterministic trace of n steps for seed: a first step
-// that sets the clock (to a random microsecond within two days of
-// 2026-11-29, 2100-03-01 or 1969-12-31), then checks (mostly), peeks and resets across several keys
-// (including keys with '{', '}', binary bytes and a long key) and a pool of
-// policies covering every selected algorithm, with single- and
-// multi-policy steps, costs up to the capacity, and clock advances from zero
-// over a microsecond to days.
-//
-// keys is the number of distinct keys (3 when 0). With invalid, some checks
-// have a cost of 0, -1 or above the capacity, which must fail with a typed
-// error and change nothing, and some steps refund or charge (core.OpRefund,
-// core.OpCharge).
-//
-// The same arguments always give the same trace.
+// RandomTrace returns the deterministic trace of n steps for seed: a step
+// that sets the clock, then mostly checks, some peeks and resets, across
+// keys keys (3 when 0; awkward bytes and a long key included) and policies
+// of every algorithm, single and multi-policy, with costs up to the
+// capacity and clock advances from zero to days. With invalid, some costs
+// are invalid (0, -1, above the capacity) and some steps refund or charge.
 func RandomTrace(seed uint64, n, keys int, invalid bool) []Step {
 	return randomTrace(seed, n, traceConfig{keys: keys, errors: invalid})
 }
 
 // randomTrace is RandomTrace with the clock also moving backwards when
-// cfg.backwards: a backend may drop a state once it has expired, so only
-// invariants (no refund, no negative Remaining) hold across such traces, not
-// equality with the reference.
+// cfg.backwards, where only the invariants hold.
 func randomTrace(seed uint64, n int, cfg traceConfig) []Step {
 	if cfg.keys <= 0 {
 		cfg.keys = 3

@@ -94,9 +94,8 @@ func (w *wants) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// vectorFiles are the vector files, testdata/conformance/*.yaml beside this
-// package, embedded so that the suite needs no source tree at run time (it
-// passes under go test -trimpath and from a module cache).
+// vectorFiles are embedded, so that the suite needs no source tree at run
+// time.
 //
 //go:embed testdata/conformance/*.yaml
 var vectorFiles embed.FS
