@@ -20,14 +20,7 @@ import (
 // ratelimit.New, it returns a *ratelimit.RouteError for a route pattern Echo
 // never reports (a wildcard written "{id}" instead of ":id").
 func New(opts ...ratelimit.Option) (echo.MiddlewareFunc, error) {
-	m, err := ratelimit.New(opts...)
-	if err != nil {
-		return nil, err
-	}
-	if err := CheckPatterns(m); err != nil {
-		return nil, err
-	}
-	return Middleware(m), nil
+	return routecheck.New(opts, func(m *ratelimit.Middleware) error { return CheckPatterns(m) }, Middleware)
 }
 
 // CheckPatterns returns a *ratelimit.RouteError for the first route table
@@ -104,11 +97,7 @@ func Context(r keyfuncs.Request) echo.Context {
 // core.ErrInvalidPolicy or ratelimit.ErrInvalidConfig). Use m.Route and
 // Middleware to handle the error instead.
 func Route(m *ratelimit.Middleware, policies ...core.Policy) echo.MiddlewareFunc {
-	rm, err := m.Route(policies...)
-	if err != nil {
-		panic(err)
-	}
-	return Middleware(rm)
+	return routecheck.PerRoute(m, policies, Middleware)
 }
 
 // status is the status code of c's response once its handler returned

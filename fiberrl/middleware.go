@@ -3,7 +3,6 @@ package fiberrl
 import (
 	"context"
 	"errors"
-	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -19,14 +18,7 @@ import (
 // a route pattern Fiber never reports (a wildcard written "{id}" instead of
 // ":id").
 func New(opts ...ratelimit.Option) (fiber.Handler, error) {
-	m, err := ratelimit.New(opts...)
-	if err != nil {
-		return nil, err
-	}
-	if err := CheckPatterns(m); err != nil {
-		return nil, err
-	}
-	return Middleware(m), nil
+	return routecheck.New(opts, func(m *ratelimit.Middleware) error { return CheckPatterns(m) }, Middleware)
 }
 
 // CheckPatterns returns a *ratelimit.RouteError for the first route table
@@ -39,12 +31,7 @@ func CheckPatterns(m *ratelimit.Middleware, routes ...fiber.Route) error {
 	for i, r := range routes {
 		list[i] = routecheck.Route{Method: r.Method, Path: r.Path}
 	}
-	return m.CheckPatterns(func(method, p string) string {
-		if strings.ContainsAny(p, "{}") {
-			return "Fiber writes route parameters as :name, * and +, not {name}"
-		}
-		return routecheck.Unserved(method, p, list)
-	})
+	return routecheck.Colon(m, list, "Fiber writes route parameters as :name, * and +, not {name}")
 }
 
 // Middleware returns a Fiber handler running m, for App.Use or Group.Use:
@@ -97,11 +84,7 @@ func handler(m *ratelimit.Middleware, perRoute bool, routes *resolver) fiber.Han
 // It panics with the typed error when a policy is invalid; use m.Route and
 // Middleware to handle it.
 func Route(m *ratelimit.Middleware, policies ...core.Policy) fiber.Handler {
-	rm, err := m.Route(policies...)
-	if err != nil {
-		panic(err)
-	}
-	return handler(rm, true, nil)
+	return routecheck.PerRoute(m, policies, func(rm *ratelimit.Middleware) fiber.Handler { return handler(rm, true, nil) })
 }
 
 // status is the status code of c's response once its handler returned

@@ -18,14 +18,7 @@ import (
 // ratelimit.New, it returns a *ratelimit.RouteError for a route pattern Gin
 // never reports (a wildcard written "{id}" instead of ":id").
 func New(opts ...ratelimit.Option) (gin.HandlerFunc, error) {
-	m, err := ratelimit.New(opts...)
-	if err != nil {
-		return nil, err
-	}
-	if err := CheckPatterns(m); err != nil {
-		return nil, err
-	}
-	return Middleware(m), nil
+	return routecheck.New(opts, func(m *ratelimit.Middleware) error { return CheckPatterns(m) }, Middleware)
 }
 
 // CheckPatterns returns a *ratelimit.RouteError for the first route table
@@ -99,9 +92,5 @@ func Context(r keyfuncs.Request) *gin.Context {
 // ratelimit.ErrInvalidConfig). Use m.Route and Middleware to handle the
 // error instead.
 func Route(m *ratelimit.Middleware, policies ...core.Policy) gin.HandlerFunc {
-	rm, err := m.Route(policies...)
-	if err != nil {
-		panic(err)
-	}
-	return Middleware(rm)
+	return routecheck.PerRoute(m, policies, Middleware)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/internal/nethttp"
+	"github.com/ratelimit-go/ratelimit/internal/routecheck"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
 
@@ -51,14 +52,7 @@ func InsideMux() WrapOption {
 // Besides the errors of ratelimit.New it returns the *ratelimit.RouteError of
 // CheckPatterns.
 func New(opts ...ratelimit.Option) (func(http.Handler) http.Handler, error) {
-	m, err := ratelimit.New(opts...)
-	if err != nil {
-		return nil, err
-	}
-	if err := CheckPatterns(m); err != nil {
-		return nil, err
-	}
-	return Middleware(m), nil
+	return routecheck.New(opts, CheckPatterns, func(m *ratelimit.Middleware) func(http.Handler) http.Handler { return Middleware(m) })
 }
 
 // CheckPatterns returns a *ratelimit.RouteError for the first route table
@@ -195,11 +189,7 @@ func samplePath(pattern string) string {
 // Like ServeMux.Handle given a bad pattern, it panics with the typed error
 // when a policy is invalid; use m.Route and Middleware to handle it.
 func Route(m *ratelimit.Middleware, policies ...core.Policy) func(http.Handler) http.Handler {
-	rm, err := m.Route(policies...)
-	if err != nil {
-		panic(err)
-	}
-	return Middleware(rm)
+	return routecheck.PerRoute(m, policies, func(rm *ratelimit.Middleware) func(http.Handler) http.Handler { return Middleware(rm) })
 }
 
 type handler struct {

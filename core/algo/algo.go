@@ -10,8 +10,8 @@ import (
 // Answer is an algorithm's answer, in units and microseconds (see
 // core.Decision). Wait is RetryAfter when denied and Delay when admitted.
 type Answer struct {
-	Allowed   bool
-	Remaining int64
+	Allowed    bool
+	Remaining  int64
 	Wait       int64
 	ResetAfter int64
 }

@@ -1,6 +1,14 @@
-// Package routecheck tells whether a framework's route list serves a route
-// table entry, for the adapters' CheckPatterns.
+// Package routecheck holds what the framework adapters share around a
+// Middleware: building one, per-route middleware, and telling whether a
+// framework's route list serves a route table entry.
 package routecheck
+
+import (
+	"strings"
+
+	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/core"
+)
 
 // Route is one route of a framework's list: its method and its pattern as
 // the framework spells it.
@@ -20,4 +28,39 @@ func Unserved(method, pattern string, routes []Route) string {
 		}
 	}
 	return "the router serves no such route, so the entry would never apply"
+}
+
+// Colon checks m's route table for a framework that writes parameters as
+// :name (syntax says how), against its route list when it is given.
+func Colon(m *ratelimit.Middleware, routes []Route, syntax string) error {
+	return m.CheckPatterns(func(method, p string) string {
+		if strings.ContainsAny(p, "{}") {
+			return syntax
+		}
+		return Unserved(method, p, routes)
+	})
+}
+
+// New builds a Middleware from opts and returns it wrapped by wrap once
+// check accepts its route table.
+func New[H any](opts []ratelimit.Option, check func(*ratelimit.Middleware) error, wrap func(*ratelimit.Middleware) H) (H, error) {
+	m, err := ratelimit.New(opts...)
+	if err == nil {
+		err = check(m)
+	}
+	if err != nil {
+		var none H
+		return none, err
+	}
+	return wrap(m), nil
+}
+
+// PerRoute returns m.Route(policies...) wrapped by wrap, and panics with the
+// typed error when a policy is invalid.
+func PerRoute[H any](m *ratelimit.Middleware, policies []core.Policy, wrap func(*ratelimit.Middleware) H) H {
+	rm, err := m.Route(policies...)
+	if err != nil {
+		panic(err)
+	}
+	return wrap(rm)
 }
