@@ -7,7 +7,12 @@ package adapter
 // adapter implements it over its framework's response.
 //
 // The middleware calls SetHeader any number of times, then Write at most
-// once; after Write it touches the response no more.
+// once; after Write it touches the response no more. A Response may also
+// have SetHeaderBytes(name string, value []byte), for a value valid only
+// during the call that it can keep without an allocation, and
+// SetSharedHeader(name string, values []string), for a slice the
+// middleware prepared once and shares between responses, which it must
+// never write into; the middleware uses them when they are there.
 type Response interface {
 	// SetHeader sets the response header name to the single value value,
 	// replacing any previous value. name is always in canonical form
@@ -19,19 +24,4 @@ type Response interface {
 	// modified or kept. An error (the client went away) is reported to
 	// observers.
 	Write(status int, contentType string, body []byte) error
-}
-
-// HeaderBytesSetter is an optional interface of a Response that can keep a
-// header value given as bytes valid only during the call without a separate
-// allocation.
-type HeaderBytesSetter interface {
-	SetHeaderBytes(name string, value []byte)
-}
-
-// SharedHeaderSetter is an optional interface of a Response: it sets header
-// name to values, a slice the middleware prepared once and shares between
-// responses, which an adapter over an http.Header stores as it is and
-// never writes into. The middleware replaces one found written into.
-type SharedHeaderSetter interface {
-	SetSharedHeader(name string, values []string)
 }

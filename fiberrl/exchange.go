@@ -29,7 +29,9 @@ var exchanges = sync.Pool{New: func() any { return new(exchange) }}
 var (
 	_ keyfuncs.HeaderValuesRequest = (*exchange)(nil)
 	_ adapter.Response             = (*exchange)(nil)
-	_ adapter.HeaderBytesSetter    = (*exchange)(nil)
+	_ interface {
+		SetHeaderBytes(string, []byte)
+	} = (*exchange)(nil) // the middleware's allocation-free header path
 )
 
 // Method returns the request method. Fiber builds it as a fresh string for
@@ -121,7 +123,7 @@ func Ctx(r keyfuncs.Request) *fiber.Ctx {
 func (e *exchange) SetHeader(name, value string) { e.c.Response().Header.Set(name, value) }
 
 // SetHeaderBytes sets a response header from bytes valid only during the
-// call (adapter.HeaderBytesSetter). fasthttp copies them into its own
+// call (see adapter.Response). fasthttp copies them into its own
 // buffers, so the value costs no allocation.
 func (e *exchange) SetHeaderBytes(name string, value []byte) {
 	e.c.Response().Header.SetBytesV(name, value)

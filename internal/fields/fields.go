@@ -41,7 +41,7 @@ func PolicyName(p core.Policy) string {
 // SetHeaderBytes sets name to value on res, through SetHeaderBytes when res
 // implements it.
 func SetHeaderBytes(res adapter.Response, name string, value []byte) {
-	if s, ok := res.(adapter.HeaderBytesSetter); ok {
+	if s, ok := res.(interface{ SetHeaderBytes(string, []byte) }); ok {
 		s.SetHeaderBytes(name, value)
 		return
 	}
@@ -202,7 +202,7 @@ func (s *Set) writePreparedDenial(res adapter.Response, ds []core.Decision) bool
 		pd = &preparedDenial{n: n, limit: ds[0].Limit, fields: f}
 		slot.Store(pd)
 	}
-	if sh, ok := res.(adapter.SharedHeaderSetter); ok {
+	if sh, ok := res.(interface{ SetSharedHeader(string, []string) }); ok {
 		for i := range pd.fields {
 			sh.SetSharedHeader(pd.fields[i].name, pd.fields[i].v.Slice())
 		}

@@ -128,7 +128,7 @@ type headerBlock struct {
 }
 
 // Shared values of the fields Write sets on a problem document (see
-// adapter.SharedHeaderSetter).
+// adapter.Response).
 var (
 	problemType = sharedhdr.New(fields.ContentTypeProblem)
 	nosniff     = sharedhdr.New("nosniff")
