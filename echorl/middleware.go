@@ -15,19 +15,16 @@ import (
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
 
-// New builds a ratelimit.Middleware from opts (ratelimit.WithKeyFunc is
-// required) and returns it as Echo middleware. See Middleware. Besides the errors of
-// ratelimit.New, it returns a *ratelimit.RouteError for a route pattern Echo
-// never reports (a wildcard written "{id}" instead of ":id").
+// New builds a ratelimit.Middleware from opts and returns it as Echo
+// middleware (see Middleware); it also returns CheckPatterns' errors.
 func New(opts ...ratelimit.Option) (echo.MiddlewareFunc, error) {
 	return routecheck.New(opts, func(m *ratelimit.Middleware) error { return CheckPatterns(m) }, Middleware)
 }
 
 // CheckPatterns returns a *ratelimit.RouteError for the first route table
-// entry of m that Echo can never report as Context.Path: one with a net/http-style
-// wildcard ("/users/{id}", which Echo writes "/users/:id"), or, when routes
-// (the router's list, e.Routes()) are given, one that no route serves
-// ("/logni" beside "/login"). Call it once the routes are registered.
+// entry of m that Echo never reports: one written "{id}" instead of ":id",
+// or, given the router's routes (e.Routes()), one no route serves. Call it
+// once the routes are registered.
 func CheckPatterns(m *ratelimit.Middleware, routes ...*echo.Route) error {
 	list := make([]routecheck.Route, len(routes))
 	for i, r := range routes {
@@ -41,15 +38,11 @@ func CheckPatterns(m *ratelimit.Middleware, routes ...*echo.Route) error {
 	})
 }
 
-// Middleware returns Echo middleware running m: for every request it
-// checks the rate limit and sets the header fields, then either calls the
-// next handler or answers itself (429, 4xx, or 503 when failing closed)
-// and returns nil. Install it with Echo.Use, Group.Use or on a route, not
-// with Echo.Pre (see the package documentation). Key functions reach the
-// echo.Context through Context, and values stored with Context.Set through
-// the request view's Context. It panics with the error of CheckPatterns
-// when a route pattern can never match on Echo. The returned middleware is
-// safe for concurrent use.
+// Middleware returns Echo middleware running m, for Echo.Use, Group.Use or
+// a route (not Echo.Pre): it checks the rate limit, sets the header fields,
+// then calls the next handler or answers itself and returns nil. Key
+// functions reach the echo.Context through Context. It panics with the
+// error of CheckPatterns.
 func Middleware(m *ratelimit.Middleware) echo.MiddlewareFunc {
 	if err := CheckPatterns(m); err != nil {
 		panic(err)
@@ -77,25 +70,20 @@ func lookup(native, key any) any {
 	return nil
 }
 
-// Context returns the echo.Context of a request the Echo adapter handed to
-// a key function, skip rule, cost function or plan function, or nil for a
-// request from another adapter. Like r it is valid only during that call.
+// Context returns the echo.Context behind r when this adapter handed r to a
+// key, skip, cost or plan function; nil otherwise.
 func Context(r keyfuncs.Request) echo.Context {
 	c, _ := nethttp.Native(r).(echo.Context)
 	return c
 }
 
 // Route returns middleware for a single route, checking policies instead
-// of m's own (ratelimit.Middleware.Route), for use where the route is
-// registered:
+// of m's own (ratelimit.Middleware.Route), where the route is registered:
 //
 //	e.POST("/login", loginHandler, echorl.Route(m, login))
 //
-// It runs in addition to any middleware installed with Echo.Use. It
-// panics when a policy is invalid: routes are registered by the program
-// at start-up, and the panic's value is the typed error (matching
-// core.ErrInvalidPolicy or ratelimit.ErrInvalidConfig). Use m.Route and
-// Middleware to handle the error instead.
+// It panics with the typed error when a policy is invalid; use m.Route and
+// Middleware to handle it.
 func Route(m *ratelimit.Middleware, policies ...core.Policy) echo.MiddlewareFunc {
 	return routecheck.PerRoute(m, policies, Middleware)
 }

@@ -109,9 +109,8 @@ func (c *exchangeContext) Value(key any) any {
 	return c.c.UserContext().Value(key)
 }
 
-// Ctx returns the *fiber.Ctx of a request the Fiber adapter handed to a key
-// function, skip rule, cost function or plan function, or nil for a request
-// from another adapter. Like r it is valid only during that call.
+// Ctx returns the *fiber.Ctx behind r when this adapter handed r to a key,
+// skip, cost or plan function; nil otherwise.
 func Ctx(r keyfuncs.Request) *fiber.Ctx {
 	if e, ok := r.(*exchange); ok {
 		return e.c

@@ -11,21 +11,16 @@ import (
 	"github.com/ratelimit-go/ratelimit/internal/routecheck"
 )
 
-// New builds a ratelimit.Middleware from opts (ratelimit.WithKeyFunc is
-// required) and returns it as a Fiber handler. See Middleware.
-//
-// Besides the errors of ratelimit.New, it returns a *ratelimit.RouteError for
-// a route pattern Fiber never reports (a wildcard written "{id}" instead of
-// ":id").
+// New builds a ratelimit.Middleware from opts and returns it as a Fiber
+// handler (see Middleware); it also returns CheckPatterns' errors.
 func New(opts ...ratelimit.Option) (fiber.Handler, error) {
 	return routecheck.New(opts, func(m *ratelimit.Middleware) error { return CheckPatterns(m) }, Middleware)
 }
 
 // CheckPatterns returns a *ratelimit.RouteError for the first route table
-// entry of m that Fiber can never report as a route's path: one with a net/http-style
-// wildcard ("/users/{id}", which Fiber writes "/users/:id"), or, when routes
-// (the router's list, app.GetRoutes()) are given, one that no route serves
-// ("/logni" beside "/login"). Call it once the routes are registered.
+// entry of m that Fiber never reports: one written "{id}" instead of ":id",
+// or, given the app's routes (app.GetRoutes()), one no route serves. Call
+// it once the routes are registered.
 func CheckPatterns(m *ratelimit.Middleware, routes ...fiber.Route) error {
 	list := make([]routecheck.Route, len(routes))
 	for i, r := range routes {

@@ -13,19 +13,16 @@ import (
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
 
-// New builds a ratelimit.Middleware from opts (ratelimit.WithKeyFunc is
-// required) and returns it as Gin middleware. See Middleware. Besides the errors of
-// ratelimit.New, it returns a *ratelimit.RouteError for a route pattern Gin
-// never reports (a wildcard written "{id}" instead of ":id").
+// New builds a ratelimit.Middleware from opts and returns it as Gin
+// middleware (see Middleware); it also returns CheckPatterns' errors.
 func New(opts ...ratelimit.Option) (gin.HandlerFunc, error) {
 	return routecheck.New(opts, func(m *ratelimit.Middleware) error { return CheckPatterns(m) }, Middleware)
 }
 
 // CheckPatterns returns a *ratelimit.RouteError for the first route table
-// entry of m that Gin can never report as Context.FullPath: one with a net/http-style
-// wildcard ("/users/{id}", which Gin writes "/users/:id"), or, when routes
-// (the router's list, r.Routes()) are given, one that no route serves
-// ("/logni" beside "/login"). Call it once the routes are registered.
+// entry of m that Gin never reports: one written "{id}" instead of ":id",
+// or, given the router's routes (r.Routes()), one no route serves. Call it
+// once the routes are registered.
 func CheckPatterns(m *ratelimit.Middleware, routes ...gin.RouteInfo) error {
 	list := make([]routecheck.Route, len(routes))
 	for i, r := range routes {
@@ -39,15 +36,10 @@ func CheckPatterns(m *ratelimit.Middleware, routes ...gin.RouteInfo) error {
 	})
 }
 
-// Middleware returns Gin middleware running m: for every request it checks
-// the rate limit and sets the header fields, then either lets the chain
-// continue or answers itself (429, 4xx, or 503 when failing closed) and
-// aborts the chain. Key functions reach the *gin.Context through Context,
-// and values stored with Context.Set through the request view's Context.
-// It panics with the error of CheckPatterns when a route pattern can never
-// match on Gin: routes are set up at start-up, and a limit that silently
-// limits nothing is worse than a failed start. The returned handler is safe
-// for concurrent use.
+// Middleware returns Gin middleware running m: it checks the rate limit,
+// sets the header fields, then lets the chain continue or answers itself
+// and aborts it. Key functions reach the *gin.Context through Context. It
+// panics with the error of CheckPatterns.
 func Middleware(m *ratelimit.Middleware) gin.HandlerFunc {
 	if err := CheckPatterns(m); err != nil {
 		panic(err)
@@ -71,26 +63,20 @@ func lookup(native, key any) any {
 	return v
 }
 
-// Context returns the *gin.Context of a request the Gin adapter handed to a
-// key function, skip rule, cost function or plan function, or nil for a
-// request from another adapter. Like r it is valid only during that call.
+// Context returns the *gin.Context behind r when this adapter handed r to a
+// key, skip, cost or plan function; nil otherwise.
 func Context(r keyfuncs.Request) *gin.Context {
 	c, _ := nethttp.Native(r).(*gin.Context)
 	return c
 }
 
 // Route returns middleware for a single route, checking policies instead
-// of m's own (ratelimit.Middleware.Route), for use where the route is
-// registered:
+// of m's own (ratelimit.Middleware.Route), where the route is registered:
 //
 //	r.POST("/login", ginrl.Route(m, login), loginHandler)
 //
-// It runs in addition to any middleware installed with Engine.Use. Like
-// Gin given a malformed route, it panics when a policy is invalid: routes
-// are registered by the program at start-up, and the panic's value is the
-// typed error (matching core.ErrInvalidPolicy or
-// ratelimit.ErrInvalidConfig). Use m.Route and Middleware to handle the
-// error instead.
+// It panics with the typed error when a policy is invalid; use m.Route and
+// Middleware to handle it.
 func Route(m *ratelimit.Middleware, policies ...core.Policy) gin.HandlerFunc {
 	return routecheck.PerRoute(m, policies, Middleware)
 }

@@ -15,13 +15,10 @@ import (
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
 
-// errRoutesUnresolvable reports a route table (ratelimit.WithRoute) around a
-// handler that is not a *http.ServeMux, with neither WithMux nor InsideMux:
-// the route of a request would be unknown when the check runs, and the
-// table would silently limit nothing.
-var errNilMiddleware = fmt.Errorf("%w: stdhttp: a nil *ratelimit.Middleware or handler; build the Middleware with ratelimit.New or use stdhttp.New", ratelimit.ErrInvalidConfig)
-
-var errRoutesUnresolvable = fmt.Errorf("%w: stdhttp: the route table needs the ServeMux: wrap the mux, or use WithMux(mux) or InsideMux()", ratelimit.ErrInvalidConfig)
+var (
+	errNilMiddleware      = fmt.Errorf("%w: stdhttp: a nil *ratelimit.Middleware or handler; build the Middleware with ratelimit.New or use stdhttp.New", ratelimit.ErrInvalidConfig)
+	errRoutesUnresolvable = fmt.Errorf("%w: stdhttp: the route table needs the ServeMux: wrap the mux, or use WithMux(mux) or InsideMux()", ratelimit.ErrInvalidConfig)
+)
 
 // WrapOption tells Wrap and Middleware where route patterns come from.
 type WrapOption func(*wrapConfig)
@@ -32,9 +29,7 @@ type wrapConfig struct {
 }
 
 // WithMux names the ServeMux that routes the requests, for a middleware
-// wrapped around something other than the mux itself (a logging or
-// recovery handler in front of it): the route pattern of every request is
-// resolved from mux before the check, as when the mux is wrapped directly.
+// wrapped around another handler in front of it.
 func WithMux(mux *http.ServeMux) WrapOption {
 	return func(c *wrapConfig) { c.mux, c.inside = mux, false }
 }
@@ -46,11 +41,8 @@ func InsideMux() WrapOption {
 	return func(c *wrapConfig) { c.mux, c.inside = nil, true }
 }
 
-// New builds a ratelimit.Middleware from opts (ratelimit.WithKeyFunc is
-// required) and returns it as net/http middleware, which panics when it
-// wraps a handler its route table cannot be resolved for (see Middleware).
-// Besides the errors of ratelimit.New it returns the *ratelimit.RouteError of
-// CheckPatterns.
+// New builds a ratelimit.Middleware from opts and returns it as net/http
+// middleware (see Middleware); it also returns CheckPatterns' errors.
 func New(opts ...ratelimit.Option) (func(http.Handler) http.Handler, error) {
 	return routecheck.New(opts, CheckPatterns, func(m *ratelimit.Middleware) func(http.Handler) http.Handler { return Middleware(m) })
 }
@@ -208,8 +200,6 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// Request returns the *http.Request behind r when r is a request this
-// adapter (or Gin's or Echo's) handed to a key function, a skip rule, a cost
-// function or a plan function; nil otherwise. Like r it is valid only during
-// that call.
+// Request returns the *http.Request behind r when this adapter (or Gin's or
+// Echo's) handed r to a key, skip, cost or plan function; nil otherwise.
 func Request(r keyfuncs.Request) *http.Request { return nethttp.Request(r) }
