@@ -51,26 +51,22 @@ func kindOf(a core.Algorithm) (k kind, ok bool) {
 }
 
 // registry caches the validated parameters of every distinct Policy value
-// the store has seen. Reads are lock-free over an immutable snapshot; a new
-// policy costs amortised constant work (past linearMax policies it goes to
-// the snapshot's recent map, and the index is rebuilt when recent is as
-// large as it).
+// the store has seen. Reads are lock-free: a snapshot of up to linearMax
+// policies compared one by one, then a sync.Map.
 type registry struct {
 	snap atomic.Pointer[regSnapshot]
 	mu   sync.Mutex
-	// Under mu: every policy in order of registration, the table index of
-	// every identity, and how many policies snap.recent holds.
-	all     []*policyInfo
-	ids     map[core.Identity]int
-	nRecent int
+	// Under mu: every policy in order of registration, and the table index
+	// of every identity.
+	all []*policyInfo
+	ids map[core.Identity]int
 }
 
-// regSnapshot is one version of the registry: immutable, but for the
-// concurrent map recent, which only grows.
+// regSnapshot is one version of the registry: immutable, but for many,
+// which only grows.
 type regSnapshot struct {
-	few    []*policyInfo               // every policy while there are at most linearMax; nil beyond
-	index  map[core.Policy]*policyInfo // beyond linearMax: the policies at the last rebuild
-	recent *sync.Map                   // with index: core.Policy -> *policyInfo registered since
+	few  []*policyInfo // every policy while there are at most linearMax; nil beyond
+	many *sync.Map     // beyond linearMax: core.Policy -> *policyInfo
 }
 
 // linearMax is the number of policies below which a lookup compares Policy
@@ -84,15 +80,10 @@ func (s *regSnapshot) find(p *core.Policy) *policyInfo {
 	return s.search(p)
 }
 
-// search is find's search, apart so that find inlines: while there are at
-// most linearMax policies it compares them one by one, beyond it looks p up
-// in the index, then among the policies registered since it was built.
+// search is find's search, apart so that find inlines.
 func (s *regSnapshot) search(p *core.Policy) *policyInfo {
-	if s.index != nil {
-		if pi := s.index[*p]; pi != nil {
-			return pi
-		}
-		if v, ok := s.recent.Load(*p); ok {
+	if s.many != nil {
+		if v, ok := s.many.Load(*p); ok {
 			return v.(*policyInfo)
 		}
 		return nil
@@ -147,16 +138,14 @@ func (r *registry) get(p *core.Policy) (*policyInfo, error) {
 	switch {
 	case len(r.all) <= linearMax:
 		r.snap.Store(&regSnapshot{few: slices.Clone(r.all)})
-	case snap.index == nil || r.nRecent >= len(snap.index):
-		next := &regSnapshot{index: make(map[core.Policy]*policyInfo, len(r.all)), recent: new(sync.Map)}
+	case snap.many == nil:
+		next := &regSnapshot{many: new(sync.Map)}
 		for _, x := range r.all {
-			next.index[x.policy] = x
+			next.many.Store(x.policy, x)
 		}
-		r.nRecent = 0
 		r.snap.Store(next)
 	default:
-		snap.recent.Store(pi.policy, pi)
-		r.nRecent++
+		snap.many.Store(pi.policy, pi)
 	}
 	return pi, nil
 }
