@@ -1,11 +1,10 @@
 package redisstore
 
 import (
-	"sync"
 	"sync/atomic"
 
 	"github.com/ratelimit-go/ratelimit/core"
-	"github.com/ratelimit-go/ratelimit/internal/policyeq"
+	"github.com/ratelimit-go/ratelimit/internal/policymap"
 )
 
 // maxCachedPolicies bounds the policy cache; policies beyond it are computed
@@ -56,75 +55,14 @@ func (pi *policyInfo) at(now int64) *policyInfo {
 	return w.pi
 }
 
-// policyCache maps core.Policy values to their policyInfo. The zero value is
-// an empty cache, safe for concurrent use.
-type policyCache struct {
-	// hot holds the first hotPolicies policies seen, found by comparing
-	// fields without hashing the whole Policy; a program has a handful of
-	// policies. Replaced, never changed, under mu.
-	hot atomic.Pointer[[]hotPolicy]
-	mu  sync.Mutex
-	m   sync.Map // the policies beyond hot: core.Policy -> *policyInfo
-	n   atomic.Int64
-}
-
-// hotPolicies is how many policies policyCache finds by comparing fields.
-const hotPolicies = 8
-
-// hotPolicy is one entry of policyCache.hot.
-type hotPolicy struct {
-	p  core.Policy
-	pi *policyInfo
-}
+// policyCache maps core.Policy values to their policyInfo, at most
+// maxCachedPolicies of them. The zero value is an empty cache.
+type policyCache struct{ m policymap.Map[*policyInfo] }
 
 // get returns the info of p, which the caller has validated.
 func (c *policyCache) get(p core.Policy) *policyInfo {
-	hot := c.hot.Load()
-	if hot != nil {
-		for i := range *hot {
-			if policyeq.Equal(&(*hot)[i].p, &p) {
-				return (*hot)[i].pi
-			}
-		}
-	}
-	if hot == nil || len(*hot) < hotPolicies {
-		if pi, ok := c.addHot(p, newPolicyInfo(p)); ok {
-			return pi
-		}
-	}
-	if v, ok := c.m.Load(p); ok {
-		return v.(*policyInfo)
-	}
-	pi := newPolicyInfo(p)
-	if c.n.Load() < maxCachedPolicies {
-		if v, loaded := c.m.LoadOrStore(p, pi); loaded {
-			return v.(*policyInfo)
-		}
-		c.n.Add(1)
-	}
+	pi, _ := c.m.LoadOrAdd(&p, maxCachedPolicies, func() (*policyInfo, error) { return newPolicyInfo(p), nil })
 	return pi
-}
-
-// addHot adds p to the hot policies if they have room and returns the info
-// cached for p; false when they are full.
-func (c *policyCache) addHot(p core.Policy, pi *policyInfo) (*policyInfo, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var hot []hotPolicy
-	if cur := c.hot.Load(); cur != nil {
-		hot = *cur
-	}
-	for i := range hot {
-		if policyeq.Equal(&hot[i].p, &p) {
-			return hot[i].pi, true
-		}
-	}
-	if len(hot) == hotPolicies {
-		return nil, false
-	}
-	next := append(append(make([]hotPolicy, 0, len(hot)+1), hot...), hotPolicy{p: p, pi: pi})
-	c.hot.Store(&next)
-	return pi, true
 }
 
 // newPolicyInfo computes the info of p, which the caller has validated.
