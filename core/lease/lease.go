@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/internal/opt"
 )
 
 // errLeaky reports a policy New cannot lease: a leaky bucket, whose
@@ -41,57 +42,35 @@ const shards = 16
 type Option func(*config)
 
 type config struct {
+	opt.Errs
 	hotRate, maxUnits, maxKeys int
 	lifetime                   time.Duration
-	err                        error
-}
-
-func (c *config) fail(format string, args ...any) {
-	if c.err == nil {
-		c.err = fmt.Errorf("lease: "+format, args...)
-	}
-}
-
-// count sets *dst to n for an option named name: 0 keeps the default, a
-// negative n is refused.
-func (c *config) count(dst *int, name string, n int) {
-	if n < 0 {
-		c.fail("%s(%d): want 0 (the default) or more", name, n)
-	} else if n > 0 {
-		*dst = n
-	}
 }
 
 // WithHotRate sets the rate, in checks per second on this instance, from
 // which a key is served from leases (default 1000).
 func WithHotRate(perSecond int) Option {
-	return func(c *config) { c.count(&c.hotRate, "WithHotRate", perSecond) }
+	return func(c *config) { opt.Count(&c.Errs, &c.hotRate, "WithHotRate", perSecond, defaultHotRate) }
 }
 
 // WithLifetime sets the longest a lease lives (default 100 ms).
 // Longer leases cost the store fewer calls and waste more units when a key
 // cools down; a fixed window's lease also ends with its window.
 func WithLifetime(d time.Duration) Option {
-	return func(c *config) {
-		if d < 0 {
-			c.fail("WithLifetime(%v): want 0 (the default) or more", d)
-		} else if d > 0 {
-			c.lifetime = d
-		}
-	}
+	return func(c *config) { opt.Count(&c.Errs, &c.lifetime, "WithLifetime", d, defaultLifetime) }
 }
 
 // WithMaxUnits bounds the units of one lease (default 1000), and
 // with it the units one instance can waste per hot key and lease lifetime.
 func WithMaxUnits(n int) Option {
-	return func(c *config) { c.count(&c.maxUnits, "WithMaxUnits", n) }
+	return func(c *config) { opt.Count(&c.Errs, &c.maxUnits, "WithMaxUnits", n, defaultMaxUnits) }
 }
 
 // WithMaxKeys bounds the (key, policy) pairs whose rate and lease the
 // Backend tracks (default 4096); beyond it new keys go to the
 // store untracked until an idle entry can be reused.
 func WithMaxKeys(n int) Option {
-	return func(c *config) { c.count(&c.maxKeys, "WithMaxKeys", n) }
+	return func(c *config) { opt.Count(&c.Errs, &c.maxKeys, "WithMaxKeys", n, defaultMaxKeys) }
 }
 
 // Backend is a core.Backend that serves hot keys of its policies from
@@ -156,14 +135,14 @@ func New(store core.Backend, policies []core.Policy, opts ...Option) (*Backend, 
 	if store == nil {
 		return nil, errors.New("lease: New called with a nil store")
 	}
-	c := config{hotRate: defaultHotRate, maxUnits: defaultMaxUnits, maxKeys: defaultMaxKeys, lifetime: defaultLifetime}
+	c := config{Errs: opt.Errs{Pkg: "lease"}, hotRate: defaultHotRate, maxUnits: defaultMaxUnits, maxKeys: defaultMaxKeys, lifetime: defaultLifetime}
 	for _, o := range opts {
 		if o != nil {
 			o(&c)
 		}
 	}
-	if c.err != nil {
-		return nil, c.err
+	if c.Err != nil {
+		return nil, c.Err
 	}
 	b := &Backend{store: store, hotRate: int64(c.hotRate), lifetime: c.lifetime.Microseconds(), maxUnits: int64(c.maxUnits),
 		perShard: max(c.maxKeys/shards, 1), seed: maphash.MakeSeed()}

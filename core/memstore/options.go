@@ -1,8 +1,6 @@
 package memstore
 
-import (
-	"fmt"
-)
+import "github.com/ratelimit-go/ratelimit/internal/opt"
 
 // Defaults of the options.
 const (
@@ -14,15 +12,9 @@ const (
 
 // config holds the options of a Store.
 type config struct {
+	opt.Errs
 	shards  int
 	maxKeys int
-	err     error // the first invalid option
-}
-
-func (c *config) fail(format string, args ...any) {
-	if c.err == nil {
-		c.err = fmt.Errorf("memstore: "+format, args...)
-	}
 }
 
 // Option configures a Store (see package core for the options' rule).
@@ -35,7 +27,7 @@ type Option func(*config)
 func WithShards(n int) Option {
 	return func(c *config) {
 		if n < 0 || n > maxShards {
-			c.fail("WithShards(%d): want 0 (the default) to %d", n, maxShards)
+			c.Fail("WithShards(%d): want 0 (the default) to %d", n, maxShards)
 			return
 		}
 		if n == 0 {
@@ -53,11 +45,5 @@ func WithShards(n int) Option {
 // default, means no cap. At the cap a new state first reclaims its shard's
 // expired states, and fails with ErrStoreFull if there is still no room.
 func WithMaxKeys(n int) Option {
-	return func(c *config) {
-		if n < 0 {
-			c.fail("WithMaxKeys(%d): want 0 (no cap) or more", n)
-			return
-		}
-		c.maxKeys = n
-	}
+	return func(c *config) { opt.Count(&c.Errs, &c.maxKeys, "WithMaxKeys", n, 0) }
 }

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/internal/opt"
 )
 
 // ErrStoreFull is returned when a check would create a new state in a store
@@ -58,14 +59,14 @@ type shard struct {
 // New returns a Store configured by opts. It starts no goroutine and needs
 // no closing; without options it never fails.
 func New(opts ...Option) (*Store, error) {
-	c := config{shards: defaultShards}
+	c := config{Errs: opt.Errs{Pkg: "memstore"}, shards: defaultShards}
 	for _, o := range opts {
 		if o != nil {
 			o(&c)
 		}
 	}
-	if c.err != nil {
-		return nil, c.err
+	if c.Err != nil {
+		return nil, c.Err
 	}
 	s := &Store{
 		shards:  make([]shard, c.shards),

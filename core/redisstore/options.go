@@ -1,9 +1,10 @@
 package redisstore
 
 import (
-	"fmt"
 	"strings"
 	"time"
+
+	"github.com/ratelimit-go/ratelimit/internal/opt"
 )
 
 // defaultPrefix is the key prefix when WithPrefix is not given.
@@ -19,7 +20,7 @@ type config struct {
 	margin    int64 // milliseconds added to every TTL
 	pipelines int
 	perCall   int
-	err       error // the first invalid option
+	opt.Errs
 }
 
 // Option configures a Store. Options are applied in order by New; a later
@@ -33,9 +34,9 @@ func WithPrefix(prefix string) Option {
 	return func(c *config) {
 		switch {
 		case strings.ContainsAny(prefix, "{}"):
-			c.fail(fmt.Errorf("redisstore: prefix %q contains '{' or '}', which would break the hash tag of every key", prefix))
+			c.Fail("prefix %q contains '{' or '}', which would break the hash tag of every key", prefix)
 		case len(prefix) > maxPrefixLen:
-			c.fail(fmt.Errorf("redisstore: prefix is %d bytes; at most %d", len(prefix), maxPrefixLen))
+			c.Fail("prefix is %d bytes; at most %d", len(prefix), maxPrefixLen)
 		default:
 			c.prefix = prefix
 		}
@@ -48,7 +49,7 @@ func WithPrefix(prefix string) Option {
 func WithTTLMargin(d time.Duration) Option {
 	return func(c *config) {
 		if d < 0 {
-			c.fail(fmt.Errorf("redisstore: TTL margin %v is negative", d))
+			c.Fail("TTL margin %v is negative", d)
 			return
 		}
 		c.margin = int64((d + time.Millisecond - 1) / time.Millisecond)
@@ -64,16 +65,7 @@ const defaultPipelines = 4
 // call per node (WithChecksPerCall) or a pipeline. Keep n below the
 // client's pool size; a negative n is an error.
 func WithPipelines(n int) Option {
-	return func(c *config) {
-		switch {
-		case n < 0:
-			c.fail(fmt.Errorf("redisstore: pipelines %d is negative", n))
-		case n == 0:
-			c.pipelines = defaultPipelines
-		default:
-			c.pipelines = n
-		}
-	}
+	return func(c *config) { opt.Count(&c.Errs, &c.pipelines, "WithPipelines", n, defaultPipelines) }
 }
 
 // withoutBatching sends every check as its own EVALSHA at once, for the
@@ -93,16 +85,10 @@ const defaultChecksPerCall = 64
 func WithChecksPerCall(n int) Option {
 	return func(c *config) {
 		if n < 1 {
-			c.fail(fmt.Errorf("redisstore: checks per call %d is below 1", n))
+			c.Fail("checks per call %d is below 1", n)
 			return
 		}
 		c.perCall = n
-	}
-}
-
-func (c *config) fail(err error) {
-	if c.err == nil {
-		c.err = err
 	}
 }
 

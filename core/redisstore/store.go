@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/internal/opt"
 )
 
 // Store is a core.Backend that keeps state in Redis and decides every check
@@ -67,12 +68,12 @@ func New(client Client, opts ...Option) (*Store, error) {
 	if client == nil || isNilPointer(client) {
 		return nil, errors.New("redisstore: New called with a nil client")
 	}
-	c := config{prefix: defaultPrefix, pipelines: defaultPipelines, perCall: defaultChecksPerCall}
+	c := config{Errs: opt.Errs{Pkg: "redisstore"}, prefix: defaultPrefix, pipelines: defaultPipelines, perCall: defaultChecksPerCall}
 	for _, o := range opts {
 		o(&c)
 	}
-	if c.err != nil {
-		return nil, c.err
+	if c.Err != nil {
+		return nil, c.Err
 	}
 	if c.pipelines < 0 { // WithoutBatching: every call goes out at once
 		c.pipelines = math.MaxInt

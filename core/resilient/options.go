@@ -1,11 +1,11 @@
 package resilient
 
 import (
-	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/internal/opt"
 )
 
 // Defaults of the options.
@@ -41,13 +41,8 @@ const (
 // Option configures a Backend (see package core for the options' rule).
 type Option func(*config)
 
-func (c *config) fail(format string, args ...any) {
-	if c.err == nil {
-		c.err = fmt.Errorf("resilient: "+format, args...)
-	}
-}
-
 type config struct {
+	opt.Errs
 	budget       time.Duration
 	mode         mode
 	fallback     core.Backend
@@ -58,12 +53,12 @@ type config struct {
 	logEvery     time.Duration
 	onEvent      func(PrimaryEvent)
 	maxAbandoned int
-	denyCache    int   // entries; 0 means off
-	err          error // the first invalid option
+	denyCache    int // entries; 0 means off
 }
 
 func defaults() config {
 	return config{
+		Errs:         opt.Errs{Pkg: "resilient"},
 		budget:       DefaultBudget,
 		threshold:    defaultFailureThreshold,
 		cooldown:     defaultCooldown,
@@ -78,16 +73,7 @@ func defaults() config {
 // if the primary ignores its context; a caller's sooner deadline or wait
 // limit is the call's budget.
 func WithBudget(d time.Duration) Option {
-	return func(c *config) {
-		switch {
-		case d < 0:
-			c.fail("WithBudget(%v): want 0 (the default) or more", d)
-		case d > 0:
-			c.budget = d
-		default:
-			c.budget = DefaultBudget
-		}
-	}
+	return func(c *config) { opt.Count(&c.Errs, &c.budget, "WithBudget", d, DefaultBudget) }
 }
 
 // WithFailOpen admits a check the primary cannot answer (Allowed true,
@@ -120,16 +106,11 @@ func WithFallback(b core.Backend) Option {
 func WithBreaker(threshold int, cooldown time.Duration) Option {
 	return func(c *config) {
 		if threshold < 0 || cooldown < 0 {
-			c.fail("WithBreaker(%d, %v): want 0 (the default) or more for both", threshold, cooldown)
+			c.Fail("WithBreaker(%d, %v): want 0 (the default) or more for both", threshold, cooldown)
 			return
 		}
-		c.threshold, c.cooldown = defaultFailureThreshold, defaultCooldown
-		if threshold > 0 {
-			c.threshold = threshold
-		}
-		if cooldown > 0 {
-			c.cooldown = cooldown
-		}
+		opt.Count(&c.Errs, &c.threshold, "WithBreaker", threshold, defaultFailureThreshold)
+		opt.Count(&c.Errs, &c.cooldown, "WithBreaker", cooldown, defaultCooldown)
 	}
 }
 
@@ -148,16 +129,8 @@ func WithClock(clk core.Clock) Option {
 // the breaker closing again is always logged. Nothing is logged without it.
 func WithLogger(l *slog.Logger, every time.Duration) Option {
 	return func(c *config) {
-		if every < 0 {
-			c.fail("WithLogger(%v): want an interval of 0 (the default) or more", every)
-			return
-		}
 		c.logger = l
-		if every > 0 {
-			c.logEvery = every
-		} else {
-			c.logEvery = defaultLogInterval
-		}
+		opt.Count(&c.Errs, &c.logEvery, "WithLogger", every, defaultLogInterval)
 	}
 }
 
@@ -172,32 +145,14 @@ func WithEvents(fn func(PrimaryEvent)) Option {
 // run in the primary (0: 1024; negative: refused); beyond it, calls fail
 // with ErrOverloaded at once.
 func WithMaxAbandoned(n int) Option {
-	return func(c *config) {
-		switch {
-		case n < 0:
-			c.fail("WithMaxAbandoned(%d): want 0 (the default) or more", n)
-		case n > 0:
-			c.maxAbandoned = n
-		default:
-			c.maxAbandoned = defaultMaxAbandoned
-		}
-	}
+	return func(c *config) { opt.Count(&c.Errs, &c.maxAbandoned, "WithMaxAbandoned", n, defaultMaxAbandoned) }
 }
 
 // WithDenyCache turns on the local deny cache with room for entries checks
 // (0: 4096; negative: refused): a check the primary denied is denied
 // locally, with the primary's answer counted down, until its RetryAfter.
 func WithDenyCache(entries int) Option {
-	return func(c *config) {
-		if entries < 0 {
-			c.fail("WithDenyCache(%d): want 0 (the default size) or more", entries)
-			return
-		}
-		if entries == 0 {
-			entries = defaultDenyCacheSize
-		}
-		c.denyCache = entries
-	}
+	return func(c *config) { opt.Count(&c.Errs, &c.denyCache, "WithDenyCache", entries, defaultDenyCacheSize) }
 }
 
 // monotonic is the default clock: time.Now, with its monotonic reading, so

@@ -63,8 +63,8 @@ func New(primary core.Backend, opts ...Option) (*Backend, error) {
 			o(&cfg)
 		}
 	}
-	if cfg.err != nil {
-		return nil, cfg.err
+	if cfg.Err != nil {
+		return nil, cfg.Err
 	}
 	b := &Backend{
 		primary:      primary,
