@@ -92,22 +92,7 @@ func (s LeakyBucketState) adjust(p *core.Params, units, now int64) LeakyBucketSt
 // the current window's count, past the limit; a refund takes from it only
 // while at lies in that window.
 func (s FixedWindowState) adjust(p *core.Params, units, at, now int64) FixedWindowState {
-	var start, end int64
-	if p.Window > 0 {
-		start = windowStart(now, p.Window)
-		end = start + p.Window
-	} else {
-		start, end = p.Bounds(now)
-	}
-	var n int64
-	if s.Count > 0 {
-		if s.Start > start { // caller's clock is behind: stay in the newest window
-			start, end = p.Bounds(s.Start)
-		}
-		if s.Start == start {
-			n = s.Count
-		}
-	}
+	start, end, n := s.view(p, now)
 	if units < 0 {
 		if at < start || at >= end {
 			return s // the charge's window is over, or not begun

@@ -66,22 +66,7 @@ type FixedWindowState struct {
 // FixedWindow admits a check when the units admitted in the current window
 // plus cost fit in Limit; RetryAfter and ResetAfter are the window's end.
 func FixedWindow(p *core.Params, st FixedWindowState, cost, now int64) (Answer, FixedWindowState) {
-	var start, end int64
-	if p.Window > 0 { // the usual case, inline
-		start = windowStart(now, p.Window)
-		end = start + p.Window
-	} else {
-		start, end = p.Bounds(now)
-	}
-	var n int64
-	if st.Count > 0 {
-		if st.Start > start { // caller's clock is behind: stay in the newest window
-			start, end = p.Bounds(st.Start)
-		}
-		if st.Start == start {
-			n = st.Count
-		}
-	}
+	start, end, n := st.view(p, now)
 	if n+cost <= p.Limit {
 		n += cost
 		o := Answer{Allowed: true, Remaining: p.Limit - n}
@@ -91,6 +76,25 @@ func FixedWindow(p *core.Params, st FixedWindowState, cost, now int64) (Answer, 
 		return o, FixedWindowState{Start: start, Count: n}
 	}
 	return Answer{Remaining: max(p.Limit-n, 0), Wait: end - now, ResetAfter: end - now}, st
+}
+
+// view returns the window a check at now works in and its count.
+func (st FixedWindowState) view(p *core.Params, now int64) (start, end, n int64) {
+	if p.Window > 0 { // the usual case, inline
+		start = windowStart(now, p.Window)
+		end = start + p.Window
+	} else {
+		start, end = p.Bounds(now)
+	}
+	if st.Count > 0 {
+		if st.Start > start { // caller's clock is behind: stay in the newest window
+			start, end = p.Bounds(st.Start)
+		}
+		if st.Start == start {
+			n = st.Count
+		}
+	}
+	return start, end, n
 }
 
 // SlidingWindowState holds the counts of the window starting at Start and of
