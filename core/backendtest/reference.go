@@ -141,48 +141,37 @@ func (r *reference) decide(ctx context.Context, items []core.Item, now time.Time
 
 // adjust applies a refund (units < 0) or a charge with algo.Adjust. r.mu is held.
 func (r *reference) adjust(p *core.Params, k stateKey, units, at, now int64) {
-	st := r.states[k]
 	switch p.Algorithm {
 	case core.FixedWindow:
-		s, _ := st.(algo.FixedWindowState)
-		r.states[k] = algo.Adjust(p, s, units, at, now)
+		adjustValue[algo.FixedWindowState](r, k, p, units, at, now)
 	case core.SlidingWindow:
-		s, _ := st.(algo.SlidingWindowState)
-		r.states[k] = algo.Adjust(p, s, units, at, now)
+		adjustValue[algo.SlidingWindowState](r, k, p, units, at, now)
 	case core.SlidingLog:
-		l, _ := st.(*algo.Log)
+		l, _ := r.states[k].(*algo.Log)
 		if l == nil {
 			l = new(algo.Log)
 		}
 		algo.Adjust(p, l, units, at, now)
 		r.states[k] = l
 	case core.TokenBucket:
-		s, _ := st.(algo.TokenBucketState)
-		r.states[k] = algo.Adjust(p, s, units, at, now)
+		adjustValue[algo.TokenBucketState](r, k, p, units, at, now)
 	case core.GCRA:
-		s, _ := st.(algo.GCRAState)
-		r.states[k] = algo.Adjust(p, s, units, at, now)
+		adjustValue[algo.GCRAState](r, k, p, units, at, now)
 	case core.LeakyBucket:
-		s, _ := st.(algo.LeakyBucketState)
-		r.states[k] = algo.Adjust(p, s, units, at, now)
+		adjustValue[algo.LeakyBucketState](r, k, p, units, at, now)
 	}
 }
 
 // eval runs the policy's algorithm on the stored state and returns the
 // outcome and a function that stores the new state. r.mu is held.
 func (r *reference) eval(p *core.Params, k stateKey, cost, now int64) (algo.Answer, func()) {
-	st := r.states[k]
 	switch p.Algorithm {
 	case core.FixedWindow:
-		s, _ := st.(algo.FixedWindowState)
-		o, next := algo.FixedWindow(p, s, cost, now)
-		return o, func() { r.states[k] = next }
+		return evalValue(r, k, algo.FixedWindow, p, cost, now)
 	case core.SlidingWindow:
-		s, _ := st.(algo.SlidingWindowState)
-		o, next := algo.SlidingWindow(p, s, cost, now)
-		return o, func() { r.states[k] = next }
+		return evalValue(r, k, algo.SlidingWindow, p, cost, now)
 	case core.SlidingLog:
-		l, _ := st.(*algo.Log)
+		l, _ := r.states[k].(*algo.Log)
 		if l == nil {
 			l = new(algo.Log)
 		}
@@ -192,19 +181,26 @@ func (r *reference) eval(p *core.Params, k stateKey, cost, now int64) (algo.Answ
 			r.states[k] = l
 		}
 	case core.TokenBucket:
-		s, _ := st.(algo.TokenBucketState)
-		o, next := algo.TokenBucket(p, s, cost, now)
-		return o, func() { r.states[k] = next }
+		return evalValue(r, k, algo.TokenBucket, p, cost, now)
 	case core.GCRA:
-		s, _ := st.(algo.GCRAState)
-		o, next := algo.GCRA(p, s, cost, now)
-		return o, func() { r.states[k] = next }
+		return evalValue(r, k, algo.GCRA, p, cost, now)
 	case core.LeakyBucket:
-		s, _ := st.(algo.LeakyBucketState)
-		o, next := algo.LeakyBucket(p, s, cost, now)
-		return o, func() { r.states[k] = next }
+		return evalValue(r, k, algo.LeakyBucket, p, cost, now)
 	}
 	panic("backendtest: unreachable algorithm " + string(p.Algorithm)) // Params resolves to one of the six
+}
+
+// evalValue is eval for an algorithm whose state is a value.
+func evalValue[S any](r *reference, k stateKey, fn func(*core.Params, S, int64, int64) (algo.Answer, S), p *core.Params, cost, now int64) (algo.Answer, func()) {
+	s, _ := r.states[k].(S)
+	o, next := fn(p, s, cost, now)
+	return o, func() { r.states[k] = next }
+}
+
+// adjustValue is adjust for an algorithm whose state is a value.
+func adjustValue[S any](r *reference, k stateKey, p *core.Params, units, at, now int64) {
+	s, _ := r.states[k].(S)
+	r.states[k] = algo.Adjust(p, s, units, at, now)
 }
 
 // CheckOne is core.Check of one policy, returning its decision: a shorthand
