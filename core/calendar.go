@@ -46,9 +46,8 @@ func calendarOf(period, zone string) (*calendar, string) {
 	return v.(*calendar), ""
 }
 
-// bounds returns the start and the end, in microseconds since the Unix
-// epoch, of the window holding now: the local day, the ISO week (from
-// Monday) or the month, each from the first instant of its first day.
+// bounds returns the window holding now (µs since the epoch): the local
+// day, the ISO week or the month, from the first instant of its first day.
 func (c *calendar) bounds(now int64) (start, end int64) {
 	if w := c.last.Load(); w != nil && now >= w[0] && now < w[1] {
 		return w[0], w[1]
@@ -95,10 +94,9 @@ func (c *calendar) longest() int64 {
 	return int64(31*24*time.Hour/time.Microsecond) + int64(time.Hour/time.Microsecond)
 }
 
-// Bounds returns the start and the end, in microseconds since the Unix
-// epoch, of the window of a window policy that holds now: a multiple
-// of Window since the epoch, or the calendar window (Policy.Calendar) in
-// the policy's zone.
+// Bounds returns the start and end (µs since the epoch) of the window of a
+// window policy that holds now: a multiple of Window since the epoch, or
+// the calendar window in the policy's zone.
 func (p *Params) Bounds(now int64) (start, end int64) {
 	if p.cal != nil {
 		return p.cal.bounds(now)

@@ -64,8 +64,6 @@ func (c *ManualClock) Advance(d time.Duration) time.Time {
 
 // After returns a channel that receives the clock's reading once Set or
 // Advance has moved it d or more past its reading now; at once when d <= 0.
-// Limiter.Wait waits on it, so that a test moves waiters on by moving the
-// clock.
 func (c *ManualClock) After(d time.Duration) <-chan time.Time {
 	ch := make(chan time.Time, 1)
 	c.mu.Lock()

@@ -15,18 +15,12 @@ func (l *Limiter) Wait(ctx context.Context, key string, p Policy) (Decision, err
 }
 
 // WaitN blocks until p admits cost units for key, consumes them and returns
-// the admitting decision. A denial's RetryAfter is exact, so one wait
-// usually suffices; a waiter that loses the race to another checks again
-// after the new RetryAfter, never in a busy loop. Each wait adds a random
-// share of up to a quarter of the policy's emission interval (Window/Limit),
-// so that waiters on one key, in one process or many, do not all check at
-// the same instant.
-//
-// When the context's deadline comes before the RetryAfter, WaitN returns at
-// once with the denying decision and an error matching
-// context.DeadlineExceeded; when the context ends during the wait, its
-// error. Invalid arguments yield the typed errors of AllowN. With a
-// ManualClock the wait ends when the clock has been moved past it.
+// the admitting decision. It waits each denial's exact RetryAfter plus a
+// random share of up to a quarter of the policy's interval, so that waiters
+// do not all check at once. When the context's deadline comes before the
+// RetryAfter it returns at once with the denial and an error matching
+// context.DeadlineExceeded; when the context ends, its error. Invalid
+// arguments yield the typed errors of AllowN.
 func (l *Limiter) WaitN(ctx context.Context, key string, p Policy, cost int) (Decision, error) {
 	for {
 		d, err := l.AllowN(ctx, key, p, cost)

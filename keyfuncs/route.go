@@ -1,16 +1,11 @@
 package keyfuncs
 
-// unmatchedRoute is the key Route gives every request that matched no route:
-// one shared key, so that probing many unknown paths draws on one quota
-// instead of creating a key per path. It cannot be a route pattern, which
-// never starts with "(".
+// unmatchedRoute is the one key of every request that matched no route, so
+// that probing unknown paths draws on one quota.
 const unmatchedRoute = "(unmatched)"
 
 // Route is a KeyFunc that keys requests by the pattern of the route that
-// matched ("/users/{id}" or "/users/:id"), never by the raw path, so all
-// requests to one route share a key whatever their parameters. A request that
-// matched no route gets "(unmatched)". Compose it with a client key for a
-// per-client, per-route limit. Safe for concurrent use.
+// matched ("/users/{id}"), never the raw path; "(unmatched)" when none did.
 func Route(r Request) (string, error) {
 	if p := r.Route(); p != "" {
 		return p, nil
@@ -22,11 +17,9 @@ func Route(r Request) (string, error) {
 // RFC 5789.
 const otherMethod = "OTHER"
 
-// Method is a KeyFunc that keys requests by their method: GET, HEAD, POST,
-// PUT, PATCH, DELETE, CONNECT, OPTIONS and TRACE as themselves (methods are
-// case-sensitive: "get" is not GET), and every other method as "OTHER",
-// so that a client inventing methods cannot create unbounded keys. Safe for
-// concurrent use.
+// Method is a KeyFunc that keys requests by their method: those of RFC 9110
+// and PATCH as themselves (case-sensitive), any other as "OTHER", so that
+// invented methods cannot create unbounded keys.
 func Method(r Request) (string, error) {
 	switch m := r.Method(); m {
 	case "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "CONNECT", "OPTIONS", "TRACE":

@@ -33,9 +33,9 @@ func (o op) String() string {
 	return "reset"
 }
 
-// Call states: a call is running until either its goroutine finishes first
-// (done) or its caller gives up first (abandoned). Whoever loses the race to
-// leave running knows the other side holds the call and acts accordingly.
+// Call states: a call is running until its goroutine finishes (done) or its
+// caller gives up (abandoned); the loser of that race leaves the call to
+// the other side.
 const (
 	callRunning uint32 = iota
 	callDone
@@ -83,9 +83,7 @@ func (c *call) invoke() {
 	c.err = c.b.invoke(c.ctx, c.op, c.items, c.key, c.policies, c.now, c.out)
 }
 
-// invoke runs o on the primary. A panic in the primary becomes an error: on
-// a call's goroutine nobody else could recover it, and it would end the
-// process.
+// invoke runs o on the primary, turning a panic into an error.
 func (b *Backend) invoke(ctx context.Context, o op, items []core.Item, key string, policies []core.Policy, now time.Time, out []core.Decision) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -124,11 +122,9 @@ const (
 	resTimeout
 )
 
-// callPrimary runs o on the primary within the budget. On success the
-// decisions are copied into out (for checks and peeks). The error is the
-// primary's own, ErrBudgetExceeded (wrapping the primary's error if it
-// returned one at the deadline), ErrOverloaded when too many abandoned calls
-// still run, or the caller's context error.
+// callPrimary runs o on the primary within the budget, copying the
+// decisions into out on success. The error is the primary's own,
+// ErrBudgetExceeded, ErrOverloaded, or the caller's context error.
 func (b *Backend) callPrimary(ctx context.Context, o op, items []core.Item, key string, policies []core.Policy, now time.Time, out []core.Decision) (result, error) {
 	if b.abandoned.Load() >= b.maxAbandoned {
 		return resFailed, ErrOverloaded

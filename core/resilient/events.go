@@ -36,10 +36,8 @@ func (s breakerState) String() string {
 	return "unknown"
 }
 
-// PrimaryEvent is something that happened to the primary, which the
-// wrapper reports to the hook set with WithEvents: a breaker state change,
-// a failure, a late result. (ratelimit.Event is the middleware's, one per
-// request.)
+// PrimaryEvent is something that happened to the primary, reported to the
+// hook of WithEvents.
 type PrimaryEvent struct {
 	// Kind says what happened: "state_change", the breaker moved from From
 	// to To; "failure", a call to the primary failed (Err says why);
@@ -107,8 +105,7 @@ type Report struct {
 type reportKey struct{}
 
 // WithReport returns a context that makes the wrapper record in r how the
-// check made with it was answered. It is how a fail-open admission is told
-// apart from a real one.
+// check made with it was answered (telling a fail-open admission apart).
 func WithReport(ctx context.Context, r *Report) context.Context {
 	return context.WithValue(ctx, reportKey{}, r)
 }
