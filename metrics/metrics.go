@@ -40,24 +40,19 @@ type config struct {
 func WithNamespace(namespace string) Option { return func(c *config) { c.namespace = namespace } }
 
 // WithMaxPolicies sets how many distinct policy names get a label of their
-// own; further names are counted under the policy label "other", so that policies built
-// on the fly cannot grow the number of series without bound. 0 means
-// 1000; a negative n is an error of New.
+// own (0: 1000; negative: an error of New); the rest count as "other".
 func WithMaxPolicies(n int) Option { return func(c *config) { c.maxPolicies = n } }
 
-// WithBuckets sets the buckets of the backend latency histogram, in
-// seconds. nil means the default: 100 µs, 250 µs, 500 µs, 1 ms, 2.5 ms and
-// so on up to 1 s, fine around a typical 50 ms budget.
+// WithBuckets sets the backend latency histogram's buckets, in seconds (nil:
+// 100 µs to 1 s).
 func WithBuckets(b []float64) Option { return func(c *config) { c.buckets = b } }
 
 // defaultBuckets are the backend latency buckets: 100 µs to 1 s, fine
 // around a typical 50 ms budget.
 var defaultBuckets = []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1}
 
-// Collector holds the rate limiter's metrics. Build it with New, register
-// it with Register (or any prometheus.Registerer: it is a
-// prometheus.Collector), and connect it with Observer, ResilientEvents,
-// Backend and the Watch methods. Safe for concurrent use.
+// Collector holds the rate limiter's metrics: a prometheus.Collector fed by
+// Observer, ResilientEvents, Backend and Watch. Safe for concurrent use.
 type Collector struct {
 	cfg config
 
@@ -153,10 +148,9 @@ func New(opts ...Option) (*Collector, error) {
 // ErrAlreadyRegistered reports a Collector registered a second time.
 var ErrAlreadyRegistered = errors.New("metrics: collector already registered")
 
-// Register registers c with reg. It fails with an error, never a panic, for
-// a nil reg, a Collector registered before (ErrAlreadyRegistered), or a
-// registry that already holds metrics of these names (the
-// prometheus.AlreadyRegisteredError, wrapped).
+// Register registers c with reg, failing (never panicking) for a nil reg, a
+// Collector registered before (ErrAlreadyRegistered), or metrics of these
+// names already in reg.
 func (c *Collector) Register(reg prometheus.Registerer) error {
 	if reg == nil {
 		return errors.New("metrics: Register(nil): no registry")

@@ -10,12 +10,11 @@ import (
 	"github.com/ratelimit-go/ratelimit/core"
 )
 
-// Observer returns the observer to install with ratelimit.WithObserver. It
-// counts every request: ratelimit_checks_total for each policy of the
-// request's set with the request's outcome, and for each shadow policy
-// allowed or shadow_denied; ratelimit_denials_total for the policies that
-// denied; ratelimit_decisions_total by who decided. A key never becomes a
-// label. It allocates nothing once every policy name has been seen.
+// Observer returns the observer to install with ratelimit.WithObserver: it
+// counts ratelimit_checks_total per policy and outcome (shadow policies:
+// allowed or shadow_denied), ratelimit_denials_total per denying policy and
+// ratelimit_decisions_total per source. It allocates nothing once every
+// policy name has been seen.
 func (c *Collector) Observer() ratelimit.Observer { return c.observe }
 
 func (c *Collector) observe(_ context.Context, e ratelimit.Event) {

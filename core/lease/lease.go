@@ -36,9 +36,7 @@ const measure = 100 * time.Millisecond
 
 const shards = 16
 
-// Option configures a Backend. A zero value means the option's default; a
-// negative one makes New return an error (the project's rule, see package
-// core).
+// Option configures a Backend (see package core for the options' rule).
 type Option func(*config)
 
 type config struct {
@@ -66,17 +64,15 @@ func WithMaxUnits(n int) Option {
 	return func(c *config) { opt.Count(&c.Errs, &c.maxUnits, "WithMaxUnits", n, defaultMaxUnits) }
 }
 
-// WithMaxKeys bounds the (key, policy) pairs whose rate and lease the
-// Backend tracks (default 4096); beyond it new keys go to the
-// store untracked until an idle entry can be reused.
+// WithMaxKeys bounds the (key, policy) pairs the Backend tracks (default
+// 4096); beyond it new keys go to the store until an entry is idle.
 func WithMaxKeys(n int) Option {
 	return func(c *config) { opt.Count(&c.Errs, &c.maxKeys, "WithMaxKeys", n, defaultMaxKeys) }
 }
 
 // Backend is a core.Backend that serves hot keys of its policies from
-// leases taken from the store (see the package documentation). It is safe
-// for concurrent use, starts no goroutine and holds at most WithMaxKeys
-// entries. Create one with New.
+// leases taken from the store. It is safe for concurrent use and starts no
+// goroutine. Create one with New.
 type Backend struct {
 	store    core.Backend
 	leasable []core.Policy
@@ -127,10 +123,9 @@ var (
 // Bounded implements core.Bounded with the store's answer.
 func (b *Backend) Bounded() bool { return core.IsBounded(b.store) }
 
-// New returns a Backend over store that may lease the given policies (each
-// compared with ==, as the stores do). It returns an error matching core.ErrUnsupported
-// for a leaky-bucket policy, the policy's validation error for an invalid
-// one, and an error for a nil store or an invalid option.
+// New returns a Backend over store that may lease the given policies. It
+// fails for a leaky-bucket policy (core.ErrUnsupported), an invalid policy,
+// a nil store or an invalid option.
 func New(store core.Backend, policies []core.Policy, opts ...Option) (*Backend, error) {
 	if store == nil {
 		return nil, errors.New("lease: New called with a nil store")

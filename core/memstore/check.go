@@ -19,9 +19,8 @@ const (
 	commit
 	// commitReserved is commit with the room already reserved by the caller.
 	commitReserved
-	// commitMany is commitReserved for a multi-key check: insertions take no
-	// step of the incremental reclaim, which could delete the expired state
-	// of another key of the same check before that key is committed.
+	// commitMany is commitReserved for a multi-key check: insertions take
+	// no reclaim step, which could delete another key's expired state.
 	commitMany
 	// stage is evaluate that also keeps the next state of an admitted
 	// value-state algorithm in the policy's table, for commitStaged, read
@@ -274,9 +273,8 @@ func firstIndex(pis []*policyInfo, i int) int {
 	return i
 }
 
-// oneKey reports whether every item of a non-empty batch has the key of the
-// first: a check of one key under several policies, which a store can
-// decide under one lock or in one hash slot.
+// oneKey reports whether every item of a non-empty batch has the key of
+// the first.
 func oneKey(items []core.Item) bool {
 	for i := 1; i < len(items); i++ {
 		if items[i].Key != items[0].Key {

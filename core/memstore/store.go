@@ -39,9 +39,8 @@ type Store struct {
 	maxKeys int64         // 0: no cap
 	keys    atomic.Int64  // states held, over all shards
 	refused atomic.Uint64 // checks refused with ErrStoreFull
-	// latest is the store's time for Sweep: the instant (µs) of the
-	// most recent check, published when it moves back at all or forward by
-	// publishGrain, so that checks rarely write this shared word.
+	// latest is the instant (µs) of the most recent check, for Sweep,
+	// published when it moves back or forward by publishGrain.
 	latest atomic.Int64
 
 	sweepMu sync.Mutex // serialises whole-store sweeps
@@ -81,9 +80,8 @@ func New(opts ...Option) (*Store, error) {
 // under which the key has state, including expired states not yet reclaimed.
 func (s *Store) Len() int { return int(s.keys.Load()) }
 
-// locate hashes key and returns its shard and hash. Every policy of a key
-// lives in the same shard, so a multi-policy check takes one lock; the
-// tables of the shard use the same hash.
+// locate hashes key and returns its shard (every policy of a key lives in
+// one) and hash.
 func (s *Store) locate(key string) (*shard, uint64) {
 	h := maphash.String(s.seed, key)
 	return &s.shards[h&s.mask], h

@@ -18,8 +18,7 @@ type state interface {
 	ExpiresAt(p *core.Params) int64
 }
 
-// The states are core/algo's own: the five value states of the algorithms
-// of one shape (applyValue), and the sliding log, held by pointer so that it is
+// logState is the sliding log's state, held by pointer so that it is
 // updated in place; its buffer never exceeds the policy's Limit entries.
 type logState struct{ algo.Log }
 
@@ -43,10 +42,8 @@ type anyTable interface {
 	// starting at a position derived from start, never key's own; it returns
 	// how many it deleted and visited.
 	reclaim(now int64, budget int, key string, start uint64) (removed, visited int)
-	// sweep visits every entry, deleting states expired at the time in
-	// clock and compacting live ones. It releases mu after every chunk
-	// slots so that checks can run in between, reads clock again each time
-	// it holds mu anew.
+	// sweep deletes the states expired at clock's time and compacts live
+	// ones, releasing mu every chunk slots.
 	sweep(mu *sync.Mutex, clock *atomic.Int64, chunk int) (removed int)
 	// shrink rebuilds the table smaller when it is mostly empty, so that
 	// the memory of expired keys returns to the runtime.
@@ -131,9 +128,8 @@ func (t *table[S]) insert(key string, h uint64, st S, now int64, reclaim bool) (
 }
 
 // reclaimStep is the number of slots every insertion visits to reclaim
-// expired states. Between two growths at least a quarter of the capacity is
-// inserted, so the cursor visits every slot at least once: a table grows
-// only for live state.
+// expired states: enough for the cursor to visit every slot between two
+// growths, so that a table grows only for live state.
 const reclaimStep = 4
 
 // stepGrace is how long (µs) step leaves a state past its expiry, so that a

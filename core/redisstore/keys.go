@@ -57,9 +57,7 @@ func appendTag(dst []byte, key string) []byte {
 	return dst
 }
 
-// appendPolicyID appends a short, stable digest of p's core.Identity, so that
-// a named policy keeps its Redis keys when its limit or burst changes, and
-// policies of distinct identities get distinct keys.
+// appendPolicyID appends a short, stable digest of p's core.Identity.
 func appendPolicyID(dst []byte, p core.Policy) []byte {
 	id := p.Identity()
 	var buf [4*binary.MaxVarintLen64 + 2*core.MaxNameLen + 64]byte
@@ -82,9 +80,8 @@ func appendPolicyID(dst []byte, p core.Policy) []byte {
 	return base64.RawURLEncoding.AppendEncode(dst, sum[:9])
 }
 
-// appendKeyHead appends what the Redis keys of key under every policy start
-// with: the prefix and the hash tag built from key, which all of them share
-// so that they live in one slot. A policy's key is the head and its id.
+// appendKeyHead appends the prefix and the hash tag of key, which begin
+// every Redis key of key (a policy's key is the head and its id).
 func appendKeyHead(dst []byte, prefix, key string) []byte {
 	dst = append(dst, prefix...)
 	dst = append(dst, '{')

@@ -7,27 +7,23 @@ import (
 	"github.com/ratelimit-go/ratelimit/internal/policymap"
 )
 
-// maxCachedPolicies bounds the policy cache; policies beyond it are computed
-// on every check, so a program that makes policies on the fly cannot grow a
-// Store without bound.
+// maxCachedPolicies bounds the policy cache, so that policies made on the
+// fly cannot grow a Store without bound.
 const maxCachedPolicies = 1024
 
-// policyInfo is what a check needs of a validated policy that does not
-// depend on the key or the time: its id in Redis keys and its script
-// arguments, boxed once. Immutable once built.
+// policyInfo is what a check needs of a validated policy: its id in Redis
+// keys and its script arguments, boxed once. Immutable once built.
 type policyInfo struct {
 	id   string
 	args [argsPerPolicy]any // code, limit, window, interval, tolerance, max delay
-	// params and window are set for a calendar policy (core.Policy.Calendar)
-	// only, whose arguments depend on the window a check falls in: params
-	// finds the window, and window caches the info of the last one found.
+	// params and window are set for a calendar policy only: params finds
+	// a check's window, and window caches the info of the last one found.
 	params *core.Params
 	window atomic.Pointer[calendarWindow]
 }
 
 // calendarWindow is the info of a calendar policy for checks in
-// [start, end): the script's arguments carry the window's bounds, computed
-// in Go, where the zone data is.
+// [start, end), whose bounds Go computes, where the zone data is.
 type calendarWindow struct {
 	start, end int64
 	pi         *policyInfo

@@ -166,8 +166,7 @@ func (s *Store) del(ctx context.Context, keys []string) error {
 }
 
 // newItemsCall returns the call that decides a validated batch: one cost
-// for the batch when every item consumes the same (0 for a peek), the units
-// of each item otherwise.
+// when every item has the same (0 for a peek), else each item's.
 func (s *Store) newItemsCall(items []core.Item, now time.Time) *call {
 	cost := int64(items[0].Cost)
 	switch items[0].Op {
@@ -213,10 +212,8 @@ func (s *Store) newItemsCall(items []core.Item, now time.Time) *call {
 	return c
 }
 
-// headBuf is the size of the stack buffer a check builds its Redis keys in:
-// room for every key's head under a prefix of up to 32 bytes (the tag is at
-// most maxTagLen), or under WithSlotKey for keys and slots of modest size.
-// A longer head grows onto the heap.
+// headBuf is the size of the stack buffer a check builds its Redis keys in
+// (a longer head grows onto the heap).
 const headBuf = 32 + 1 + maxTagLen + 2 + policyIDLen + 16
 
 // appendHead appends what the Redis keys of key start with to dst.
