@@ -59,35 +59,26 @@ const (
 	defaultIPv6Prefix = 64
 )
 
-// IPResolver finds the client address of a request and turns it into a key.
+// IPResolver finds the client address of a request and turns it into a key:
 //
-// Resolution:
-//  1. The direct peer comes from RemoteAddr ("ip", "ip:port", "[ipv6]:port",
-//     with or without a zone). If it cannot be parsed, ClientIP and Key
-//     return a *MissingKeyError with Status 400 and Source "client address".
-//  2. If the peer is not inside a trusted proxy prefix, or no proxy header is
-//     configured, the peer is the client. Forwarding headers sent by anyone
-//     else are ignored: they are trivially forged.
-//  3. Otherwise the configured proxy headers are tried in order, and the
-//     first one present on the request is the only one used. X-Forwarded-For
-//     and Forwarded are read from right to left across all their lines (see
-//     HeaderValuesRequest): each trusted address is a hop to skip, and the
-//     first untrusted address is the client. The leftmost entry, the one a
-//     client can write freely, is only reached when every hop to its right
-//     is trusted. If every entry is trusted, the leftmost one is the client.
-//     X-Real-IP holds one address, taken as is.
-//  4. A malformed entry (garbage, "unknown", an obfuscated RFC 7239
-//     identifier, a broken Forwarded syntax) ends the walk: the client is the
-//     nearest address already established, the trusted hop that passed the
-//     entry on, or the direct peer. Malformed headers never cause an error.
+//  1. The direct peer comes from RemoteAddr; if it cannot be parsed, the
+//     answer is a *MissingKeyError (400, Source "client address").
+//  2. Unless the peer is inside a trusted proxy prefix and a proxy header is
+//     configured, the peer is the client: anyone else's forwarding headers
+//     are forged as easily as written.
+//  3. Otherwise the first configured proxy header present is used alone.
+//     X-Forwarded-For and Forwarded are read right to left across all their
+//     lines: trusted addresses are hops to skip, the first untrusted one is
+//     the client (the leftmost when all are trusted). X-Real-IP is taken as
+//     is.
+//  4. A malformed entry ends the walk at the nearest address established;
+//     malformed headers never cause an error.
 //
-// Every address is normalised: the IPv6 zone is removed and an IPv4-mapped
-// IPv6 address (::ffff:192.0.2.7) becomes IPv4. The key is the address masked
-// to the IPv4 or IPv6 prefix length, as text: "192.0.2.7" at full length,
-// "2001:db8:1:2::/64" or "198.51.100.0/24" otherwise (netip canonical form).
-//
-// The zero value is ready to use: RemoteAddr only, IPv4 /32, IPv6 /64. An
-// IPResolver is immutable after NewIPResolver and safe for concurrent use.
+// Addresses lose their IPv6 zone and IPv4-mapped ones become IPv4. The key is
+// the address masked to the family's prefix length, in netip's canonical
+// text ("192.0.2.7", "2001:db8:1:2::/64"). The zero value is ready to use
+// (RemoteAddr only, IPv4 /32, IPv6 /64); an IPResolver is immutable and safe
+// for concurrent use.
 type IPResolver struct {
 	trusted []netip.Prefix
 	headers []ProxyHeader

@@ -66,10 +66,9 @@ func SkipIfMissing() HeaderOption {
 	return HeaderOption{func(h *headerKey) { h.skip, h.fallback = true, nil }}
 }
 
-// Verbatim makes Header use a value as the key as it is when it is safe to
-// (see Header) instead of hashing every value. Use it only for values that
-// are not secret, such as a tenant name: a verbatim key is stored in the
-// backend (Redis key names) and reported to observers (Event.Key) as it is.
+// Verbatim makes Header use a safe value (see Header) as the key as it is
+// instead of hashing it: only for values that are not secret, since the key
+// is stored in Redis key names and shown to observers.
 func Verbatim() HeaderOption {
 	return HeaderOption{func(h *headerKey) { h.verbatim = true }}
 }

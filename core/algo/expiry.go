@@ -3,9 +3,7 @@ package algo
 import "github.com/ratelimit-go/ratelimit/core"
 
 // Expiry instants: the first instant at which a stored state means the same
-// as an absent one, so a store may drop it. They equal now + ResetAfter of
-// the check that stored the state. Every state has the same method, so that
-// a store handles them alike.
+// as an absent one (now + ResetAfter of the check that stored it).
 
 // ExpiresAt returns when the GCRA state can be dropped: its TAT.
 func (s GCRAState) ExpiresAt(*core.Params) int64 { return s.TAT }
