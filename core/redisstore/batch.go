@@ -20,7 +20,7 @@ import (
 // call that decides them one after another (each as atomic as alone), the
 // others in one pipeline. Alone, a check goes out at once.
 type batcher struct {
-	client  Client
+	client  redis.UniversalClient
 	margin  any // the TTL margin in milliseconds, an int64 boxed once
 	max     int
 	perCall int     // the most checks one script call decides
@@ -42,7 +42,7 @@ const (
 )
 
 // routingOf is the routing of client's type.
-func routingOf(client Client) routing {
+func routingOf(client redis.UniversalClient) routing {
 	switch client.(type) {
 	case *redis.Client:
 		return routeOne

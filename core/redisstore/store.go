@@ -20,7 +20,7 @@ import (
 // goroutine and needs no closing (close the client). Create one with New.
 type Store struct {
 	slotKey  func(string) string // nil: every key is its own hash tag
-	client   Client
+	client   redis.UniversalClient
 	prefix   string
 	calls    *batcher
 	policies policyCache
@@ -44,27 +44,12 @@ func (*Store) Bounded() bool { return true }
 // Give the keys a common slot key (WithSlotKey).
 var ErrCrossSlot = errors.New("redisstore: the keys of a multi-key check are in different cluster slots; use WithSlotKey")
 
-// Client is what a Store calls of a go-redis client; every client of
-// go-redis v9 satisfies it. Checks queued together share one script call on
-// a *redis.Client, within one hash slot on a *redis.ClusterClient, and
-// within one hash tag on any other Client.
-type Client interface {
-	redis.Scripter
-	Pipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
-	Del(ctx context.Context, keys ...string) *redis.IntCmd
-}
-
-var (
-	_ Client = redis.UniversalClient(nil)
-	_ Client = (*redis.Client)(nil)
-	_ Client = (*redis.ClusterClient)(nil)
-	_ Client = (*redis.Ring)(nil)
-)
-
-// New returns a Store over client. Without options keys start with
+// New returns a Store over client, any go-redis v9 client: queued checks
+// share one script call on a *redis.Client, within one hash slot on a
+// *redis.ClusterClient, within one hash tag otherwise. Without options keys start with
 // "ratelimit:" and TTLs have no margin. New makes no round trip; it fails
 // for a nil client or an invalid option.
-func New(client Client, opts ...Option) (*Store, error) {
+func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 	if client == nil || isNilPointer(client) {
 		return nil, errors.New("redisstore: New called with a nil client")
 	}
@@ -249,7 +234,7 @@ func (s *Store) call(ctx context.Context, op string, c *call, items []core.Item,
 
 // isNilPointer reports whether c holds a nil pointer of one of go-redis's
 // client types, which a nil check of the interface does not catch.
-func isNilPointer(c Client) bool {
+func isNilPointer(c redis.UniversalClient) bool {
 	switch v := c.(type) {
 	case *redis.Client:
 		return v == nil
