@@ -114,59 +114,39 @@ func perform(ctx context.Context, lim *core.Limiter, clock *core.ManualClock, s 
 		clock.Advance(s.Advance)
 	}
 	o := StepResult{Now: clock.Now()}
-	switch s.kind() {
-	case opCheck:
-		if len(s.Policies) == 1 && !viaCheck {
-			d, err := lim.AllowN(ctx, s.Key, s.Policies[0], s.Cost)
-			if err != nil {
-				o.Err = err
-				return o
-			}
-			o.Allowed, o.Decisions = d.Allowed, []core.Decision{d}
-			return o
-		}
-		r, err := lim.Check(ctx, s.Key, s.Policies, s.Cost, nil)
-		if err != nil {
-			o.Err = err
-			return o
-		}
-		o.Allowed, o.Decisions = r.Allowed, r.Decisions
-	case opPeek:
-		if len(s.Policies) == 1 {
-			d, err := lim.Peek(ctx, s.Key, s.Policies[0])
-			if err != nil {
-				o.Err = err
-				return o
-			}
-			o.Allowed, o.Decisions = d.Allowed, []core.Decision{d}
-			return o
-		}
-		items := make([]core.Item, len(s.Policies))
-		for i, p := range s.Policies {
-			items[i] = core.Item{Key: s.Key, Policy: p, Op: core.OpPeek}
-		}
-		r, err := lim.Do(ctx, items, nil)
-		if err != nil {
-			o.Err = err
-			return o
-		}
-		o.Allowed, o.Decisions = r.Allowed, r.Decisions
-	case opReset:
-		o.Err = lim.Reset(ctx, s.Key, s.Policies...)
-	case opAdjust:
-		items := make([]core.Item, len(s.Policies))
-		for i, p := range s.Policies {
-			items[i] = core.Item{Key: s.Key, Policy: p, Cost: s.Cost, Op: s.adjust, At: o.Now.Add(s.at)}
-		}
-		r, err := lim.Do(ctx, items, nil)
-		if err != nil {
-			o.Err = err
-			return o
-		}
-		o.Allowed, o.Decisions = r.Allowed, r.Decisions
-	default:
-		o.Err = fmt.Errorf("backendtest: unknown op %v", s.kind())
+	one := func(d core.Decision, err error) (core.Result, error) {
+		return core.Result{Allowed: d.Allowed, Decisions: []core.Decision{d}}, err
 	}
+	items := func(op core.Op, cost int, at time.Time) []core.Item {
+		items := make([]core.Item, len(s.Policies))
+		for i, p := range s.Policies {
+			items[i] = core.Item{Key: s.Key, Policy: p, Cost: cost, Op: op, At: at}
+		}
+		return items
+	}
+	var r core.Result
+	var err error
+	switch k := s.kind(); {
+	case k == opCheck && len(s.Policies) == 1 && !viaCheck:
+		r, err = one(lim.AllowN(ctx, s.Key, s.Policies[0], s.Cost))
+	case k == opCheck:
+		r, err = lim.Check(ctx, s.Key, s.Policies, s.Cost, nil)
+	case k == opPeek && len(s.Policies) == 1:
+		r, err = one(lim.Peek(ctx, s.Key, s.Policies[0]))
+	case k == opPeek:
+		r, err = lim.Do(ctx, items(core.OpPeek, 0, time.Time{}), nil)
+	case k == opReset:
+		err = lim.Reset(ctx, s.Key, s.Policies...)
+	case k == opAdjust:
+		r, err = lim.Do(ctx, items(s.adjust, s.Cost, o.Now.Add(s.at)), nil)
+	default:
+		err = fmt.Errorf("backendtest: unknown op %v", k)
+	}
+	if err != nil {
+		o.Err = err
+		return o
+	}
+	o.Allowed, o.Decisions = r.Allowed, r.Decisions
 	return o
 }
 
