@@ -13,6 +13,7 @@ import (
 	"github.com/ratelimit-go/ratelimit/core/lease"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/core/resilient"
+	"github.com/ratelimit-go/ratelimit/internal/obs"
 )
 
 // defaultMaxPolicies is the number of distinct policy names a Collector
@@ -58,7 +59,7 @@ type Collector struct {
 
 	checks    *prometheus.CounterVec
 	denials   *prometheus.CounterVec
-	decisions [len(sourceLabels)]prometheus.Counter
+	decisions [len(obs.Sources)]prometheus.Counter
 	decVec    *prometheus.CounterVec
 	latency   *prometheus.HistogramVec
 	errs      *prometheus.CounterVec
@@ -83,13 +84,6 @@ type named[T any] struct {
 	name string
 	v    T
 }
-
-// outcomes: ratelimit.Outcome values, then shadow_denied.
-var outcomeLabels = [...]string{"unknown", "allowed", "denied", "skipped", "refused", "failed_open", "failed_closed", "shadow_denied"}
-
-const shadowDenied = uint8(len(outcomeLabels) - 1)
-
-var sourceLabels = [...]string{"primary", "deny_cache", "fallback", "fail_open", "fail_closed"}
 
 // New returns a Collector. The only error is a negative WithMaxPolicies.
 func New(opts ...Option) (*Collector, error) {
@@ -116,7 +110,7 @@ func New(opts ...Option) (*Collector, error) {
 		Help: "Denied requests, by the policy that denied them."}, []string{"policy"})
 	c.decVec = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "decisions_total",
 		Help: "Checked requests by what decided them: the primary store, the deny cache, the fallback, or a failure mode."}, []string{"source"})
-	for i, s := range sourceLabels {
+	for i, s := range obs.Sources {
 		c.decisions[i] = c.decVec.WithLabelValues(s)
 	}
 	c.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: "backend_call_duration_seconds",

@@ -391,3 +391,18 @@ func TestWatchLease(t *testing.T) {
 		}
 	}
 }
+
+func TestObserverAllocatesNothing(t *testing.T) {
+	c := must.Do(metrics.New())
+	o := c.Observer()
+	named, unnamed := core.MustParsePolicy("100/1m;name=api"), core.MustParsePolicy("5/1s")
+	shadow := core.MustParsePolicy("1/1m;name=next;shadow=true")
+	ps := []core.Policy{named, unnamed}
+	ev := ratelimit.Event{Outcome: ratelimit.OutcomeDenied, Policies: ps,
+		Result: core.Result{Decisions: []core.Decision{{Allowed: true}, {}}, Policies: ps},
+		Shadow: core.Result{Decisions: []core.Decision{{}}, Policies: []core.Policy{shadow}}}
+	o(context.Background(), ev)
+	if n := testing.AllocsPerRun(100, func() { o(context.Background(), ev) }); n > 0 {
+		t.Fatalf("%v allocations per event", n)
+	}
+}

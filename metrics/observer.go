@@ -8,6 +8,7 @@ import (
 
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/internal/obs"
 )
 
 // Observer returns the observer to install with ratelimit.WithObserver: it
@@ -18,47 +19,14 @@ import (
 func (c *Collector) Observer() ratelimit.Observer { return c.observe }
 
 func (c *Collector) observe(_ context.Context, e ratelimit.Event) {
-	out := uint8(e.Outcome)
-	if int(out) >= len(outcomeLabels)-1 {
-		out = 0
-	}
 	cs := c.cache.Load()
-	switch {
-	case len(e.Policies) > 0:
-		for i := range e.Policies {
-			c.counter(cs, c.name(cs, &e.Policies[i]), out).Inc()
+	obs.Walk(&e, func(p *core.Policy, kind uint8) {
+		name := noPolicy
+		if p != nil {
+			name = c.name(cs, p)
 		}
-	case e.Outcome != ratelimit.OutcomeAllowed: // allowed with no enforced policy: a set of shadow policies only
-		c.counter(cs, noPolicy, out).Inc()
-	}
-	if e.Outcome == ratelimit.OutcomeDenied {
-		for i := range e.Result.Decisions {
-			if d := &e.Result.Decisions[i]; !d.Allowed && i < len(e.Result.Policies) {
-				c.counter(cs, c.name(cs, &e.Result.Policies[i]), denialOf).Inc()
-			}
-		}
-	}
-	for i := range e.Shadow.Decisions {
-		d := &e.Shadow.Decisions[i]
-		o := uint8(ratelimit.OutcomeAllowed)
-		if !d.Allowed {
-			o = shadowDenied
-		}
-		if i < len(e.Shadow.Policies) {
-			c.counter(cs, c.name(cs, &e.Shadow.Policies[i]), o).Inc()
-		}
-	}
-	switch e.Outcome {
-	case ratelimit.OutcomeAllowed, ratelimit.OutcomeDenied:
-		if len(e.Result.Decisions) == 0 {
-			break
-		}
-		fallthrough
-	case ratelimit.OutcomeFailedOpen, ratelimit.OutcomeFailedClosed:
-		if s := int(e.Source); s < len(c.decisions) {
-			c.decisions[s].Inc()
-		}
-	}
+		c.counter(cs, name, kind).Inc()
+	}, func(s int) { c.decisions[s].Inc() })
 }
 
 // counters caches, copy on write, the counter of every (policy name,
@@ -71,11 +39,8 @@ type counters struct {
 
 type checkKey struct {
 	policy string
-	kind   uint8 // an outcome, or denialOf
+	kind   uint8 // an outcome, or obs.Denial
 }
-
-// denialOf is the kind of a ratelimit_denials_total counter in the cache.
-const denialOf = uint8(255)
 
 // name returns the display name of p: its Name, or ratelimit.PolicyName's
 // rendering of an unnamed policy, cached.
@@ -134,8 +99,8 @@ func (c *Collector) counter(cs *counters, name string, kind uint8) prometheus.Co
 }
 
 func (c *Collector) vecCounter(policy string, kind uint8) prometheus.Counter {
-	if kind == denialOf {
+	if kind == obs.Denial {
 		return c.denials.WithLabelValues(policy)
 	}
-	return c.checks.WithLabelValues(policy, outcomeLabels[kind])
+	return c.checks.WithLabelValues(policy, obs.Outcomes[kind])
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/internal/obs"
 )
 
 // maxPolicies is the number of distinct policy names that get an attribute
@@ -32,7 +33,7 @@ const maxPolicies = 1000
 // Safe for concurrent use.
 type Observer struct {
 	checks, denials, decisions metric.Int64Counter
-	sources                    [5][]metric.AddOption
+	sources                    [len(obs.Sources)][]metric.AddOption
 
 	mu   sync.Mutex
 	sets sync.Map // optKey -> []metric.AddOption
@@ -41,14 +42,8 @@ type Observer struct {
 
 type optKey struct {
 	policy string
-	kind   uint8 // an outcome, or denial
+	kind   uint8 // an outcome, or obs.Denial
 }
-
-const denial = uint8(255)
-
-var outcomes = [...]string{"unknown", "allowed", "denied", "skipped", "refused", "failed_open", "failed_closed", "shadow_denied"}
-
-const shadowDenied = uint8(len(outcomes) - 1)
 
 // New creates the instruments on meter. A nil meter is an error.
 func New(meter metric.Meter) (*Observer, error) {
@@ -69,7 +64,7 @@ func New(meter metric.Meter) (*Observer, error) {
 		metric.WithDescription("Checked requests by what decided them.")); err != nil {
 		return nil, err
 	}
-	for i, s := range [...]string{"primary", "deny_cache", "fallback", "fail_open", "fail_closed"} {
+	for i, s := range obs.Sources {
 		o.sources[i] = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(attribute.String("source", s)))}
 	}
 	return o, nil
@@ -79,46 +74,17 @@ func New(meter metric.Meter) (*Observer, error) {
 func (o *Observer) Observer() ratelimit.Observer { return o.observe }
 
 func (o *Observer) observe(ctx context.Context, e ratelimit.Event) {
-	out := uint8(e.Outcome)
-	if int(out) >= len(outcomes)-1 {
-		out = 0
-	}
-	switch {
-	case len(e.Policies) > 0:
-		for i := range e.Policies {
-			o.checks.Add(ctx, 1, o.option(&e.Policies[i], out)...)
+	obs.Walk(&e, func(p *core.Policy, kind uint8) {
+		c := o.checks
+		if kind == obs.Denial {
+			c = o.denials
 		}
-	case e.Outcome != ratelimit.OutcomeAllowed:
-		o.checks.Add(ctx, 1, o.named("none", out)...)
-	}
-	if e.Outcome == ratelimit.OutcomeDenied {
-		for i := range e.Result.Decisions {
-			if d := &e.Result.Decisions[i]; !d.Allowed && i < len(e.Result.Policies) {
-				o.denials.Add(ctx, 1, o.option(&e.Result.Policies[i], denial)...)
-			}
+		if p == nil {
+			c.Add(ctx, 1, o.named("none", kind)...)
+		} else {
+			c.Add(ctx, 1, o.option(p, kind)...)
 		}
-	}
-	for i := range e.Shadow.Decisions {
-		d := &e.Shadow.Decisions[i]
-		k := uint8(ratelimit.OutcomeAllowed)
-		if !d.Allowed {
-			k = shadowDenied
-		}
-		if i < len(e.Shadow.Policies) {
-			o.checks.Add(ctx, 1, o.option(&e.Shadow.Policies[i], k)...)
-		}
-	}
-	switch e.Outcome {
-	case ratelimit.OutcomeAllowed, ratelimit.OutcomeDenied:
-		if len(e.Result.Decisions) == 0 {
-			break
-		}
-		fallthrough
-	case ratelimit.OutcomeFailedOpen, ratelimit.OutcomeFailedClosed:
-		if s := int(e.Source); s < len(o.sources) {
-			o.decisions.Add(ctx, 1, o.sources[s]...)
-		}
-	}
+	}, func(s int) { o.decisions.Add(ctx, 1, o.sources[s]...) })
 }
 
 func (o *Observer) option(p *core.Policy, kind uint8) []metric.AddOption {
@@ -153,8 +119,8 @@ func (o *Observer) named(name string, kind uint8) []metric.AddOption {
 		label = "other"
 	}
 	attrs := []attribute.KeyValue{attribute.String("policy", label)}
-	if kind != denial {
-		attrs = append(attrs, attribute.String("outcome", outcomes[kind]))
+	if kind != obs.Denial {
+		attrs = append(attrs, attribute.String("outcome", obs.Outcomes[kind]))
 	}
 	opt := []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(attrs...))}
 	if label == name {
