@@ -1,4 +1,4 @@
-package policyeq
+package policymap
 
 import (
 	"reflect"
