@@ -2,6 +2,7 @@ package resilient
 
 import (
 	"context"
+	"crypto/tls"
 	"net"
 	"time"
 
@@ -36,32 +37,26 @@ func RedisOptions[O *redis.Options | *redis.ClusterOptions | *redis.FailoverOpti
 		o.Dialer = deferDialErrors(inner)
 	case *redis.ClusterOptions:
 		set(&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.PoolTimeout, &o.MaxRetries, &o.DialerRetries, &o.ContextTimeoutEnabled)
-		o.Dialer = deferDialErrors(dialerFor(o.Dialer, func() *redis.Options {
-			return &redis.Options{DialTimeout: o.DialTimeout, TLSConfig: o.TLSConfig}
-		}))
+		o.Dialer = dialerFor(o.Dialer, &o.DialTimeout, &o.TLSConfig)
 	case *redis.FailoverOptions:
 		set(&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.PoolTimeout, &o.MaxRetries, &o.DialerRetries, &o.ContextTimeoutEnabled)
-		o.Dialer = deferDialErrors(dialerFor(o.Dialer, func() *redis.Options {
-			return &redis.Options{DialTimeout: o.DialTimeout, TLSConfig: o.TLSConfig}
-		}))
+		o.Dialer = dialerFor(o.Dialer, &o.DialTimeout, &o.TLSConfig)
 	case *redis.UniversalOptions:
 		set(&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.PoolTimeout, &o.MaxRetries, &o.DialerRetries, &o.ContextTimeoutEnabled)
-		o.Dialer = deferDialErrors(dialerFor(o.Dialer, func() *redis.Options {
-			return &redis.Options{DialTimeout: o.DialTimeout, TLSConfig: o.TLSConfig}
-		}))
+		o.Dialer = dialerFor(o.Dialer, &o.DialTimeout, &o.TLSConfig)
 	}
 	return o
 }
 
-// dialerFor returns dial, or go-redis's default dialer for the options that
-// options returns at dial time.
-func dialerFor(dial func(context.Context, string, string) (net.Conn, error), options func() *redis.Options) func(context.Context, string, string) (net.Conn, error) {
-	if dial != nil {
-		return dial
+// dialerFor returns dial, or go-redis's default dialer with the timeout and
+// TLS settings the options hold at dial time, with deferDialErrors.
+func dialerFor(dial func(context.Context, string, string) (net.Conn, error), timeout *time.Duration, tlsConfig **tls.Config) func(context.Context, string, string) (net.Conn, error) {
+	if dial == nil {
+		dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return redis.NewDialer(&redis.Options{DialTimeout: *timeout, TLSConfig: *tlsConfig})(ctx, network, addr)
+		}
 	}
-	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		return redis.NewDialer(options())(ctx, network, addr)
-	}
+	return deferDialErrors(dial)
 }
 
 // deferDialErrors wraps dial so that a failed dial returns a connection
