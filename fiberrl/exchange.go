@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -92,6 +93,17 @@ func (e *exchange) RemoteAddr() string {
 	return string(netip.AddrPortFrom(ip.Unmap().WithZone(ta.Zone), uint16(ta.Port)).AppendTo(buf[:0]))
 }
 
+// RemoteAddrPort returns the direct peer's address without formatting it
+// (see keyfuncs.Request): the zero AddrPort when it is not a TCP address.
+func (e *exchange) RemoteAddrPort() netip.AddrPort {
+	if ta, ok := e.c.Context().RemoteAddr().(*net.TCPAddr); ok {
+		if ip, ok := netip.AddrFromSlice(ta.IP); ok {
+			return netip.AddrPortFrom(ip.Unmap(), uint16(ta.Port))
+		}
+	}
+	return netip.AddrPort{}
+}
+
 // Context returns the request's user context (Ctx.UserContext) with the
 // values stored by Ctx.Locals in front of its own.
 func (e *exchange) Context() context.Context { return (*exchangeContext)(e) }
@@ -118,15 +130,24 @@ func Ctx(r keyfuncs.Request) *fiber.Ctx {
 	return nil
 }
 
-// SetHeader sets a response header. fasthttp copies name and value.
-func (e *exchange) SetHeader(name, value string) { e.c.Response().Header.Set(name, value) }
+// SetHeader sets a response header. fasthttp copies name and value; the
+// middleware's names are canonical already, so fasthttp need not
+// normalise them.
+func (e *exchange) SetHeader(name, value string) {
+	e.c.Response().Header.SetCanonical(bytesOf(name), bytesOf(value))
+}
 
 // SetHeaderBytes sets a response header from bytes valid only during the
-// call (see adapter.Response). fasthttp copies them into its own
-// buffers, so the value costs no allocation.
+// call (see adapter.Response), copied into fasthttp's buffers.
 func (e *exchange) SetHeaderBytes(name string, value []byte) {
-	e.c.Response().Header.SetBytesV(name, value)
+	e.c.Response().Header.SetCanonical(bytesOf(name), value)
 }
+
+// bytesOf returns the bytes of s without copying them, for fasthttp calls
+// that copy them and never write into them.
+func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
+
+var nosniff = []byte("nosniff")
 
 // Write completes the response. The body is copied: the caller may reuse
 // it once Write returns.
@@ -134,7 +155,7 @@ func (e *exchange) Write(status int, contentType string, body []byte) error {
 	res := e.c.Response()
 	res.SetStatusCode(status)
 	res.Header.SetContentType(contentType)
-	res.Header.Set("X-Content-Type-Options", "nosniff")
+	res.Header.SetCanonical(bytesOf("X-Content-Type-Options"), nosniff)
 	res.SetBody(body)
 	return nil
 }

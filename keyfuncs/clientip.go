@@ -241,11 +241,20 @@ func errNoClientAddr() error { return &MissingKeyError{Source: "client address",
 
 // resolve applies the rules documented on IPResolver.
 func (res *IPResolver) resolve(r Request) (found, error) {
-	a, host, plain, ok := parseAddr(r.RemoteAddr())
-	if !ok {
-		return found{}, errNoClientAddr()
+	var peer found
+	if ra, ok := r.(interface{ RemoteAddrPort() netip.AddrPort }); ok {
+		if ap := ra.RemoteAddrPort(); ap.IsValid() {
+			peer.addr = ap.Addr().WithZone("").Unmap()
+		}
 	}
-	peer := found{addr: a, host: host, plain: plain}
+	if !peer.addr.IsValid() {
+		a, host, plain, ok := parseAddr(r.RemoteAddr())
+		if !ok {
+			return found{}, errNoClientAddr()
+		}
+		peer = found{addr: a, host: host, plain: plain}
+	}
+	a := peer.addr
 	if len(res.headers) == 0 || !res.isTrusted(a) {
 		return peer, nil
 	}

@@ -12,7 +12,10 @@ import (
 
 // Request is the view of an HTTP request that key functions read. Adapters
 // implement it over their framework's request; implementations must not
-// allocate more than needed and must be safe to call repeatedly.
+// allocate more than needed and must be safe to call repeatedly. One whose
+// peer address is not held as text may also have RemoteAddrPort()
+// netip.AddrPort, which the client IP resolver then reads instead of
+// RemoteAddr.
 type Request interface {
 	// Method returns the request method, e.g. "GET".
 	Method() string

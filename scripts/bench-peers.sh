@@ -2,7 +2,8 @@
 # Runs the side-by-side benchmarks against other libraries (scripts/peers, a
 # module of its own that no module of the project requires): the HTTP allow
 # and deny paths against go-chi/httprate in the README's harness, and the
-# memory store's serial GCRA against sethvargo/go-limiter. Each benchmark
+# memory store's serial GCRA against sethvargo/go-limiter, and the Fiber and
+# Echo adapters against the limiters those frameworks ship. Each benchmark
 # runs RUNS times (7 by default), interleaved with the others, and the
 # script prints the median ns/op and allocations of each. Not part of
 # CI: it takes about a minute.
@@ -34,7 +35,9 @@ ratio() { # ours peer
 }
 # The floor rows' ratios show how much of httprate's request the recorder
 # alone takes for our header fields, with no limiter at all.
-for pair in "OursAllow HttprateAllow" "OursDeny HttprateDeny" "FloorAllow HttprateAllow" "FloorDeny HttprateDeny" "MemOursGCRA MemSethvargo"; do
+for pair in "OursAllow HttprateAllow" "OursDeny HttprateDeny" "FloorAllow HttprateAllow" "FloorDeny HttprateDeny" "MemOursGCRA MemSethvargo" \
+  "FiberOursAllow FiberTheirsAllow" "FiberOursDeny FiberTheirsDeny" "FiberOursSlidingDeny FiberTheirsSlidingDeny" \
+  "EchoOursAllow EchoTheirsAllow" "EchoOursDeny EchoTheirsDeny"; do
   set -- $pair
   r=$(ratio "Benchmark$1" "Benchmark$2")
   printf '%-28s median %s   (runs: %s)\n' "$1 / $2" "$(median <<<"$r")" "$r"

@@ -1,0 +1,159 @@
+package peers
+
+import (
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	fiberlimiter "github.com/gofiber/fiber/v2/middleware/limiter"
+	"github.com/labstack/echo/v4"
+	echomw "github.com/labstack/echo/v4/middleware"
+	"github.com/valyala/fasthttp"
+	"golang.org/x/time/rate"
+
+	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/core/memstore"
+	"github.com/ratelimit-go/ratelimit/echorl"
+	"github.com/ratelimit-go/ratelimit/fiberrl"
+	"github.com/ratelimit-go/ratelimit/keyfuncs"
+)
+
+// The adapters against the limiter their framework ships, as its users
+// pick it first: 1,000 client addresses, 100 per minute (a limit never
+// reached for the allow rows), the app's handler driven directly.
+
+// ourOptions are the adapters' options: the memory store, the peer
+// address as the key, the default headers, policy as given.
+func ourOptions(b testing.TB, p core.Policy) []ratelimit.Option {
+	store, err := memstore.New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return []ratelimit.Option{ratelimit.WithLimiter(core.NewLimiter(store)), ratelimit.WithKeyFunc(keyfuncs.RemoteIP), ratelimit.WithPolicy(p)}
+}
+
+// fiberApp serves GET / with 204 behind mw.
+func fiberApp(mw fiber.Handler) fasthttp.RequestHandler {
+	app := fiber.New(fiber.Config{DisableStartupMessage: true})
+	app.Use(mw)
+	app.Get("/", func(c *fiber.Ctx) error { return c.SendStatus(http.StatusNoContent) })
+	return app.Handler()
+}
+
+func fiberOurs(b testing.TB, limit int, alg core.Algorithm) fasthttp.RequestHandler {
+	mw, err := fiberrl.New(ourOptions(b, core.Policy{Limit: limit, Window: time.Minute, Algorithm: alg})...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return fiberApp(mw)
+}
+
+func fiberTheirs(limit int, sliding bool) fasthttp.RequestHandler {
+	cfg := fiberlimiter.Config{Max: limit, Expiration: time.Minute}
+	if sliding {
+		cfg.LimiterMiddleware = fiberlimiter.SlidingWindow{}
+	}
+	return fiberApp(fiberlimiter.New(cfg))
+}
+
+// runFiber serves requests from the 1,000 addresses round robin, after warm
+// rounds, and fails unless 99% of the timed answers have status want.
+func runFiber(b *testing.B, h fasthttp.RequestHandler, warm, want int) {
+	addrs := make([]net.Addr, 1000)
+	for i := range addrs {
+		addrs[i] = &net.TCPAddr{IP: net.IPv4(10, 0, byte(i/250), byte(i%250)), Port: 1234}
+	}
+	var req fasthttp.Request
+	req.Header.SetMethod("GET")
+	req.SetRequestURI("/")
+	ctx := new(fasthttp.RequestCtx)
+	serve := func(i int) int {
+		ctx.Init(&req, addrs[i], nil)
+		h(ctx)
+		return ctx.Response.StatusCode()
+	}
+	for range warm {
+		for i := range addrs {
+			serve(i)
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	i, hits := 0, 0
+	for b.Loop() {
+		if serve(i) == want {
+			hits++
+		}
+		if i++; i == len(addrs) {
+			i = 0
+		}
+	}
+	b.StopTimer()
+	if hits < b.N*99/100 {
+		b.Fatalf("%d of %d answered %d", hits, b.N, want)
+	}
+}
+
+func BenchmarkFiberOursAllow(b *testing.B) {
+	runFiber(b, fiberOurs(b, 1_000_000_000, core.FixedWindow), 1, http.StatusNoContent)
+}
+func BenchmarkFiberTheirsAllow(b *testing.B) {
+	runFiber(b, fiberTheirs(1_000_000_000, false), 1, http.StatusNoContent)
+}
+func BenchmarkFiberOursDeny(b *testing.B) {
+	runFiber(b, fiberOurs(b, 100, core.FixedWindow), 101, http.StatusTooManyRequests)
+}
+func BenchmarkFiberTheirsDeny(b *testing.B) {
+	runFiber(b, fiberTheirs(100, false), 101, http.StatusTooManyRequests)
+}
+func BenchmarkFiberOursSlidingDeny(b *testing.B) {
+	runFiber(b, fiberOurs(b, 100, core.SlidingWindow), 101, http.StatusTooManyRequests)
+}
+func BenchmarkFiberTheirsSlidingDeny(b *testing.B) {
+	runFiber(b, fiberTheirs(100, true), 101, http.StatusTooManyRequests)
+}
+
+// echoApp serves GET / with 204 behind mw.
+func echoApp(mw echo.MiddlewareFunc) http.Handler {
+	e := echo.New()
+	e.Use(mw)
+	e.GET("/", func(c echo.Context) error { return c.NoContent(http.StatusNoContent) })
+	return e
+}
+
+func echoOurs(b testing.TB, limit int) http.Handler {
+	mw, err := echorl.New(ourOptions(b, core.Policy{Limit: limit, Window: time.Minute, Algorithm: core.TokenBucket})...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return echoApp(mw)
+}
+
+// echoTheirs is Echo's RateLimiter over its memory store (x/time/rate),
+// keyed by the peer address, refilling limit per minute with a burst of
+// limit.
+func echoTheirs(limit int) http.Handler {
+	store := echomw.NewRateLimiterMemoryStoreWithConfig(echomw.RateLimiterMemoryStoreConfig{
+		Rate: rate.Limit(float64(limit) / 60), Burst: limit, ExpiresIn: 3 * time.Minute})
+	return echoApp(echomw.RateLimiterWithConfig(echomw.RateLimiterConfig{
+		Store: store,
+		IdentifierExtractor: func(c echo.Context) (string, error) {
+			h, _, err := net.SplitHostPort(c.Request().RemoteAddr)
+			return h, err
+		},
+	}))
+}
+
+func BenchmarkEchoOursAllow(b *testing.B) {
+	run(b, echoOurs(b, 1_000_000), 1, http.StatusNoContent)
+}
+func BenchmarkEchoTheirsAllow(b *testing.B) {
+	run(b, echoTheirs(1_000_000), 1, http.StatusNoContent)
+}
+func BenchmarkEchoOursDeny(b *testing.B) {
+	run(b, echoOurs(b, 100), 101, http.StatusTooManyRequests)
+}
+func BenchmarkEchoTheirsDeny(b *testing.B) { run(b, echoTheirs(100), 101, http.StatusTooManyRequests) }
