@@ -36,7 +36,7 @@ ratio() { # ours peer
 # The floor rows' ratios show how much of httprate's request the recorder
 # alone takes for our header fields, with no limiter at all.
 for pair in "OursAllow HttprateAllow" "OursDeny HttprateDeny" "FloorAllow HttprateAllow" "FloorDeny HttprateDeny" "MemOursGCRA MemSethvargo" \
-  "FiberOursAllow FiberTheirsAllow" "FiberOursDeny FiberTheirsDeny" "FiberOursSlidingDeny FiberTheirsSlidingDeny" \
+  "FiberOursAllow FiberTheirsAllow" "FiberOursDeny FiberTheirsDeny" "FiberOursSlidingDeny FiberTheirsSlidingDeny" "FiberFloorDeny FiberTheirsDeny" \
   "EchoOursAllow EchoTheirsAllow" "EchoOursDeny EchoTheirsDeny"; do
   set -- $pair
   r=$(ratio "Benchmark$1" "Benchmark$2")

@@ -157,3 +157,21 @@ func BenchmarkEchoOursDeny(b *testing.B) {
 	run(b, echoOurs(b, 100), 101, http.StatusTooManyRequests)
 }
 func BenchmarkEchoTheirsDeny(b *testing.B) { run(b, echoTheirs(100), 101, http.StatusTooManyRequests) }
+
+// fiberFloorDeny writes our 429 (its five header fields and body) as
+// constants, with no key and no limiter: what the fuller answer costs
+// Fiber by itself.
+func fiberFloorDeny(c *fiber.Ctx) error {
+	h := &c.Response().Header
+	h.Set("Ratelimit-Policy", `"default";q=100;w=60`)
+	h.Set("Ratelimit", `"default";r=0;t=60`)
+	h.Set("Retry-After", "60")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.SetContentType("application/problem+json")
+	c.Status(http.StatusTooManyRequests)
+	return c.Send(body429)
+}
+
+func BenchmarkFiberFloorDeny(b *testing.B) {
+	runFiber(b, fiberApp(fiberFloorDeny), 0, http.StatusTooManyRequests)
+}
