@@ -87,7 +87,7 @@ func (c *call) invoke() {
 func (b *Backend) invoke(ctx context.Context, o op, items []core.Item, key string, policies []core.Policy, now time.Time, out []core.Decision) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = &panicError{Value: r}
+			err = fmt.Errorf("resilient: primary backend panicked: %v", r)
 		}
 	}()
 	if o == opReset {

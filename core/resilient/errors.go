@@ -71,15 +71,3 @@ func callerError(err error) bool {
 		errors.Is(err, core.ErrInvalidKey) ||
 		errors.Is(err, core.ErrNoPolicy)
 }
-
-// panicError reports a primary that panicked during a call. The wrapper
-// recovers the panic, which on a call's goroutine of its own would end the
-// process, and counts it as a failure.
-type panicError struct {
-	Value any // the value passed to panic
-}
-
-// Error describes the problem; it is safe to log.
-func (e *panicError) Error() string {
-	return fmt.Sprintf("resilient: primary backend panicked: %v", e.Value)
-}
