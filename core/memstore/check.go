@@ -107,8 +107,6 @@ func (s *Store) Do(ctx context.Context, items []core.Item, now time.Time, out []
 		return err
 	}
 	switch {
-	case items[0].Op == core.OpPeek:
-		return s.peek(items, now, out)
 	case items[0].Op != core.OpConsume:
 		return s.peek(items, now, out)
 	case oneKey(items):

@@ -16,25 +16,24 @@ import (
 // (WithMaxKeys), a multi-key check does not reclaim expired states to make
 // room: it fails with ErrStoreFull and changes nothing.
 func (s *Store) checkMany(items []core.Item, now time.Time, out []core.Decision) error {
+	var buf [8]*policyInfo
+	pis, err := s.register(items, buf[:0])
+	if err != nil {
+		clear(out)
+		return err
+	}
 	type located struct {
-		pi *policyInfo
 		sh *shard
 		h  uint64
 	}
-	var buf [8]located
-	loc := buf[:0]
+	var locBuf [8]located
+	loc := locBuf[:0]
 	var shardBuf [8]int
 	shards := shardBuf[:0]
 	for i := range items {
-		pi, err := s.reg.get(&items[i].Policy)
-		if err != nil {
-			clear(out)
-			return err
-		}
 		sh, h := s.locate(items[i].Key)
-		idx := int(h & s.mask)
-		loc = append(loc, located{pi, sh, h})
-		if !slices.Contains(shards, idx) {
+		loc = append(loc, located{sh, h})
+		if idx := int(h & s.mask); !slices.Contains(shards, idx) {
 			shards = append(shards, idx)
 		}
 	}
@@ -51,30 +50,20 @@ func (s *Store) checkMany(items []core.Item, now time.Time, out []core.Decision)
 	for _, idx := range shards {
 		s.observe(&s.shards[idx], n)
 	}
-	// first reports whether item i is the first of the items sharing its
-	// state (the same key and policy identity).
-	first := func(i int) bool {
-		for j := 0; j < i; j++ {
-			if loc[j].pi.id == loc[i].pi.id && items[j].Key == items[i].Key {
-				return false
-			}
-		}
-		return true
-	}
 	allowed, fresh := true, int64(0)
 	for i, l := range loc {
-		o, isNew, _ := s.apply(l.sh, l.pi, items[i].Key, l.h, int64(items[i].Cost), n, evaluate)
-		o.Fill(&out[i], &l.pi.policy)
+		o, isNew, _ := s.apply(l.sh, pis[i], items[i].Key, l.h, int64(items[i].Cost), n, evaluate)
+		o.Fill(&out[i], &pis[i].policy)
 		allowed = allowed && o.Allowed
-		if isNew && first(i) {
+		if isNew && !sameKeyBefore(items, pis, i) {
 			fresh++
 		}
 	}
 	if !allowed {
 		for i, l := range loc {
 			if out[i].Allowed { // had room: report the state as it stands
-				o, _, _ := s.apply(l.sh, l.pi, items[i].Key, l.h, 0, n, evaluate)
-				o.Fill(&out[i], &l.pi.policy)
+				o, _, _ := s.apply(l.sh, pis[i], items[i].Key, l.h, 0, n, evaluate)
+				o.Fill(&out[i], &pis[i].policy)
 				out[i].Delay = 0
 			}
 		}
@@ -90,8 +79,8 @@ func (s *Store) checkMany(items []core.Item, now time.Time, out []core.Decision)
 		}
 	}
 	for i, l := range loc {
-		if first(i) {
-			s.apply(l.sh, l.pi, items[i].Key, l.h, int64(items[i].Cost), n, commitMany)
+		if !sameKeyBefore(items, pis, i) {
+			s.apply(l.sh, pis[i], items[i].Key, l.h, int64(items[i].Cost), n, commitMany)
 		}
 	}
 	return nil
