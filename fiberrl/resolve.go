@@ -27,11 +27,9 @@ type routeTable struct {
 type pattern struct {
 	path   string // as registered: what Route reports
 	static bool   // no parameters, wildcards or escapes
-	// pretty is, for a static pattern, the pattern with its trailing
-	// slash trimmed unless routing is strict; for any other, the constant
-	// part before the first parameter, wildcard or escape, without a
-	// trailing slash (an optional parameter may match without it): a
-	// prefix of every path the pattern matches.
+	// pretty is a static pattern as matched (see trimSlash); for any other,
+	// the constant part before its first parameter, wildcard or escape,
+	// without a trailing slash: a prefix of every path it matches.
 	pretty string
 }
 
@@ -43,12 +41,7 @@ func (r *resolver) lookup(app *fiber.App, method, path string) string {
 		t = newRouteTable(app)
 		r.table.Store(t)
 	}
-	if !t.cfg.StrictRouting && len(path) > 1 {
-		path = strings.TrimRight(path, "/")
-		if path == "" {
-			path = "/"
-		}
-	}
+	path = trimSlash(path, t.cfg.StrictRouting)
 	for _, p := range t.byMethod[method] {
 		if p.static {
 			if p.pretty == path || (!t.cfg.CaseSensitive && strings.EqualFold(p.pretty, path)) {
@@ -76,18 +69,23 @@ func newRouteTable(app *fiber.App) *routeTable {
 		if i := strings.IndexAny(rt.Path, ":*+\\"); i >= 0 {
 			p.pretty = strings.TrimRight(rt.Path[:i], "/")
 		} else {
-			p.static = true
-			p.pretty = rt.Path
-			if !cfg.StrictRouting && len(p.pretty) > 1 {
-				p.pretty = strings.TrimRight(p.pretty, "/")
-				if p.pretty == "" {
-					p.pretty = "/"
-				}
-			}
+			p.static, p.pretty = true, trimSlash(rt.Path, cfg.StrictRouting)
 		}
 		t.byMethod[rt.Method] = append(t.byMethod[rt.Method], p)
 	}
 	return t
+}
+
+// trimSlash returns path without its trailing slashes unless routing is
+// strict, as Fiber matches it.
+func trimSlash(path string, strict bool) string {
+	if strict || len(path) <= 1 {
+		return path
+	}
+	if path = strings.TrimRight(path, "/"); path == "" {
+		return "/"
+	}
+	return path
 }
 
 // hasPrefix reports whether path starts with prefix, ignoring case unless
