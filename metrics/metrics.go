@@ -72,17 +72,15 @@ type Collector struct {
 	cache atomic.Pointer[counters] // copy on write
 	mu    sync.Mutex               // serialises cache updates and the watched lists
 
-	resilients  []named[*resilient.Backend]
-	memstores   []named[*memstore.Store]
-	middlewares []named[*ratelimit.Middleware]
-	leases      []named[*lease.Backend]
+	watched []watched // replaced, never changed, under mu
 
 	registered atomic.Bool
 }
 
-type named[T any] struct {
-	name string
-	v    T
+// watched is a value of Watch: its kind and name, and what it exports.
+type watched struct {
+	kind, name string
+	collect    func(ch chan<- prometheus.Metric)
 }
 
 // New returns a Collector. The only error is a negative WithMaxPolicies.
@@ -181,32 +179,10 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	c.errs.Collect(ch)
 	c.trans.Collect(ch)
 	c.mu.Lock()
-	rs, ms, mws, ls := c.resilients, c.memstores, c.middlewares, c.leases
+	ws := c.watched
 	c.mu.Unlock()
-	for _, l := range ls {
-		st := l.v.Stats()
-		ch <- prometheus.MustNewConstMetric(c.leasesDesc, prometheus.CounterValue, float64(st.Leases), l.name)
-		ch <- prometheus.MustNewConstMetric(c.leaseUnitsDesc, prometheus.CounterValue, float64(st.UnitsLeased), l.name)
-		ch <- prometheus.MustNewConstMetric(c.leaseWastedDesc, prometheus.CounterValue, float64(st.UnitsWasted), l.name)
-		ch <- prometheus.MustNewConstMetric(c.leaseLocalDesc, prometheus.CounterValue, float64(st.LocalAdmits), l.name)
-	}
-	for _, r := range rs {
-		st := r.v.Stats()
-		for _, s := range stateLabels {
-			v := 0.0
-			if st.State == s {
-				v = 1
-			}
-			ch <- prometheus.MustNewConstMetric(c.breakerDesc, prometheus.GaugeValue, v, r.name, s)
-		}
-		ch <- prometheus.MustNewConstMetric(c.denyHitsDesc, prometheus.CounterValue, float64(st.DenyCacheHits), r.name)
-	}
-	for _, m := range ms {
-		ch <- prometheus.MustNewConstMetric(c.memKeysDesc, prometheus.GaugeValue, float64(m.v.Len()), m.name)
-		ch <- prometheus.MustNewConstMetric(c.memRefusedDesc, prometheus.CounterValue, float64(m.v.Refused()), m.name)
-	}
-	for _, m := range mws {
-		ch <- prometheus.MustNewConstMetric(c.panicsDesc, prometheus.CounterValue, float64(m.v.ObserverPanics()), m.name)
+	for _, w := range ws {
+		w.collect(ch)
 	}
 }
 
@@ -219,37 +195,60 @@ var stateLabels = [...]string{"closed", "open", "half_open"}
 // a *ratelimit.Middleware's recovered observer panics. Any other or nil
 // value, or a name already watched for that kind, is an error.
 func (c *Collector) Watch(name string, v any) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	counter := func(ch chan<- prometheus.Metric, d *prometheus.Desc, v uint64) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), name)
+	}
+	var collect func(ch chan<- prometheus.Metric)
 	switch v := v.(type) {
 	case *resilient.Backend:
 		if v != nil {
-			return watch(&c.resilients, name, v)
+			collect = func(ch chan<- prometheus.Metric) {
+				st := v.Stats()
+				for _, s := range stateLabels {
+					on := 0.0
+					if st.State == s {
+						on = 1
+					}
+					ch <- prometheus.MustNewConstMetric(c.breakerDesc, prometheus.GaugeValue, on, name, s)
+				}
+				counter(ch, c.denyHitsDesc, st.DenyCacheHits)
+			}
 		}
 	case *lease.Backend:
 		if v != nil {
-			return watch(&c.leases, name, v)
+			collect = func(ch chan<- prometheus.Metric) {
+				st := v.Stats()
+				counter(ch, c.leasesDesc, st.Leases)
+				counter(ch, c.leaseUnitsDesc, st.UnitsLeased)
+				counter(ch, c.leaseWastedDesc, st.UnitsWasted)
+				counter(ch, c.leaseLocalDesc, st.LocalAdmits)
+			}
 		}
 	case *memstore.Store:
 		if v != nil {
-			return watch(&c.memstores, name, v)
+			collect = func(ch chan<- prometheus.Metric) {
+				ch <- prometheus.MustNewConstMetric(c.memKeysDesc, prometheus.GaugeValue, float64(v.Len()), name)
+				counter(ch, c.memRefusedDesc, v.Refused())
+			}
 		}
 	case *ratelimit.Middleware:
 		if v != nil {
-			return watch(&c.middlewares, name, v)
+			collect = func(ch chan<- prometheus.Metric) { counter(ch, c.panicsDesc, v.ObserverPanics()) }
 		}
 	default:
 		return fmt.Errorf("metrics: Watch: cannot watch a %T (want a *resilient.Backend, *lease.Backend, *memstore.Store or *ratelimit.Middleware)", v)
 	}
-	return fmt.Errorf("metrics: Watch: nil %T", v)
-}
-
-func watch[T any](list *[]named[T], name string, v T) error {
-	for _, w := range *list {
-		if w.name == name {
+	if collect == nil {
+		return fmt.Errorf("metrics: Watch: nil %T", v)
+	}
+	kind := fmt.Sprintf("%T", v)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, w := range c.watched {
+		if w.kind == kind && w.name == name {
 			return fmt.Errorf("metrics: %q is watched already", name)
 		}
 	}
-	*list = append(append([]named[T](nil), *list...), named[T]{name, v})
+	c.watched = append(c.watched[:len(c.watched):len(c.watched)], watched{kind, name, collect})
 	return nil
 }
