@@ -85,12 +85,6 @@ type Bounded interface {
 	Bounded() bool
 }
 
-// IsBounded reports whether b implements Bounded and says yes.
-func IsBounded(b Backend) bool {
-	bb, ok := b.(Bounded)
-	return ok && bb.Bounded()
-}
-
 // MaxKeyLen bounds the length of a key in bytes.
 const MaxKeyLen = 64 << 10
 

@@ -30,7 +30,7 @@ type instrumented struct {
 
 // Bounded implements core.Bounded with the answer of the instrumented
 // backend.
-func (i *instrumented) Bounded() bool { return core.IsBounded(i.b) }
+func (i *instrumented) Bounded() bool { b, ok := i.b.(core.Bounded); return ok && b.Bounded() }
 
 func (i *instrumented) Do(ctx context.Context, items []core.Item, now time.Time, out []core.Decision) error {
 	start := time.Now()

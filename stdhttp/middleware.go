@@ -42,16 +42,17 @@ func InsideMux() WrapOption {
 }
 
 // New builds a ratelimit.Middleware from opts and returns it as net/http
-// middleware (see Middleware); it also returns CheckPatterns' errors.
+// middleware (see Middleware); it also returns Wrap's errors of its route
+// table.
 func New(opts ...ratelimit.Option) (func(http.Handler) http.Handler, error) {
-	return routecheck.New(opts, CheckPatterns, func(m *ratelimit.Middleware) func(http.Handler) http.Handler { return Middleware(m) })
+	return routecheck.New(opts, checkPatterns, func(m *ratelimit.Middleware) func(http.Handler) http.Handler { return Middleware(m) })
 }
 
-// CheckPatterns returns a *ratelimit.RouteError for the first route table
+// checkPatterns returns a *ratelimit.RouteError for the first route table
 // entry of m that a ServeMux can never report as the pattern of a request:
 // a pattern ServeMux rejects, or one with a Gin-style parameter ("/users/:id",
 // which ServeMux writes "/users/{id}").
-func CheckPatterns(m *ratelimit.Middleware) error {
+func checkPatterns(m *ratelimit.Middleware) error {
 	return m.CheckPatterns(func(_, p string) string {
 		for _, seg := range strings.Split(p, "/") {
 			if strings.HasPrefix(seg, ":") || strings.HasPrefix(seg, "*") {
@@ -82,9 +83,9 @@ func serveMuxRejects(pattern string) (reason string) {
 // WithMux, or declare InsideMux (see the package documentation); wrapping
 // anything else panics with an error matching ratelimit.ErrInvalidConfig,
 // as ServeMux.Handle does for a bad pattern (Wrap returns it). It also
-// panics with the error of CheckPatterns.
+// panics for a pattern a ServeMux never reports ("/users/:id").
 func Middleware(m *ratelimit.Middleware, opts ...WrapOption) func(http.Handler) http.Handler {
-	if err := CheckPatterns(m); err != nil {
+	if err := checkPatterns(m); err != nil {
 		panic(err)
 	}
 	return func(next http.Handler) http.Handler {
@@ -97,12 +98,12 @@ func Middleware(m *ratelimit.Middleware, opts ...WrapOption) func(http.Handler) 
 }
 
 // Wrap is Middleware(m, opts...)(next), returning that error or
-// the error of CheckPatterns instead of panicking.
+// the error of a pattern a ServeMux never reports, instead of panicking.
 func Wrap(m *ratelimit.Middleware, next http.Handler, opts ...WrapOption) (http.Handler, error) {
 	if m == nil || next == nil {
 		return nil, errNilMiddleware
 	}
-	if err := CheckPatterns(m); err != nil {
+	if err := checkPatterns(m); err != nil {
 		return nil, err
 	}
 	var c wrapConfig

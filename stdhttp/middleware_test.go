@@ -164,7 +164,7 @@ func TestRouteTableNeedsTheMux(t *testing.T) {
 			t.Fatal(err)
 		}
 		var re *ratelimit.RouteError
-		if err := stdhttp.CheckPatterns(bad); !errors.As(err, &re) || !strings.Contains(err.Error(), mention) {
+		if _, err := stdhttp.Wrap(bad, http.NewServeMux()); !errors.As(err, &re) || !strings.Contains(err.Error(), mention) {
 			t.Errorf("pattern %q: %v", pattern, err)
 		}
 	}

@@ -121,7 +121,7 @@ var (
 )
 
 // Bounded implements core.Bounded with the store's answer.
-func (b *Backend) Bounded() bool { return core.IsBounded(b.store) }
+func (b *Backend) Bounded() bool { s, ok := b.store.(core.Bounded); return ok && s.Bounded() }
 
 // New returns a Backend over store that may lease the given policies. It
 // fails for a leaky-bucket policy (core.ErrUnsupported), an invalid policy,

@@ -69,7 +69,7 @@ func (h *holdAll) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proc
 // limit has already passed sends nothing; the goroutines that send the
 // held commands end once Redis answers again, and the Store works on.
 func TestCallsReturnWhenContextDone(t *testing.T) {
-	if !core.IsBounded(&Store{}) {
+	if b, ok := core.Backend(&Store{}).(core.Bounded); !ok || !b.Bounded() {
 		t.Fatal("the Store does not say it is bounded")
 	}
 	before := goleak.IgnoreCurrent()

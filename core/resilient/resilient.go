@@ -45,7 +45,7 @@ var (
 // Bounded implements core.Bounded: a call returns at its budget, when its
 // context is done or at its wait limit, whatever the primary does.
 func (b *Backend) Bounded() bool {
-	return b.fallback == nil || core.IsBounded(b.fallback)
+	return b.fallback == nil || bounded(b.fallback)
 }
 
 // New returns a Backend over primary. Without options it gives the primary
@@ -77,7 +77,7 @@ func New(primary core.Backend, opts ...Option) (*Backend, error) {
 		br:           breaker{threshold: int64(cfg.threshold), cooldown: cfg.cooldown},
 		log:          logThrottle{l: cfg.logger, every: cfg.logEvery},
 	}
-	b.inline = core.IsBounded(primary)
+	b.inline = bounded(primary)
 	if cfg.denyCache > 0 {
 		b.deny = newDenyCache(cfg.denyCache)
 	}
@@ -326,4 +326,10 @@ func (b *Backend) Stats() Stats {
 		LateResults:    s.lateResults.Load(),
 		LogSuppressed:  b.log.total.Load(),
 	}
+}
+
+// bounded reports whether b is a core.Bounded that says yes.
+func bounded(b core.Backend) bool {
+	bb, ok := b.(core.Bounded)
+	return ok && bb.Bounded()
 }
