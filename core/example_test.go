@@ -155,7 +155,7 @@ func ExampleWithWaitLimit() {
 		panic(err)
 	}
 	ctx := context.Background()
-	if core.IsBounded(store) {
+	if b, ok := core.Backend(store).(core.Bounded); ok && b.Bounded() {
 		ctx = core.WithWaitLimit(ctx, time.Now().Add(50*time.Millisecond))
 	}
 	d, err := backendtest.CheckOne(ctx, store, "user:42", core.MustParsePolicy("10/s"), 1, time.Now())
