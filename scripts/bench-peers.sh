@@ -37,7 +37,7 @@ ratio() { # ours peer
 # alone takes for our header fields, with no limiter at all.
 for pair in "OursAllow HttprateAllow" "OursDeny HttprateDeny" "FloorAllow HttprateAllow" "FloorDeny HttprateDeny" "MemOursGCRA MemSethvargo" \
   "FiberOursAllow FiberTheirsAllow" "FiberOursDeny FiberTheirsDeny" "FiberOursSlidingDeny FiberTheirsSlidingDeny" "FiberFloorDeny FiberTheirsDeny" \
-  "EchoOursAllow EchoTheirsAllow" "EchoOursDeny EchoTheirsDeny"; do
+  "EchoOursAllow EchoTheirsAllow" "EchoOursDeny EchoTheirsDeny" "EchoOursAllowServer EchoTheirsAllowServer" "EchoFloorAllowServer EchoTheirsAllowServer" "EchoOursDenyServer EchoTheirsDenyServer"; do
   set -- $pair
   r=$(ratio "Benchmark$1" "Benchmark$2")
   printf '%-28s median %s   (runs: %s)\n' "$1 / $2" "$(median <<<"$r")" "$r"
