@@ -75,17 +75,12 @@ func (m *Middleware) with(opts ...Option) (*Middleware, error) {
 	return build(s)
 }
 
-// Route returns the middleware to attach to a single route when it is
-// registered: m's options, with policies as its only policies, no route
-// table and no plans. Adapters expose it in their framework's idiom
-// (stdhttp.Route). It runs inside m when m wraps the whole router: the
-// client then sees the header fields of every policy that checked the
-// request, m's first, and a request that m admitted and the route denies
-// gets m's charge refunded, so that a refused login does not eat into
-// the general quota. (The two remain two checks: between them, another
-// request may see m's unit consumed. WithRoute(method, pattern, global...,
-// stricter...) makes them one atomic check.) To find each other, m
-// publishes the Usage of every request it admits, as with WithUsage.
+// Route returns the middleware of a single route: m's options with
+// policies as its only policies, no route table and no plans (adapters:
+// stdhttp.Route and the like). Inside m, the client sees both checks'
+// fields, m's first, and a request the route denies gets m's charge
+// refunded. They remain two checks; WithRoute makes one atomic check of a
+// route's and the global policies.
 func (m *Middleware) Route(policies ...core.Policy) (*Middleware, error) {
 	if m == nil {
 		return nil, errNilMiddleware
@@ -208,16 +203,11 @@ func (m *Middleware) routeSet(method, pattern string) *fields.Set {
 
 // Handle runs the middleware for one request: skip rules, key, policy
 // selection, the check, headers, and the 429 or error response. When the
-// request may proceed it calls next, which runs the rest of the adapter's
-// handler chain with ctx as the request's context and returns the
-// response's status code; it reports whether it did. When it did not, a
-// complete response has been written and the chain must stop. ctx is the
-// request's context; it bounds the limiter call.
-//
-// The context next receives carries the request's Usage when the
-// middleware publishes it (WithUsage, Route), and Handle settles that
-// Usage after next returns, or panics (status 500). A nil next stands for
-// a handler that answers 200.
+// request may proceed it calls next, the rest of the adapter's chain, with
+// the request's context (carrying its Usage when one is published) and
+// settles the Usage once next returns its status (a panic counts as 500; a
+// nil next as 200). It reports whether it called next; if not, a complete
+// response has been written. ctx bounds the limiter call.
 func (m *Middleware) Handle(ctx context.Context, req keyfuncs.Request, res adapter.Response, next func(ctx context.Context) (status int)) bool {
 	ok, u := m.admit(ctx, req, res)
 	if !ok {

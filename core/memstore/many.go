@@ -8,13 +8,8 @@ import (
 )
 
 // checkMany decides a validated batch of consuming items of several keys,
-// all or nothing. The shards of all the keys are locked together, in
-// ascending order so that concurrent checks cannot deadlock; every item is
-// evaluated first, for its own units, and the new states are stored only
-// when all of them admit. A denied check stores nothing and reports, for the
-// items that had room, the state as it stands. When the store is full
-// (WithMaxKeys), a multi-key check does not reclaim expired states to make
-// room: it fails with ErrStoreFull and changes nothing.
+// all or nothing, their shards locked in ascending order. A full store
+// (WithMaxKeys) fails such a check with ErrStoreFull, reclaiming nothing.
 func (s *Store) checkMany(items []core.Item, now time.Time, out []core.Decision) error {
 	var buf [8]*policyInfo
 	pis, err := s.register(items, buf[:0])

@@ -4,16 +4,11 @@ package memstore
 // checks on the shard wait at most that long.
 const sweepChunk = 256
 
-// Sweep reclaims every state that has expired by the store's time (the
-// instant of its most recent check, give or take a millisecond: see
-// package doc), compacts sliding logs, and rebuilds the tables that
-// have become mostly empty so their memory can be collected. It runs on the
-// calling goroutine, shard by shard, holding a shard's lock for at most a
-// few hundred entries at a time, so checks proceed meanwhile. Checks
-// reclaim expired state incrementally on their own, so Sweep matters only
-// for a store that stops receiving new keys and should still return the
-// memory of expired ones: such a program calls it from a goroutine of its
-// own, on a ticker. Concurrent calls run one after the other.
+// Sweep reclaims every state expired by the store's time (its most recent
+// check's instant), compacts sliding logs and shrinks mostly empty tables,
+// shard by shard, holding a lock for a few hundred entries at a time.
+// Checks reclaim on their own as new keys arrive; a store that stops
+// receiving them returns its memory by calling Sweep on a ticker.
 func (s *Store) Sweep() {
 	s.sweepMu.Lock()
 	defer s.sweepMu.Unlock()
