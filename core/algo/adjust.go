@@ -154,13 +154,13 @@ func (l *Log) adjust(p *core.Params, units, at, now int64) {
 	if i == l.n {
 		return
 	}
-	ts, k := l.At(i), 0
-	for i+k < l.n && k < int(min(-units, int64(l.n))) && l.At(i+k) == ts {
+	ts, k := l.at(i), 0
+	for i+k < l.n && k < int(min(-units, int64(l.n))) && l.at(i+k) == ts {
 		k++
 	}
 	// Shift the entries after the removed ones back by k.
 	for j := i; j+k < l.n; j++ {
-		l.buf[(l.head+j)%len(l.buf)] = l.At(j + k)
+		l.buf[(l.head+j)%len(l.buf)] = l.at(j + k)
 	}
 	l.n -= k
 	if l.n == 0 {

@@ -74,8 +74,8 @@ func TestSlidingLogAdjust(t *testing.T) {
 	CommitSlidingLog(p, &l, 2, unix2023, unix2023)
 	CommitSlidingLog(p, &l, 1, unix2023+sec, unix2023+sec)
 	Adjust(p, &l, -5, unix2023, unix2023+2*sec) // the first charge's entries only
-	if l.Len() != 1 || l.At(0) != unix2023+sec {
-		t.Fatalf("after the refund: %d entries, first %d", l.Len(), l.At(0))
+	if l.Len() != 1 || l.at(0) != unix2023+sec {
+		t.Fatalf("after the refund: %d entries, first %d", l.Len(), l.at(0))
 	}
 	Adjust(p, &l, 100, 0, unix2023+2*sec)
 	if l.Len() != 4 {

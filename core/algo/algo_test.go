@@ -271,11 +271,11 @@ func TestLogGrowthBoundedAndCompact(t *testing.T) {
 			if o, ts := SlidingLog(p, l, cost, now); o.Allowed {
 				CommitSlidingLog(p, l, cost, ts, now)
 			}
-			if l.Len() > limit || l.Cap() > limit {
-				t.Fatalf("limit %d: log holds %d entries in a buffer of %d", limit, l.Len(), l.Cap())
+			if l.Len() > limit || len(l.buf) > limit {
+				t.Fatalf("limit %d: log holds %d entries in a buffer of %d", limit, l.Len(), len(l.buf))
 			}
 			for i := 1; i < l.Len(); i++ {
-				if l.At(i) < l.At(i-1) {
+				if l.at(i) < l.at(i-1) {
 					t.Fatalf("limit %d: entries out of order at %d", limit, i)
 				}
 			}
@@ -298,8 +298,8 @@ func TestLogGrowthBoundedAndCompact(t *testing.T) {
 			t.Fatalf("limit %d: Compact dropped entries still in the window", limit)
 		}
 		l.Compact(p.Window, newest+p.Window)
-		if l.Len() != 0 || (limit > 8 && l.Cap() > 4) {
-			t.Fatalf("limit %d: after the window, Len %d Cap %d; want an empty, small buffer", limit, l.Len(), l.Cap())
+		if l.Len() != 0 || (limit > 8 && len(l.buf) > 4) {
+			t.Fatalf("limit %d: after the window, Len %d Cap %d; want an empty, small buffer", limit, l.Len(), len(l.buf))
 		}
 		if o, ts := SlidingLog(p, l, 1, now+10*p.Window); !o.Allowed || ts != now+10*p.Window {
 			t.Fatalf("limit %d: compacted log does not admit: %+v", limit, o)
@@ -317,12 +317,12 @@ func TestCompactKeepsLiveEntries(t *testing.T) {
 	}
 	// At 1000+63+60 only the entries after 1000+59 remain: 4 of them.
 	l.Compact(p.Window, 1000+63+60)
-	if l.Len() != 4 || l.Cap() >= 64 {
-		t.Fatalf("Len %d Cap %d, want 4 entries in a smaller buffer", l.Len(), l.Cap())
+	if l.Len() != 4 || len(l.buf) >= 64 {
+		t.Fatalf("Len %d Cap %d, want 4 entries in a smaller buffer", l.Len(), len(l.buf))
 	}
 	for i := range 4 {
-		if l.At(i) != int64(1060+i) {
-			t.Fatalf("entry %d = %d, want %d", i, l.At(i), 1060+i)
+		if l.at(i) != int64(1060+i) {
+			t.Fatalf("entry %d = %d, want %d", i, l.at(i), 1060+i)
 		}
 	}
 }

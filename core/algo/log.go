@@ -15,26 +15,23 @@ type Log struct {
 // Len returns the number of entries.
 func (l *Log) Len() int { return l.n }
 
-// At returns the i-th oldest entry.
-func (l *Log) At(i int) int64 { return l.buf[(l.head+i)%len(l.buf)] }
+// at returns the i-th oldest entry.
+func (l *Log) at(i int) int64 { return l.buf[(l.head+i)%len(l.buf)] }
 
 // newest returns the newest entry, or 0 for an empty log.
 func (l *Log) newest() int64 {
 	if l.n == 0 {
 		return 0
 	}
-	return l.At(l.n - 1)
+	return l.at(l.n - 1)
 }
-
-// Cap returns the number of entries the buffer holds without growing.
-func (l *Log) Cap() int { return len(l.buf) }
 
 // firstAfter returns the index of the oldest entry greater than cutoff.
 func (l *Log) firstAfter(cutoff int64) int {
 	lo, hi := 0, l.n
 	for lo < hi {
 		mid := int(uint(lo+hi) >> 1)
-		if l.At(mid) <= cutoff {
+		if l.at(mid) <= cutoff {
 			lo = mid + 1
 		} else {
 			hi = mid
@@ -63,7 +60,7 @@ func (l *Log) push(ts int64, count int, limit int) {
 		size = min(size, max(limit, need))
 		nb := make([]int64, size)
 		for i := 0; i < l.n; i++ {
-			nb[i] = l.At(i)
+			nb[i] = l.at(i)
 		}
 		l.buf, l.head = nb, 0
 	}
@@ -98,7 +95,7 @@ func SlidingLog(p *core.Params, l *Log, cost, now int64) (Answer, int64) {
 	k := n + cost - p.Limit // entries that must leave the window first
 	o := Answer{
 		Remaining:  max(p.Limit-n, 0), // more entries than a lowered limit
-		Wait:       l.At(first+int(k)-1) + p.Window - now,
+		Wait:       l.at(first+int(k)-1) + p.Window - now,
 		ResetAfter: l.newest() + p.Window - now,
 	}
 	return o, ts
@@ -122,7 +119,7 @@ func (l *Log) Compact(window, now int64) {
 	if len(l.buf) > 8 && l.n < len(l.buf)/4 {
 		nb := make([]int64, max(l.n*2, 4))
 		for i := 0; i < l.n; i++ {
-			nb[i] = l.At(i)
+			nb[i] = l.at(i)
 		}
 		l.buf, l.head = nb, 0
 	}
