@@ -108,7 +108,7 @@ func build(s settings) (*Middleware, error) {
 	if !s.mode.valid() {
 		return nil, fmt.Errorf("%w: unknown header mode %d", ErrInvalidConfig, s.mode)
 	}
-	if !s.algorithm.Valid() {
+	if a, err := core.ParseAlgorithm(string(s.algorithm)); s.algorithm != "" && (err != nil || a != s.algorithm) {
 		return nil, fmt.Errorf("%w: unknown algorithm %q", ErrInvalidConfig, s.algorithm)
 	}
 	if s.failure > FailClosed {

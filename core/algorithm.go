@@ -61,9 +61,9 @@ func ParseAlgorithm(s string) (Algorithm, error) {
 	return "", &PolicyError{Field: "algorithm", Value: fmt.Sprintf("%q", s), Reason: "unknown algorithm; want one of " + algorithmList(), Err: ErrUnknownAlgorithm}
 }
 
-// Valid reports whether a is one of the six algorithms, Concurrency, or
+// valid reports whether a is one of the six algorithms, Concurrency, or
 // empty (the default).
-func (a Algorithm) Valid() bool {
+func (a Algorithm) valid() bool {
 	switch a {
 	case "", FixedWindow, SlidingLog, SlidingWindow, TokenBucket, GCRA, LeakyBucket, Concurrency:
 		return true

@@ -106,7 +106,7 @@ func (p Policy) Params() (Params, error) {
 	bad := func(field, value, reason string) (Params, error) {
 		return Params{}, &PolicyError{Policy: p.Name, Field: field, Value: value, Reason: reason, Err: ErrInvalidPolicy}
 	}
-	if !p.Algorithm.Valid() {
+	if !p.Algorithm.valid() {
 		return Params{}, &PolicyError{Policy: p.Name, Field: "algorithm", Value: strconv.Quote(string(p.Algorithm)),
 			Reason: "unknown algorithm; want one of " + algorithmList(), Err: ErrUnknownAlgorithm}
 	}

@@ -212,8 +212,10 @@ func TestAlgorithmMethods(t *testing.T) {
 	}
 	rate := map[core.Algorithm]bool{core.TokenBucket: true, core.GCRA: true, core.LeakyBucket: true, "": true}
 	for _, a := range append(core.Algorithms(), "") {
-		if !a.Valid() {
-			t.Errorf("%q.Valid() = false", a)
+		if a != "" {
+			if got, err := core.ParseAlgorithm(string(a)); err != nil || got != a {
+				t.Errorf("ParseAlgorithm(%q) = %q, %v", a, got, err)
+			}
 		}
 		if a.RateBased() != rate[a] {
 			t.Errorf("%q.RateBased() = %v", a, a.RateBased())
@@ -222,8 +224,8 @@ func TestAlgorithmMethods(t *testing.T) {
 	if core.Algorithm("").Resolve() != core.GCRA || core.FixedWindow.Resolve() != core.FixedWindow {
 		t.Error("Resolve does not map empty to the default and keep the rest")
 	}
-	if core.Algorithm("token-bucket").Valid() {
-		t.Error(`"token-bucket" is Valid; only ParseAlgorithm normalises`)
+	if err := (core.Policy{Limit: 1, Window: time.Second, Algorithm: "token-bucket"}).Validate(); !errors.Is(err, core.ErrUnknownAlgorithm) {
+		t.Errorf(`a policy of algorithm "token-bucket": %v; only ParseAlgorithm normalises`, err)
 	}
 }
 

@@ -60,20 +60,20 @@ func runContract(t *testing.T, newBackend Factory) {
 			}
 			for _, c := range bad {
 				out := make([]core.Decision, max(len(c.policies), 1))
-				if got := ErrorKind(core.Check(ctx, b, c.key, c.policies, c.cost, now, out)); got != c.kind {
+				if got := errorKind(core.Check(ctx, b, c.key, c.policies, c.cost, now, out)); got != c.kind {
 					t.Errorf("%s: Check gave %q, want %s", c.name, got, c.kind)
 				}
 				if len(c.policies) == 1 { // a batch of one item, the stores' fast path
 					err := b.Do(ctx, []core.Item{{Key: c.key, Policy: c.policies[0], Cost: c.cost}}, now, make([]core.Decision, 1))
-					if got := ErrorKind(err); got != c.kind {
+					if got := errorKind(err); got != c.kind {
 						t.Errorf("%s: a batch of one gave %q, want %s", c.name, got, c.kind)
 					}
 				}
-				if got := ErrorKind(core.Peek(ctx, b, c.key, c.policies, now, out)); got != c.peekKind {
+				if got := errorKind(core.Peek(ctx, b, c.key, c.policies, now, out)); got != c.peekKind {
 					t.Errorf("%s: Peek gave %q, want %q", c.name, got, c.peekKind)
 				}
 				if c.peekKind != "" {
-					if got := ErrorKind(b.Reset(ctx, c.key, c.policies)); got != c.peekKind {
+					if got := errorKind(b.Reset(ctx, c.key, c.policies)); got != c.peekKind {
 						t.Errorf("%s: Reset gave %q, want %s", c.name, got, c.peekKind)
 					}
 				}

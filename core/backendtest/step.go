@@ -163,11 +163,11 @@ func Replay(ctx context.Context, b core.Backend, clock *core.ManualClock, steps 
 	return out
 }
 
-// ErrorKind names the sentinel error of this module that err matches:
+// errorKind names the sentinel error of this module that err matches:
 // "invalid_key", "no_policy", "unknown_algorithm", "invalid_policy",
 // "invalid_cost", "cost_exceeds_capacity"; "" for nil and "other" for
 // anything else. Vector files use these names.
-func ErrorKind(err error) string {
+func errorKind(err error) string {
 	switch {
 	case err == nil:
 		return ""
@@ -189,7 +189,7 @@ func ErrorKind(err error) string {
 
 // DiffOutcomes compares two replays of the same trace and returns nil when
 // they agree: same clock readings, same admission, identical decisions, and
-// errors of the same kind (see ErrorKind). Otherwise the error names the
+// errors of the same kind (see errorKind). Otherwise the error names the
 // first differing step and shows both outcomes.
 func DiffOutcomes(steps []Step, want, got []StepResult) error {
 	if len(want) != len(got) {
@@ -211,7 +211,7 @@ func diffOutcome(w, g StepResult) string {
 	if !w.Now.Equal(g.Now) {
 		return fmt.Sprintf("clock %s, want %s", g.Now.Format(time.RFC3339Nano), w.Now.Format(time.RFC3339Nano))
 	}
-	if ErrorKind(w.Err) != ErrorKind(g.Err) {
+	if errorKind(w.Err) != errorKind(g.Err) {
 		return fmt.Sprintf("error %v, want %v", g.Err, w.Err)
 	}
 	if w.Allowed != g.Allowed {

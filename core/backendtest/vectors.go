@@ -54,7 +54,7 @@ type vectorStep struct {
 	// Want holds one expectation per policy; a single mapping is accepted
 	// for a single policy.
 	Want wants `yaml:"want"`
-	// Error is an ErrorKind the step must fail with.
+	// Error is the errorKind the step must fail with.
 	Error string `yaml:"error"`
 }
 
@@ -180,7 +180,7 @@ func runVector(t *testing.T, b core.Backend, v vector) {
 				}
 				before := perform(ctx, lim, clock, probe, false)
 				o := perform(ctx, lim, clock, s, false)
-				if got := ErrorKind(o.Err); got != vs.Error {
+				if got := errorKind(o.Err); got != vs.Error {
 					t.Fatalf("%s: error %q (%v), want %s", where, got, o.Err, vs.Error)
 				}
 				after := perform(ctx, lim, clock, probe, false)
