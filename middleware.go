@@ -500,7 +500,7 @@ func withDefaults(policies []core.Policy, s settings) []core.Policy {
 		if out[i].Algorithm == "" {
 			out[i].Algorithm = s.algorithm
 		}
-		if out[i].Algorithm.Resolve() == core.LeakyBucket && out[i].MaxDelay == 0 {
+		if out[i].Algorithm == core.LeakyBucket && out[i].MaxDelay == 0 { // "" is GCRA
 			out[i].MaxDelay = maxDelay
 		}
 	}

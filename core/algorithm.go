@@ -71,8 +71,8 @@ func (a Algorithm) valid() bool {
 	return false
 }
 
-// Resolve returns a, or GCRA when a is empty.
-func (a Algorithm) Resolve() Algorithm {
+// resolve returns a, or GCRA when a is empty.
+func (a Algorithm) resolve() Algorithm {
 	if a == "" {
 		return defaultAlgorithm
 	}
@@ -83,7 +83,7 @@ func (a Algorithm) Resolve() Algorithm {
 // burst capacity (TokenBucket, GCRA, LeakyBucket) rather than by counting
 // units in windows.
 func (a Algorithm) RateBased() bool {
-	switch a.Resolve() {
+	switch a.resolve() {
 	case TokenBucket, GCRA, LeakyBucket:
 		return true
 	}

@@ -110,7 +110,7 @@ func (p Policy) Params() (Params, error) {
 		return Params{}, &PolicyError{Policy: p.Name, Field: "algorithm", Value: strconv.Quote(string(p.Algorithm)),
 			Reason: "unknown algorithm; want one of " + algorithmList(), Err: ErrUnknownAlgorithm}
 	}
-	alg := p.Algorithm.Resolve()
+	alg := p.Algorithm.resolve()
 	var cal *calendar
 	if p.Calendar != "" || p.Zone != "" {
 		var reason string
@@ -295,7 +295,7 @@ type Identity struct {
 
 // Identity returns the identity of p; see Identity.
 func (p Policy) Identity() Identity {
-	id := Identity{Name: p.Name, Algorithm: p.Algorithm.Resolve(), Window: p.Window, Calendar: p.Calendar, Zone: p.Zone}
+	id := Identity{Name: p.Name, Algorithm: p.Algorithm.resolve(), Window: p.Window, Calendar: p.Calendar, Zone: p.Zone}
 	if p.Name == "" {
 		id.Limit, id.Burst = p.Limit, p.Burst
 	}

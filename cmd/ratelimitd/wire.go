@@ -267,7 +267,7 @@ func appendAnswer(b []byte, res core.Result, inspect bool) []byte {
 		b = append(b, `,"reset_after_ms":`...)
 		b = strconv.AppendInt(b, ceilMs(d.ResetAfter), 10)
 		if inspect {
-			if a := string(res.Policies[i].Algorithm.Resolve()); a != "" {
+			if a := string(res.Policies[i].Identity().Algorithm); a != "" {
 				b = append(b, `,"algorithm":`...)
 				b = appendJSONString(b, a)
 			}

@@ -131,7 +131,7 @@ func answer(res core.Result, inspect bool) client.CheckResponse {
 			RetryAfterMs: ceilMs(d.RetryAfter), ResetAfterMs: ceilMs(d.ResetAfter),
 		}
 		if inspect {
-			out.Decisions[i].Algorithm = string(res.Policies[i].Algorithm.Resolve())
+			out.Decisions[i].Algorithm = string(res.Policies[i].Identity().Algorithm)
 			out.Decisions[i].Window = res.Policies[i].Window.String()
 		}
 	}

@@ -45,7 +45,7 @@ func checkInvariants(s Step, o StepResult) []string {
 		if !d.Allowed && d.RetryAfter <= 0 {
 			fail("denied without a RetryAfter")
 		}
-		if d.Delay != 0 && (s.kind() != opCheck || !o.Allowed || p.Algorithm.Resolve() != core.LeakyBucket) {
+		if d.Delay != 0 && (s.kind() != opCheck || !o.Allowed || p.Algorithm != core.LeakyBucket) {
 			fail("Delay %v outside an admitted leaky bucket check", d.Delay)
 		}
 		if d.RetryAfter%time.Microsecond != 0 || d.ResetAfter%time.Microsecond != 0 || d.Delay%time.Microsecond != 0 {
