@@ -79,10 +79,10 @@ func (a Algorithm) resolve() Algorithm {
 	return a
 }
 
-// RateBased reports whether the algorithm is driven by an emission rate and a
+// rateBased reports whether the algorithm is driven by an emission rate and a
 // burst capacity (TokenBucket, GCRA, LeakyBucket) rather than by counting
 // units in windows.
-func (a Algorithm) RateBased() bool {
+func (a Algorithm) rateBased() bool {
 	switch a.resolve() {
 	case TokenBucket, GCRA, LeakyBucket:
 		return true

@@ -151,7 +151,7 @@ func (p Policy) Params() (Params, error) {
 		return bad("burst", strconv.Itoa(p.Burst), "must not be negative (0 means the limit)")
 	case p.Burst > MaxLimit:
 		return bad("burst", strconv.Itoa(p.Burst), fmt.Sprintf("must be at most %d", MaxLimit))
-	case p.Burst > 0 && p.Burst != p.Limit && !alg.RateBased():
+	case p.Burst > 0 && p.Burst != p.Limit && !alg.rateBased():
 		return bad("burst", strconv.Itoa(p.Burst), "applies to gcra, token_bucket and leaky_bucket; a "+string(alg)+" admits its limit per window")
 	case p.MaxDelay < 0:
 		return bad("max_delay", p.MaxDelay.String(), "must not be negative (0 means no ceiling)")
@@ -181,7 +181,7 @@ func (p Policy) Params() (Params, error) {
 	if pr.Burst == 0 {
 		pr.Burst = pr.Limit
 	}
-	if alg.RateBased() {
+	if alg.rateBased() {
 		if w < pr.Limit {
 			return bad("limit", strconv.Itoa(p.Limit), fmt.Sprintf("%d per %s is finer than one unit per microsecond, the finest rate %s keeps; use a longer window", p.Limit, p.Window, alg))
 		}
@@ -199,7 +199,7 @@ func (p Policy) Params() (Params, error) {
 // Limit for the window algorithms, Burst (or Limit when Burst is 0) for
 // TokenBucket, GCRA and LeakyBucket. It does not validate the policy.
 func (p Policy) Capacity() int {
-	if p.Algorithm.RateBased() && p.Burst > 0 {
+	if p.Algorithm.rateBased() && p.Burst > 0 {
 		return p.Burst
 	}
 	return p.Limit

@@ -217,8 +217,8 @@ func TestAlgorithmMethods(t *testing.T) {
 				t.Errorf("ParseAlgorithm(%q) = %q, %v", a, got, err)
 			}
 		}
-		if a.RateBased() != rate[a] {
-			t.Errorf("%q.RateBased() = %v", a, a.RateBased())
+		if err := (core.Policy{Limit: 10, Window: time.Second, Burst: 20, Algorithm: a}).Validate(); (err == nil) != rate[a] {
+			t.Errorf("%q with a burst: %v", a, err)
 		}
 	}
 	if (core.Policy{}).Identity().Algorithm != core.GCRA || (core.Policy{Algorithm: core.FixedWindow}).Identity().Algorithm != core.FixedWindow {

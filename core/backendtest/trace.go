@@ -137,7 +137,7 @@ func randomPolicy(rng *rand.Rand, alg core.Algorithm) core.Policy {
 		Window:    windows[rng.IntN(len(windows))],
 		Algorithm: alg,
 	}
-	if alg.RateBased() && rng.IntN(2) == 0 {
+	if rateBased(alg) && rng.IntN(2) == 0 {
 		p.Burst = 1 + rng.IntN(2*p.Limit)
 	}
 	if rng.IntN(4) == 0 {
@@ -178,4 +178,14 @@ func randomAdvance(rng *rand.Rand, backwards bool) time.Duration {
 		d = -time.Duration(1+rng.Int64N(int64(3*time.Second/us))) * us
 	}
 	return d
+}
+
+// rateBased reports whether a is driven by a rate and a burst (token
+// bucket, GCRA, leaky bucket; "" is GCRA).
+func rateBased(a core.Algorithm) bool {
+	switch a {
+	case core.TokenBucket, core.GCRA, core.LeakyBucket, "":
+		return true
+	}
+	return false
 }

@@ -35,7 +35,7 @@ func bigTrace(seed uint64, n int) []backendtest.Step {
 		if a == core.SlidingLog {
 			p.Limit = 1000 + rng.IntN(9000) // one list element per unit
 		}
-		if a.RateBased() {
+		if rateBased(a) {
 			p.Limit = min(p.Limit, int(w/time.Microsecond))
 			// Burst*Interval must stay within the core's tolerance bound.
 			interval := (int64(w/time.Microsecond) + int64(p.Limit) - 1) / int64(p.Limit)
@@ -138,4 +138,14 @@ func TestSlidingWindowRounding(t *testing.T) {
 			}
 		})
 	}
+}
+
+// rateBased reports whether a is driven by a rate and a burst (token
+// bucket, GCRA, leaky bucket; "" is GCRA).
+func rateBased(a core.Algorithm) bool {
+	switch a {
+	case core.TokenBucket, core.GCRA, core.LeakyBucket, "":
+		return true
+	}
+	return false
 }

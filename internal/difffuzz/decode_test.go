@@ -59,7 +59,7 @@ func decodeTrace(data []byte) []backendtest.Step {
 			Window:    fuzzWindows[int(d.byte())%len(fuzzWindows)],
 		}
 		flags := d.byte()
-		if p.Algorithm.RateBased() && flags&1 == 1 {
+		if rateBased(p.Algorithm) && flags&1 == 1 {
 			p.Burst = 1 + int(flags>>1)%(2*p.Limit)
 		}
 		if flags&0x80 != 0 {
@@ -139,6 +139,16 @@ func containsPolicy(ps []core.Policy, p core.Policy) bool {
 		if q == p {
 			return true
 		}
+	}
+	return false
+}
+
+// rateBased reports whether a is driven by a rate and a burst (token
+// bucket, GCRA, leaky bucket; "" is GCRA).
+func rateBased(a core.Algorithm) bool {
+	switch a {
+	case core.TokenBucket, core.GCRA, core.LeakyBucket, "":
+		return true
 	}
 	return false
 }
