@@ -48,7 +48,7 @@ func (b *broken) Check(ctx context.Context, key string, ps []core.Policy, cost i
 			_ = core.Check(ctx, b.Backend, key, ps[i:i+1], 1, now, one[:])
 		case b.bug == "early-retry" && d.RetryAfter > time.Millisecond:
 			d.RetryAfter -= time.Microsecond
-		case b.bug == "admit-window" && !d.Allowed && len(ps) == 1 && !rateBased(p.Algorithm):
+		case b.bug == "admit-window" && !d.Allowed && len(ps) == 1 && windowAlgorithms[p.Algorithm]:
 			d.Allowed, d.RetryAfter = true, 0
 		}
 	}

@@ -137,7 +137,7 @@ func randomPolicy(rng *rand.Rand, alg core.Algorithm) core.Policy {
 		Window:    windows[rng.IntN(len(windows))],
 		Algorithm: alg,
 	}
-	if rateBased(alg) && rng.IntN(2) == 0 {
+	if _, windowed := windowAlgorithms[alg]; !windowed && rng.IntN(2) == 0 {
 		p.Burst = 1 + rng.IntN(2*p.Limit)
 	}
 	if rng.IntN(4) == 0 {
@@ -180,12 +180,6 @@ func randomAdvance(rng *rand.Rand, backwards bool) time.Duration {
 	return d
 }
 
-// rateBased reports whether a is driven by a rate and a burst (token
-// bucket, GCRA, leaky bucket; "" is GCRA).
-func rateBased(a core.Algorithm) bool {
-	switch a {
-	case core.TokenBucket, core.GCRA, core.LeakyBucket, "":
-		return true
-	}
-	return false
-}
+// windowAlgorithms are the algorithms that count units (in windows, or
+// slots), with no burst.
+var windowAlgorithms = map[core.Algorithm]bool{core.FixedWindow: true, core.SlidingWindow: true, core.SlidingLog: true, core.Concurrency: true}
