@@ -294,3 +294,46 @@ func TestProxyHeaderString(t *testing.T) {
 		}
 	}
 }
+
+// addrPortRequest is a request view that also offers its peer address as a
+// value, as the Fiber adapter's does; its text form says something else, so
+// that a resolver that read it would give itself away.
+type addrPortRequest struct {
+	*keyfuncstest.Request
+	ap netip.AddrPort
+}
+
+func (r addrPortRequest) RemoteAddrPort() netip.AddrPort { return r.ap }
+
+// TestRemoteAddrPort: a request view's RemoteAddrPort gives the same keys as
+// the same address in RemoteAddr (IPv4, IPv6 by /64, an IPv4-mapped address
+// as IPv4, behind a trusted proxy too), and an invalid one falls back to
+// RemoteAddr.
+func TestRemoteAddrPort(t *testing.T) {
+	plain, proxied := &keyfuncs.IPResolver{}, trustedResolver(t)
+	for _, c := range []struct {
+		res     *keyfuncs.IPResolver
+		ap      string
+		headers []string
+	}{
+		{plain, "192.0.2.7:1234", nil},
+		{plain, "[2001:db8:1:2:3:4:5:6]:443", nil},
+		{plain, "[::ffff:192.0.2.9]:80", nil},
+		{proxied, "10.1.2.3:9", []string{"X-Forwarded-For", "198.51.100.4, 10.0.0.2"}},
+		{proxied, "192.0.2.7:9", []string{"X-Forwarded-For", "198.51.100.4"}},
+	} {
+		ap := netip.MustParseAddrPort(c.ap)
+		want, err := c.res.Key(keyfuncstest.New(c.ap, c.headers...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := c.res.Key(addrPortRequest{keyfuncstest.New("203.0.113.99:1", c.headers...), ap})
+		if err != nil || got != want {
+			t.Errorf("%s: %q, %v; want %q as from RemoteAddr", c.ap, got, err, want)
+		}
+	}
+	got, err := plain.Key(addrPortRequest{keyfuncstest.New("192.0.2.1:5"), netip.AddrPort{}})
+	if err != nil || got != "192.0.2.1" {
+		t.Errorf("an invalid AddrPort: %q, %v; want RemoteAddr's 192.0.2.1", got, err)
+	}
+}
