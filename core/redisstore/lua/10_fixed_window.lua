@@ -3,8 +3,10 @@
 -- receives the bounds of the window now falls in, computed in Go, and the
 -- length of the next window.
 
-local function fixed_window(key, b, cost, now, write)
-  local limit, window = P[b + 1], P[b + 2]
+-- fixed_window_view is FixedWindowState.view: the window a check at now
+-- works in (its start and length) and its count.
+local function fixed_window_view(key, b, now)
+  local window = P[b + 2]
   local start
   if P[b] == 7 then
     start = P[b + 3]
@@ -19,10 +21,14 @@ local function fixed_window(key, b, cost, now, write)
       if P[b] == 7 then window = P[b + 4] end
       start = st_start
     end
-    if st_start == start then
-      n = st_count
-    end
+    if st_start == start then n = st_count end
   end
+  return start, window, n
+end
+
+local function fixed_window(key, b, cost, now, write)
+  local limit = P[b + 1]
+  local start, window, n = fixed_window_view(key, b, now)
   local window_end = start + window
   if n + cost <= limit then
     n = n + cost
@@ -47,23 +53,7 @@ end
 -- to the current window's count; a refund (units < 0) takes from it while
 -- at lies in that window.
 local function fixed_window_adjust(key, b, units, at, now)
-  local window = P[b + 2]
-  local start
-  if P[b] == 7 then
-    start = P[b + 3]
-  else
-    start = window_start(now, window)
-  end
-  local h = redis.call('HMGET', key, 's', 'n')
-  local st_start, st_count = tonumber(h[1]) or 0, tonumber(h[2]) or 0
-  local n = 0
-  if st_count > 0 then
-    if st_start > start then
-      if P[b] == 7 then window = P[b + 4] end
-      start = st_start
-    end
-    if st_start == start then n = st_count end
-  end
+  local start, window, n = fixed_window_view(key, b, now)
   if units < 0 then
     if at < start or at >= start + window then return end
     n = max(n + units, 0)

@@ -22,6 +22,21 @@ local function sliding_log_first_after(key, len, cutoff)
   return lo
 end
 
+-- sliding_log_push appends count entries at ts to the log at key, in
+-- batches that stay within Lua's stack.
+local function sliding_log_push(key, count, ts)
+  local left = count
+  local batch, entry = {}, int(ts)
+  for i = 1, math.min(left, 1000) do batch[i] = entry end
+  while left > 0 do
+    if left < #batch then
+      for i = left + 1, #batch do batch[i] = nil end
+    end
+    redis.call('RPUSH', key, unpack(batch))
+    left = left - #batch
+  end
+end
+
 local function sliding_log(key, b, cost, now, write)
   local limit, window = P[b + 1], P[b + 2]
   local len = redis.call('LLEN', key)
@@ -42,21 +57,11 @@ local function sliding_log(key, b, cost, now, write)
     end
     if write then
       -- CommitSlidingLog: drop the entries that have left the window at
-      -- now, then append cost entries at ts, in batches that stay within
-      -- Lua's stack.
+      -- now, then append cost entries at ts.
       if first > 0 then
         redis.call('LTRIM', key, first, -1)
       end
-      local left = cost
-      local batch, entry = {}, int(ts)
-      for i = 1, math.min(left, 1000) do batch[i] = entry end
-      while left > 0 do
-        if left < #batch then
-          for i = left + 1, #batch do batch[i] = nil end
-        end
-        redis.call('RPUSH', key, unpack(batch))
-        left = left - #batch
-      end
+      sliding_log_push(key, cost, ts)
       redis.call('PEXPIRE', key, ttl(reset))
     end
     return 1, limit - n - cost, 0, reset, 0
@@ -88,16 +93,7 @@ local function sliding_log_adjust(key, b, units, at, now)
     local first = sliding_log_first_after(key, len, now - window)
     if first > 0 then redis.call('LTRIM', key, first, -1) end
   end
-  local left = math.min(units, limit)
-  local batch, entry = {}, int(ts)
-  for i = 1, math.min(left, 1000) do batch[i] = entry end
-  while left > 0 do
-    if left < #batch then
-      for i = left + 1, #batch do batch[i] = nil end
-    end
-    redis.call('RPUSH', key, unpack(batch))
-    left = left - #batch
-  end
+  sliding_log_push(key, math.min(units, limit), ts)
   redis.call('LTRIM', key, int(-limit), -1)
   redis.call('PEXPIRE', key, ttl(ts + window - now))
 end
