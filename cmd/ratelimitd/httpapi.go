@@ -445,6 +445,15 @@ func (rt *runtime) checkKey(key string) error {
 	return nil
 }
 
+// keyedSet checks key and resolves the set of policies a check or a
+// release of it names.
+func (rt *runtime) keyedSet(key string, names []string) (*resolvedSet, error) {
+	if err := rt.checkKey(key); err != nil {
+		return nil, err
+	}
+	return rt.policySet(names, "policies")
+}
+
 // costError turns a core cost error into a 400 naming the field.
 func costError(err error) error {
 	var ce *core.CostError
@@ -471,11 +480,7 @@ func (s *service) handleCheck(w *exchange, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	rt := s.cfg.Load()
-	if err := rt.checkKey(req.Key); err != nil {
-		return err
-	}
-	set, err := rt.policySet(req.Policies, "policies")
+	set, err := s.cfg.Load().keyedSet(req.Key, req.Policies)
 	if err != nil {
 		return err
 	}
@@ -545,11 +550,7 @@ func (s *service) handleRelease(w *exchange, r *http.Request) error {
 	if err := decodeBody(r, &req); err != nil {
 		return err
 	}
-	rt := s.cfg.Load()
-	if err := rt.checkKey(req.Key); err != nil {
-		return err
-	}
-	set, err := rt.policySet(req.Policies, "policies")
+	set, err := s.cfg.Load().keyedSet(req.Key, req.Policies)
 	if err != nil {
 		return err
 	}
