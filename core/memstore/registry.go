@@ -61,17 +61,21 @@ func (r *registry) lookup(p *core.Policy) *policyInfo {
 }
 
 // get returns the registered policy equal to p, registering it if it is
-// valid. An invalid policy yields its *core.PolicyError and is not cached.
+// valid. An invalid policy yields its *core.PolicyError, found without the
+// map's lock, and is not cached.
 func (r *registry) get(p *core.Policy) (*policyInfo, error) {
+	if pi := r.lookup(p); pi != nil {
+		return pi, nil
+	}
+	params, err := p.Params()
+	if err != nil {
+		return nil, err
+	}
+	k, ok := kindOf(params.Algorithm)
+	if !ok { // Params resolves and validates the algorithm: cannot happen
+		return nil, &core.PolicyError{Policy: p.Name, Field: "algorithm", Value: string(params.Algorithm), Reason: "not supported by the memory store", Err: core.ErrUnknownAlgorithm}
+	}
 	return r.m.LoadOrAdd(p, 0, func() (*policyInfo, error) {
-		params, err := p.Params()
-		if err != nil {
-			return nil, err
-		}
-		k, ok := kindOf(params.Algorithm)
-		if !ok { // Params resolves and validates the algorithm: cannot happen
-			return nil, &core.PolicyError{Policy: p.Name, Field: "algorithm", Value: string(params.Algorithm), Reason: "not supported by the memory store", Err: core.ErrUnknownAlgorithm}
-		}
 		// Policies of one identity (a named policy whose limit or burst
 		// changed) share one table index, and so their state.
 		if r.ids == nil {

@@ -37,8 +37,8 @@ const few = 8
 type Map[V any] struct {
 	few  atomic.Pointer[[]entry[V]] // replaced, never changed, under mu
 	mu   sync.Mutex
-	many sync.Map // core.Policy -> V
-	n    int      // values in many, under mu
+	many sync.Map     // core.Policy -> V
+	n    atomic.Int64 // values in many, written under mu
 }
 
 type entry[V any] struct {
@@ -68,10 +68,14 @@ func (m *Map[V]) Load(p *core.Policy) (v V, ok bool) {
 
 // LoadOrAdd returns the value of p, or else the value compute returns, which
 // it adds unless the map already holds max values (0: no bound). compute runs
-// under the map's lock; its error is returned and nothing is added.
+// under the map's lock, but for a full map, which takes no lock; its error
+// is returned and nothing is added.
 func (m *Map[V]) LoadOrAdd(p *core.Policy, max int, compute func() (V, error)) (V, error) {
 	if v, ok := m.Load(p); ok {
 		return v, nil
+	}
+	if max > 0 && few+int(m.n.Load()) >= max {
+		return compute()
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -90,9 +94,9 @@ func (m *Map[V]) LoadOrAdd(p *core.Policy, max int, compute func() (V, error)) (
 	case len(f) < few:
 		next := append(append(make([]entry[V], 0, len(f)+1), f...), entry[V]{*p, v})
 		m.few.Store(&next)
-	case max == 0 || few+m.n < max:
+	case max == 0 || few+int(m.n.Load()) < max:
 		m.many.Store(*p, v)
-		m.n++
+		m.n.Add(1)
 	}
 	return v, nil
 }
