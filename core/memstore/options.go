@@ -4,9 +4,9 @@ import "github.com/ratelimit-go/ratelimit/internal/opt"
 
 // Defaults of the options.
 const (
-	// defaultShards is the number of shards when WithShards is not given.
+	// defaultShards is the number of shards when withShards is not given.
 	defaultShards = 64
-	// maxShards bounds WithShards.
+	// maxShards bounds withShards.
 	maxShards = 1 << 16
 )
 
@@ -20,11 +20,10 @@ type config struct {
 // Option configures a Store (see package core for the options' rule).
 type Option func(*config)
 
-// WithShards sets the number of shards, each a lock and its own tables: n
-// between 1 and 65536, rounded up to a power of two; 0 selects
-// 64. More shards mean less lock contention between keys and
-// a little more fixed memory (a few hundred bytes per shard and policy).
-func WithShards(n int) Option {
+// withShards sets the number of shards, each a lock and its own tables: n
+// between 1 and 65536, rounded up to a power of two; 0 selects 64. Tests
+// use it (export_test.go) to put keys in one shard or many.
+func withShards(n int) Option {
 	return func(c *config) {
 		if n < 0 || n > maxShards {
 			c.Fail("WithShards(%d): want 0 (the default) to %d", n, maxShards)
