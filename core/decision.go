@@ -47,15 +47,12 @@ const (
 	SourceFailOpen
 	// SourceFailClosed: the primary could not decide; the check was denied.
 	SourceFailClosed
-	// SourceUnavailable: nothing decided and the check failed with an
-	// error. It is never on a Decision; resilient.Report uses it.
-	SourceUnavailable
 	// SourceLease: admitted from units a lease (core/lease) had already
 	// consumed in the store.
 	SourceLease
 )
 
-var sourceNames = [...]string{"primary", "deny_cache", "fallback", "fail_open", "fail_closed", "unavailable", "lease"}
+var sourceNames = [...]string{"primary", "deny_cache", "fallback", "fail_open", "fail_closed", "lease"}
 
 // String returns the source in snake case ("deny_cache"), suitable as a
 // metric label.

@@ -25,8 +25,8 @@
 // probes the primary. Without a mode a failed check returns an error
 // matching ErrUnavailable; WithFailOpen admits it, WithFailClosed denies it
 // until the next probe, and WithFallback asks another backend (each instance
-// then limits on its own). Decision.Source, Report, WithEvents, Stats and
-// WithLogger tell what answered.
+// then limits on its own). Decision.Source, WithEvents, Stats and WithLogger
+// tell what answered.
 //
 // WithDenyCache denies a repeated check (same key, policies and cost) that
 // the primary denied, locally, until its RetryAfter; it keeps only denials

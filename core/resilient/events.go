@@ -92,21 +92,22 @@ type Stats struct {
 	LogSuppressed uint64
 }
 
-// Report tells how one check was answered; attach it to the check's context
-// with WithReport.
-type Report struct {
-	// Source is what answered. core.SourcePrimary (the zero value) when the
-	// primary did.
+// checkReport tells how one check was answered: Source (core.SourcePrimary,
+// the zero value, when the primary did) and Err, why the primary did not
+// answer. Tests attach one to a check's context with withReport
+// (export_test.go) to attribute each check of a fault run.
+type checkReport struct {
 	Source core.Source
-	// Err is why the primary did not answer, when it did not.
-	Err error
+	Err    error
 }
+
+// sourceNone is a checkReport's Source when nothing answered and the check
+// failed with an error; it is never on a Decision.
+const sourceNone = ^core.Source(0)
 
 type reportKey struct{}
 
-// WithReport returns a context that makes the wrapper record in r how the
-// check made with it was answered (telling a fail-open admission apart).
-func WithReport(ctx context.Context, r *Report) context.Context {
+func withReport(ctx context.Context, r *checkReport) context.Context {
 	return context.WithValue(ctx, reportKey{}, r)
 }
 
@@ -119,9 +120,9 @@ func answered(ctx context.Context, out []core.Decision, source core.Source, caus
 	report(ctx, source, cause)
 }
 
-// report records source and err in the context's Report, if it carries one.
+// report records source and err in the context's checkReport, if any.
 func report(ctx context.Context, source core.Source, err error) {
-	if r, ok := ctx.Value(reportKey{}).(*Report); ok && r != nil {
+	if r, ok := ctx.Value(reportKey{}).(*checkReport); ok && r != nil {
 		r.Source = source
 		r.Err = err
 	}

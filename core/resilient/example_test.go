@@ -24,7 +24,7 @@ func (downBackend) Do(context.Context, []core.Item, time.Time, []core.Decision) 
 func (downBackend) Reset(context.Context, string, []core.Policy) error { return errRefused }
 
 // While the primary is down, a fallback memory store limits each instance
-// with the same policy, and a Report says who answered.
+// with the same policy, and each decision says who answered.
 func Example_fallback() {
 	clock := core.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	fallback, err := memstore.New()
@@ -42,9 +42,8 @@ func Example_fallback() {
 	policy := core.Policy{Limit: 2, Window: time.Second, Algorithm: core.FixedWindow}
 
 	for range 3 {
-		var r resilient.Report
-		d, err := limiter.Allow(resilient.WithReport(context.Background(), &r), "client-1", policy)
-		fmt.Println(d.Allowed, r.Source, err)
+		d, err := limiter.Allow(context.Background(), "client-1", policy)
+		fmt.Println(d.Allowed, d.Source, err)
 	}
 	fmt.Println("breaker:", store.Stats().State)
 	// Output:

@@ -290,7 +290,7 @@ func (b *Backend) degradeOut(ctx context.Context, out []core.Decision, policyOf 
 // error that is the caller's own passes unchanged).
 func (b *Backend) viaFallback(ctx context.Context, op string, out []core.Decision, cause error, try func() error) error {
 	if b.mode != modeFallback {
-		report(ctx, core.SourceUnavailable, cause)
+		report(ctx, sourceNone, cause)
 		return &unavailableError{Op: op, Cause: cause}
 	}
 	err := try()
@@ -302,7 +302,7 @@ func (b *Backend) viaFallback(ctx context.Context, op string, out []core.Decisio
 	if callerError(err) {
 		return err
 	}
-	report(ctx, core.SourceUnavailable, cause)
+	report(ctx, sourceNone, cause)
 	return &unavailableError{Op: op, Cause: cause, Fallback: err}
 }
 
