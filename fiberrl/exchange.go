@@ -28,8 +28,11 @@ type exchange struct {
 var exchanges = sync.Pool{New: func() any { return new(exchange) }}
 
 var (
-	_ keyfuncs.HeaderValuesRequest = (*exchange)(nil)
-	_ adapter.Response             = (*exchange)(nil)
+	_ keyfuncs.Request = (*exchange)(nil)
+	_ adapter.Response = (*exchange)(nil)
+	_ interface {
+		HeaderValues(string) []string
+	} = (*exchange)(nil) // the resolver reads every forwarding line through it
 	_ interface {
 		SetHeaderBytes(string, []byte)
 	} = (*exchange)(nil) // the middleware's allocation-free header path

@@ -253,7 +253,7 @@ func TestClientIPIsUnmasked(t *testing.T) {
 	}
 }
 
-// firstLineOnly is a Request that does not implement HeaderValuesRequest.
+// firstLineOnly is a Request without the optional HeaderValues.
 type firstLineOnly struct{ *keyfuncstest.Request }
 
 func (r firstLineOnly) HeaderValues() {} // a different signature: not the optional interface
@@ -261,8 +261,8 @@ func (r firstLineOnly) HeaderValues() {} // a different signature: not the optio
 func TestRequestWithoutHeaderValues(t *testing.T) {
 	t.Parallel()
 	var r keyfuncs.Request = firstLineOnly{keyfuncstest.New("10.0.0.1:1", "X-Forwarded-For", "198.51.100.1", "X-Forwarded-For", "198.51.100.2")}
-	if _, ok := r.(keyfuncs.HeaderValuesRequest); ok {
-		t.Fatal("test request must not implement HeaderValuesRequest")
+	if _, ok := r.(interface{ HeaderValues(string) []string }); ok {
+		t.Fatal("test request must not have HeaderValues")
 	}
 	got, err := trustedResolver(t).Key(r)
 	if err != nil || got != "198.51.100.1" {

@@ -12,10 +12,14 @@ import (
 
 // Request is the view of an HTTP request that key functions read. Adapters
 // implement it over their framework's request; implementations must not
-// allocate more than needed and must be safe to call repeatedly. One whose
-// peer address is not held as text may also have RemoteAddrPort()
-// netip.AddrPort, which the client IP resolver then reads instead of
-// RemoteAddr.
+// allocate more than needed and must be safe to call repeatedly.
+//
+// Two optional methods: HeaderValues(name string) []string, every value of
+// a header, one per line, in order (nil if absent), through which the
+// client IP resolver reads forwarding headers spread over several lines
+// (without it only the first line, which a client may forge, is visible;
+// adapters should have it); and RemoteAddrPort() netip.AddrPort, the peer
+// address as a value, which the resolver then reads instead of RemoteAddr.
 type Request interface {
 	// Method returns the request method, e.g. "GET".
 	Method() string
@@ -58,21 +62,13 @@ type MissingKeyError struct {
 // Error describes the problem; it is safe to log.
 func (e *MissingKeyError) Error() string { return "keyfuncs: missing rate-limit key: " + e.Source }
 
-// HeaderValuesRequest is an optional interface of a Request: every value of
-// a header, one per line, in order. The client IP resolver reads forwarding
-// headers spread over several lines through it; without it only the first
-// line, which a client may forge, is visible. Adapters should implement it.
-type HeaderValuesRequest interface {
-	Request
-	// HeaderValues returns every value of the named header
-	// (case-insensitive name), or nil if absent.
-	HeaderValues(name string) []string
-}
+// headerValuer is a Request's optional HeaderValues method.
+type headerValuer interface{ HeaderValues(name string) []string }
 
 // headerValues returns every value of the named header of r: all lines when
-// r implements HeaderValuesRequest, otherwise the first line only.
+// r has HeaderValues (see Request), otherwise the first line only.
 func headerValues(r Request, name string) []string {
-	if hv, ok := r.(HeaderValuesRequest); ok {
+	if hv, ok := r.(headerValuer); ok {
 		return hv.HeaderValues(name)
 	}
 	if v := r.Header(name); v != "" {

@@ -14,7 +14,7 @@ import (
 )
 
 // exchange is one request and its response as the middleware core sees
-// them: it implements keyfuncs.Request, keyfuncs.HeaderValuesRequest and
+// them: it implements keyfuncs.Request (with HeaderValues) and
 // adapter.Response. Exchanges are pooled: neither the middleware core
 // nor key functions keep a Request after the call. The header values it
 // sets share one headerBlock allocated per response (the header map keeps

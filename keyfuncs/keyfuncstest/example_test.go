@@ -15,10 +15,10 @@ func ExampleNew() {
 		"x-forwarded-for", "198.51.100.7")
 	r.Pattern = "/users/{id}"
 
-	var req keyfuncs.HeaderValuesRequest = r
+	var req keyfuncs.Request = r
 	fmt.Println(req.Method(), req.Route(), req.RemoteAddr())
 	fmt.Println(req.Header("X-Forwarded-For"))
-	fmt.Println(req.HeaderValues("X-FORWARDED-FOR"))
+	fmt.Println(r.HeaderValues("X-FORWARDED-FOR"))
 	// Output:
 	// GET /users/{id} 10.0.0.1:4242
 	// 203.0.113.66

@@ -7,7 +7,7 @@ import (
 	"net/http"
 )
 
-// Request is a keyfuncs.Request (and keyfuncs.HeaderValuesRequest) built from
+// Request is a keyfuncs.Request (with HeaderValues) built from
 // plain fields. The zero value is a request with empty fields and no headers.
 // Header names are matched case-insensitively, as net/http does. Safe for
 // concurrent reads; do not modify it while key functions read it.
