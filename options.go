@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ratelimit-go/ratelimit/adapter"
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
@@ -43,8 +44,8 @@ type settings struct {
 	cost      func(keyfuncs.Request) int
 	skips     []func(keyfuncs.Request) bool
 	mode      HeaderMode
-	denied    DeniedHandler
-	onError   ErrorHandler
+	denied    func(keyfuncs.Request, adapter.Response, core.Result) error
+	onError   func(keyfuncs.Request, adapter.Response, int, error) error
 	failure   FailureMode
 	observers []Observer
 	shaper    func(context.Context, time.Duration) error
@@ -204,16 +205,22 @@ func WithHeaders(m HeaderMode) Option {
 
 // WithDeniedHandler replaces the default denial, a 429 with a problem
 // document of the draft's quota-exceeded type naming the policies that
-// denied the request.
-func WithDeniedHandler(h DeniedHandler) Option {
+// denied the request. h writes the response to a request a policy denied,
+// the header fields and Retry-After already set. It must call res.Write
+// once, with a 4xx or 5xx status (else the default denial completes the
+// response), and return its error. result.Decisions is reused afterwards.
+func WithDeniedHandler(h func(req keyfuncs.Request, res adapter.Response, result core.Result) error) Option {
 	return func(s *settings) { s.denied = h }
 }
 
 // WithErrorHandler replaces the default error response (a problem document
-// whose only detail is a *keyfuncs.MissingKeyError's Source) to requests
-// refused for an unusable key or cost, or when the limiter failed under
-// FailClosed.
-func WithErrorHandler(h ErrorHandler) Option {
+// whose only detail is a *keyfuncs.MissingKeyError's Source) to a request
+// refused without a denial: status is 400 (or a *keyfuncs.MissingKeyError's
+// status) for an unusable key, 413 for a cost above a policy's capacity,
+// 503 when the limiter failed under FailClosed. err may hold internal
+// details and must not be written. h must call res.Write once, else the
+// default completes the response.
+func WithErrorHandler(h func(req keyfuncs.Request, res adapter.Response, status int, err error) error) Option {
 	return func(s *settings) { s.onError = h }
 }
 

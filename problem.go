@@ -10,19 +10,6 @@ import (
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
 
-// DeniedHandler writes the response to a request a policy denied, the
-// header fields and Retry-After already set. It must call res.Write once,
-// with a 4xx or 5xx status (else the default denial completes the
-// response), and return its error. result.Decisions is reused afterwards.
-type DeniedHandler func(req keyfuncs.Request, res adapter.Response, result core.Result) error
-
-// ErrorHandler writes the response to a request refused without a denial:
-// 400 (or a *keyfuncs.MissingKeyError's status) for an unusable key, 413
-// for a cost above a policy's capacity, 503 when the limiter failed under
-// FailClosed. err may hold internal details and must not be written. It
-// must call res.Write once, else the default completes the response.
-type ErrorHandler func(req keyfuncs.Request, res adapter.Response, status int, err error) error
-
 // denyProblem answers 429 with an application/problem+json document of the
 // draft's quota-exceeded type naming the violated policies.
 func denyProblem(_ keyfuncs.Request, res adapter.Response, result core.Result) error {

@@ -1,5 +1,5 @@
-// Package adapter is for writers of framework adapters and of custom
-// ratelimit.DeniedHandler and ErrorHandler: the response view that
+// Package adapter is for writers of framework adapters and of handlers for
+// ratelimit.WithDeniedHandler and WithErrorHandler: the response view that
 // ratelimit.Middleware.Handle writes to.
 package adapter
 
