@@ -6,8 +6,8 @@
 //	res, err := c.Check(ctx, "user:42", []string{"api"}, 1)
 //	if err == nil && !res.Allowed { /* wait res.RetryAfter() */ }
 //
-// The request and response types are the service's wire format; the service
-// uses them too.
+// The response types are the service's wire format; the service uses them
+// too.
 package client
 
 import (
@@ -22,22 +22,12 @@ import (
 	"time"
 )
 
-// CheckRequest is the body of POST /v1/check.
-type CheckRequest struct {
-	// Key is what the limits apply to ("user:42"). Required.
-	Key string `json:"key"`
-	// Policies are names of policies in the service's configuration, or
-	// inline policies in the policy grammar ("10/s"). Checked together,
-	// all or nothing. At least one.
-	Policies []string `json:"policies"`
-	// Cost is the number of units; 0 means 1.
-	Cost int `json:"cost,omitempty"`
-}
-
-// ResetRequest is the body of POST /v1/reset.
-type ResetRequest struct {
+// request is the body of POST /v1/check, /v1/reset and /v1/release.
+type request struct {
 	Key      string   `json:"key"`
 	Policies []string `json:"policies"`
+	Cost     int      `json:"cost,omitempty"` // 0 means 1
+	Slot     int64    `json:"slot,omitempty"`
 }
 
 // Decision is one policy's part of a check's answer.
@@ -145,7 +135,7 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 // nothing. A denial is not an error: the response says Allowed false.
 func (c *Client) Check(ctx context.Context, key string, policies []string, cost int) (*CheckResponse, error) {
 	var res CheckResponse
-	err := c.do(ctx, http.MethodPost, "/v1/check", nil, CheckRequest{Key: key, Policies: policies, Cost: cost}, &res, http.StatusOK, http.StatusTooManyRequests)
+	err := c.do(ctx, http.MethodPost, "/v1/check", nil, request{Key: key, Policies: policies, Cost: cost}, &res, http.StatusOK, http.StatusTooManyRequests)
 	if err != nil {
 		return nil, err
 	}
@@ -166,19 +156,14 @@ func (c *Client) Inspect(ctx context.Context, key string, policies []string) (*C
 // Reset forgets key's state under the policies. It needs the admin token
 // (WithToken).
 func (c *Client) Reset(ctx context.Context, key string, policies []string) error {
-	return c.do(ctx, http.MethodPost, "/v1/reset", nil, ResetRequest{Key: key, Policies: policies}, nil, http.StatusOK)
+	return c.do(ctx, http.MethodPost, "/v1/reset", nil, request{Key: key, Policies: policies}, nil, http.StatusOK)
 }
 
 // Release gives back the slots of concurrency limits that an admitted
 // check of key under policies took (POST /v1/release), with the Slot its
 // answer named. A slot never given back is free again after its lifetime.
 func (c *Client) Release(ctx context.Context, key string, policies []string, slot int64) error {
-	body := struct {
-		Key      string   `json:"key"`
-		Policies []string `json:"policies"`
-		Slot     int64    `json:"slot"`
-	}{key, policies, slot}
-	return c.do(ctx, http.MethodPost, "/v1/release", nil, body, nil, http.StatusOK)
+	return c.do(ctx, http.MethodPost, "/v1/release", nil, request{Key: key, Policies: policies, Slot: slot}, nil, http.StatusOK)
 }
 
 func (c *Client) do(ctx context.Context, method, path string, query url.Values, body, out any, ok ...int) error {

@@ -18,7 +18,10 @@ import (
 func fake() *httptest.Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/check", func(w http.ResponseWriter, r *http.Request) {
-		var req client.CheckRequest
+		var req struct {
+			Key      string
+			Policies []string
+		}
 		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || r.Header.Get("Content-Type") != "application/json" {
 			http.Error(w, "bad", 400)
 			return

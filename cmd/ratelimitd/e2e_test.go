@@ -157,7 +157,7 @@ func (in *instance) do(method, path, contentType, body string, header ...string)
 
 func (in *instance) check(key string, policies ...string) (int, client.CheckResponse, http.Header) {
 	in.t.Helper()
-	body, _ := json.Marshal(client.CheckRequest{Key: key, Policies: policies})
+	body, _ := json.Marshal(map[string]any{"key": key, "policies": policies})
 	code, h, b := in.do("POST", "/v1/check", "application/json", string(body))
 	var res client.CheckResponse
 	if code == 200 || code == 429 {

@@ -644,7 +644,10 @@ func (s *service) handleReset(w *exchange, r *http.Request) error {
 	case !adminTokenMatches(rt.adminTokens, tok):
 		return &apiError{status: http.StatusForbidden, field: "Authorization", detail: "wrong admin token"}
 	}
-	var req client.ResetRequest
+	var req struct {
+		Key      string   `json:"key"`
+		Policies []string `json:"policies"`
+	}
 	if err := decodeBody(r, &req); err != nil {
 		return err
 	}
