@@ -36,7 +36,7 @@ func BenchmarkAllow(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := c.Register(prometheus.NewRegistry()); err != nil {
+		if err := prometheus.NewRegistry().Register(c); err != nil {
 			b.Fatal(err)
 		}
 		httpsuite.Bench(b, allowPath(b, ratelimit.WithObserver(c.Observer())))

@@ -4,8 +4,8 @@
 // instrumented backend (call latency), and at scrape time by watched stores
 // (breaker state, deny-cache hits, memory-store keys).
 //
-//	c := metrics.New()
-//	if err := c.Register(prometheus.DefaultRegisterer); err != nil { ... }
+//	c, err := metrics.New()
+//	prometheus.MustRegister(c) // a prometheus.Collector
 //	primary, _ := redisstore.New(client)
 //	store, err := resilient.New(c.Backend(primary), resilient.WithFallback(fallback), resilient.WithEvents(c.ResilientEvents()))
 //	c.Watch("redis", store)

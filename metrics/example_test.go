@@ -29,7 +29,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	reg := prometheus.NewRegistry()
-	if err := c.Register(reg); err != nil {
+	if err := reg.Register(c); err != nil {
 		log.Fatal(err)
 	}
 	primary, err := memstore.New()

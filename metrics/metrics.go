@@ -1,7 +1,6 @@
 package metrics
 
 import (
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -74,7 +73,6 @@ type Collector struct {
 
 	watched []watched // replaced, never changed, under mu
 
-	registered atomic.Bool
 }
 
 // watched is a value of Watch: its kind and name, and what it exports.
@@ -135,26 +133,6 @@ func New(opts ...Option) (*Collector, error) {
 	c.panicsDesc = prometheus.NewDesc(name("observer_panics_total"), "Observer calls that panicked and were recovered.", []string{"middleware"}, nil)
 	c.cache.Store(&counters{byKey: map[checkKey]prometheus.Counter{}, names: map[core.Policy]string{}})
 	return c, nil
-}
-
-// ErrAlreadyRegistered reports a Collector registered a second time.
-var ErrAlreadyRegistered = errors.New("metrics: collector already registered")
-
-// Register registers c with reg, failing (never panicking) for a nil reg, a
-// Collector registered before (ErrAlreadyRegistered), or metrics of these
-// names already in reg.
-func (c *Collector) Register(reg prometheus.Registerer) error {
-	if reg == nil {
-		return errors.New("metrics: Register(nil): no registry")
-	}
-	if !c.registered.CompareAndSwap(false, true) {
-		return ErrAlreadyRegistered
-	}
-	if err := reg.Register(c); err != nil {
-		c.registered.Store(false)
-		return fmt.Errorf("metrics: register: %w", err)
-	}
-	return nil
 }
 
 // Describe implements prometheus.Collector.

@@ -59,7 +59,7 @@ func newService(configPath, redisURL string, log *slog.Logger) (*service, error)
 		return nil, err
 	}
 	reg := prometheus.NewRegistry()
-	if err := c.Register(reg); err != nil {
+	if err := reg.Register(c); err != nil {
 		return nil, err
 	}
 	// The process's own figures (go_goroutines, go_memstats_*,

@@ -24,7 +24,7 @@ func NewObservability() (*Observability, error) {
 		return nil, err
 	}
 	reg := prometheus.NewRegistry()
-	if err := c.Register(reg); err != nil {
+	if err := reg.Register(c); err != nil {
 		return nil, err
 	}
 	return &Observability{Collector: c, Registry: reg}, nil
