@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -26,16 +25,8 @@ func New(opts ...ratelimit.Option) (echo.MiddlewareFunc, error) {
 // or, given the router's routes (e.Routes()), one no route serves. Call it
 // once the routes are registered.
 func CheckPatterns(m *ratelimit.Middleware, routes ...*echo.Route) error {
-	list := make([]routecheck.Route, len(routes))
-	for i, r := range routes {
-		list[i] = routecheck.Route{Method: r.Method, Path: r.Path}
-	}
-	return m.CheckPatterns(func(method, p string) string {
-		if strings.ContainsAny(p, "{}") {
-			return "Echo writes route parameters as :name and *, not {name}"
-		}
-		return routecheck.Unserved(method, p, list)
-	})
+	return routecheck.Colon(m, "Echo writes route parameters as :name and *, not {name}", routes,
+		func(r *echo.Route) routecheck.Route { return routecheck.Route{Method: r.Method, Path: r.Path} })
 }
 
 // Middleware returns Echo middleware running m, for Echo.Use, Group.Use or

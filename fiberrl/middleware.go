@@ -22,11 +22,8 @@ func New(opts ...ratelimit.Option) (fiber.Handler, error) {
 // or, given the app's routes (app.GetRoutes()), one no route serves. Call
 // it once the routes are registered.
 func CheckPatterns(m *ratelimit.Middleware, routes ...fiber.Route) error {
-	list := make([]routecheck.Route, len(routes))
-	for i, r := range routes {
-		list[i] = routecheck.Route{Method: r.Method, Path: r.Path}
-	}
-	return routecheck.Colon(m, list, "Fiber writes route parameters as :name, * and +, not {name}")
+	return routecheck.Colon(m, "Fiber writes route parameters as :name, * and +, not {name}", routes,
+		func(r fiber.Route) routecheck.Route { return routecheck.Route{Method: r.Method, Path: r.Path} })
 }
 
 // Middleware returns a Fiber handler running m, for App.Use or Group.Use:

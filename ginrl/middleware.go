@@ -2,7 +2,6 @@ package ginrl
 
 import (
 	"context"
-	"strings"
 
 	"github.com/gin-gonic/gin"
 
@@ -24,16 +23,8 @@ func New(opts ...ratelimit.Option) (gin.HandlerFunc, error) {
 // or, given the router's routes (r.Routes()), one no route serves. Call it
 // once the routes are registered.
 func CheckPatterns(m *ratelimit.Middleware, routes ...gin.RouteInfo) error {
-	list := make([]routecheck.Route, len(routes))
-	for i, r := range routes {
-		list[i] = routecheck.Route{Method: r.Method, Path: r.Path}
-	}
-	return m.CheckPatterns(func(method, p string) string {
-		if strings.ContainsAny(p, "{}") {
-			return "Gin writes route parameters as :name and *name, not {name}"
-		}
-		return routecheck.Unserved(method, p, list)
-	})
+	return routecheck.Colon(m, "Gin writes route parameters as :name and *name, not {name}", routes,
+		func(r gin.RouteInfo) routecheck.Route { return routecheck.Route{Method: r.Method, Path: r.Path} })
 }
 
 // Middleware returns Gin middleware running m: it checks the rate limit,

@@ -14,11 +14,11 @@ import (
 // the framework spells it.
 type Route struct{ Method, Path string }
 
-// Unserved returns why routes do not serve the entry (method, pattern), ""
+// unserved returns why routes do not serve the entry (method, pattern), ""
 // when one of them does or when routes is empty (nothing to check against).
 // An entry for every method ("") needs a route of any method; a HEAD entry
 // is served by a GET route, as the routers serve HEAD.
-func Unserved(method, pattern string, routes []Route) string {
+func unserved(method, pattern string, routes []Route) string {
 	if len(routes) == 0 {
 		return ""
 	}
@@ -31,13 +31,18 @@ func Unserved(method, pattern string, routes []Route) string {
 }
 
 // Colon checks m's route table for a framework that writes parameters as
-// :name (syntax says how), against its route list when it is given.
-func Colon(m *ratelimit.Middleware, routes []Route, syntax string) error {
+// :name (syntax says how), against its route list, of which route gives
+// each one's method and pattern, when it is given.
+func Colon[R any](m *ratelimit.Middleware, syntax string, routes []R, route func(R) Route) error {
+	list := make([]Route, len(routes))
+	for i, r := range routes {
+		list[i] = route(r)
+	}
 	return m.CheckPatterns(func(method, p string) string {
 		if strings.ContainsAny(p, "{}") {
 			return syntax
 		}
-		return Unserved(method, p, routes)
+		return unserved(method, p, list)
 	})
 }
 

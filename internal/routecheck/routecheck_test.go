@@ -15,11 +15,11 @@ func TestUnserved(t *testing.T) {
 		{"HEAD", "/users/:id", true},
 		{"DELETE", "/users/:id", false},
 	} {
-		if got := Unserved(c.method, c.pattern, routes) == ""; got != c.served {
+		if got := unserved(c.method, c.pattern, routes) == ""; got != c.served {
 			t.Errorf("%s %s: served %v, want %v", c.method, c.pattern, got, c.served)
 		}
 	}
-	if Unserved("POST", "/nowhere", nil) != "" {
+	if unserved("POST", "/nowhere", nil) != "" {
 		t.Error("an empty route list refuses an entry")
 	}
 }
