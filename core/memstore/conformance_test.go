@@ -37,3 +37,7 @@ func sweeping(t *testing.T, s *memstore.Store) {
 	}()
 	t.Cleanup(func() { close(stop); <-done })
 }
+
+func TestMultiKey(t *testing.T) {
+	backendtest.RunMultiKey(t, func(*testing.T) core.Backend { return must.Do(memstore.New(memstore.WithShards(4))) })
+}

@@ -1,6 +1,9 @@
 package redisstore_test
 
 import (
+	"context"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -9,7 +12,9 @@ import (
 
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/backendtest"
+	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/core/redisstore"
+	"github.com/ratelimit-go/ratelimit/internal/must"
 	"github.com/ratelimit-go/ratelimit/internal/redistest"
 )
 
@@ -67,5 +72,110 @@ func TestConformanceRing(t *testing.T) {
 	backendtest.Run(t, func(t *testing.T) core.Backend { return newStore(t, ring) })
 	if len(a.Keys()) == 0 || len(b.Keys()) == 0 {
 		t.Fatalf("keys per shard: %d and %d; want both shards used", len(a.Keys()), len(b.Keys()))
+	}
+}
+
+// bySlot co-locates keys by the part before the first '|', as a service
+// co-locates the descriptors of one domain.
+func bySlot(key string) string {
+	if i := strings.IndexByte(key, '|'); i >= 0 {
+		return key[:i]
+	}
+	return key
+}
+
+func TestMultiKeyMiniredis(t *testing.T) {
+	_, c := newMiniredis(t)
+	backendtest.RunMultiKey(t, func(t *testing.T) core.Backend { return newStore(t, c) })
+}
+
+func TestMultiKeyRedis(t *testing.T) {
+	c := redistest.Client(t)
+	backendtest.RunMultiKey(t, func(t *testing.T) core.Backend {
+		return newStore(t, c, redisstore.WithPrefix(redistest.Prefix(t)), redisstore.WithTTLMargin(realMargin))
+	})
+}
+
+// TestMultiKeyCluster: on a Cluster the keys of a multi-key check must
+// share a slot. With a common slot key the whole suite holds; without one,
+// keys of different slots fail with ErrCrossSlot and change nothing.
+func TestMultiKeyCluster(t *testing.T) {
+	c := redistest.Cluster(t)
+	backendtest.RunMultiKey(t, func(t *testing.T) core.Backend {
+		return newStore(t, c, redisstore.WithPrefix(redistest.Prefix(t)), redisstore.WithTTLMargin(realMargin),
+			redisstore.WithSlotKey(func(string) string { return "one-slot" }))
+	})
+
+	ctx := context.Background()
+	now := time.Now()
+	p := core.MustParsePolicy("5/1m;name=p")
+	plain := newStore(t, c, redisstore.WithPrefix(redistest.Prefix(t)))
+	items := []core.Item{{Key: "a", Policy: p, Cost: 1}, {Key: "b", Policy: p, Cost: 1}, {Key: "c", Policy: p, Cost: 1}}
+	out := make([]core.Decision, 3)
+	if err := plain.Do(ctx, items, now, out); !errors.Is(err, redisstore.ErrCrossSlot) {
+		t.Fatalf("keys of three slots: %v, want ErrCrossSlot", err)
+	}
+	d, err := backendtest.CheckOne(ctx, plain, "a", p, 1, now)
+	if err != nil || d.Remaining != 4 {
+		t.Fatalf("after the refused multi-key check a has %+v, %v; want it untouched", d, err)
+	}
+	tagged := newStore(t, c, redisstore.WithPrefix(redistest.Prefix(t)), redisstore.WithSlotKey(bySlot))
+	items = []core.Item{{Key: "dom|a", Policy: p, Cost: 1}, {Key: "dom|b", Policy: p, Cost: 1}}
+	if err := tagged.Do(ctx, items, now, out[:2]); err != nil || !out[0].Allowed || !out[1].Allowed {
+		t.Fatalf("keys of one slot key: %v %+v", err, out[:2])
+	}
+}
+
+// Differential traces: enough seeds that the three start instants
+// RandomTrace picks from (near today, in the year 2100 and before 1970) are
+// covered, which the test asserts.
+const (
+	diffSeeds = 16
+	diffSteps = 300
+)
+
+// TestDifferential replays the same random traces (all six algorithms,
+// single and multi-policy checks, costs, peeks, resets, invalid steps, keys
+// with braces, binary bytes and a long key) on the reference backend, the
+// memory store, and the Redis store on miniredis, a real Redis and a real
+// Cluster, and requires identical outcomes everywhere.
+func TestDifferential(t *testing.T) {
+	_, mini := newMiniredis(t)
+	backends := []struct {
+		name   string
+		client func(t *testing.T) redis.UniversalClient
+		margin time.Duration
+	}{
+		{"miniredis", func(*testing.T) redis.UniversalClient { return mini }, 0},
+		{"redis", func(t *testing.T) redis.UniversalClient { return redistest.Client(t) }, realMargin},
+		{"cluster", func(t *testing.T) redis.UniversalClient { return redistest.Cluster(t) }, realMargin},
+	}
+	years := map[int]bool{}
+	traces := make([][]backendtest.Step, diffSeeds)
+	for i := range traces {
+		traces[i] = backendtest.RandomTrace(uint64(1000+i), diffSteps, 6, true)
+		years[traces[i][0].Set.Year()] = true
+	}
+	if !years[2026] || !years[2100] || !years[1969] {
+		t.Fatalf("traces start in years %v; want 2026, 2100 and 1969", years)
+	}
+	ctx := context.Background()
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			c := b.client(t)
+			for i, steps := range traces {
+				want := backendtest.Replay(ctx, backendtest.NewReference(), core.NewManualClock(time.Time{}), steps)
+				mem := must.Do(memstore.New())
+				gotMem := backendtest.Replay(ctx, mem, core.NewManualClock(time.Time{}), steps)
+				if err := backendtest.DiffOutcomes(steps, want, gotMem); err != nil {
+					t.Fatalf("seed %d: memstore differs from the reference: %v", 1000+i, err)
+				}
+				s := newStore(t, c, redisstore.WithPrefix(redistest.Prefix(t)), redisstore.WithTTLMargin(b.margin))
+				got := backendtest.Replay(ctx, s, core.NewManualClock(time.Time{}), steps)
+				if err := backendtest.DiffOutcomes(steps, gotMem, got); err != nil {
+					t.Fatalf("seed %d: %s differs from memstore: %v", 1000+i, b.name, err)
+				}
+			}
+		})
 	}
 }
