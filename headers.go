@@ -1,11 +1,6 @@
 package ratelimit
 
-import (
-	"strconv"
-
-	"github.com/ratelimit-go/ratelimit/core"
-	"github.com/ratelimit-go/ratelimit/internal/fields"
-)
+import "strconv"
 
 // HeaderMode selects the rate-limit header fields written on every checked
 // response. The zero value is HeadersDraft11, the default.
@@ -61,10 +56,3 @@ func (m HeaderMode) String() string {
 }
 
 func (m HeaderMode) valid() bool { return int(m) < len(headerModeNames) }
-
-// PolicyName returns the name a policy has in headers and problem
-// documents: its Name, or when that is empty a stable name generated from
-// its numbers, the policy's String form without a name ("100/1m",
-// "10/1s;burst=20;algorithm=token_bucket"). The generated name is only
-// shown; the policy given to the limiter stays as configured.
-func PolicyName(p core.Policy) string { return fields.PolicyName(p) }

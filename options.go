@@ -94,7 +94,7 @@ func WithLimiter(l *core.Limiter) Option {
 // route has no entry in the route table. Several policies ("10 per second
 // and 1000 per hour") are checked in one atomic call: a request is
 // admitted only if all admit it, and a denial consumes nothing. Within one
-// call the policies' names (PolicyName) must differ. Without any global
+// call the policies' names (as shown: see core.Policy.Name) must differ. Without any global
 // policy only routes in the route table are limited.
 func WithPolicy(policies ...core.Policy) Option {
 	return func(s *settings) { s.policies = append([]core.Policy(nil), policies...) }

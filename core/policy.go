@@ -14,7 +14,8 @@ import (
 // Name do not share a quota.
 type Policy struct {
 	// Name identifies the policy in headers and metrics ("per-minute").
-	// Optional; printable ASCII only, at most MaxNameLen bytes.
+	// Optional; printable ASCII only, at most MaxNameLen bytes. An unnamed
+	// policy is shown there by its String form without a name ("100/1m").
 	Name string
 	// Limit is the number of units admitted per Window. Must be > 0.
 	Limit int

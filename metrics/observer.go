@@ -8,6 +8,7 @@ import (
 
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/internal/fields"
 	"github.com/ratelimit-go/ratelimit/internal/obs"
 )
 
@@ -42,8 +43,8 @@ type checkKey struct {
 	kind   uint8 // an outcome, or obs.Denial
 }
 
-// name returns the display name of p: its Name, or ratelimit.PolicyName's
-// rendering of an unnamed policy, cached.
+// name returns the display name of p: its Name, or the String form of an
+// unnamed policy (core.Policy.Name), cached.
 func (c *Collector) name(cs *counters, p *core.Policy) string {
 	if p.Name != "" {
 		return p.Name
@@ -51,7 +52,7 @@ func (c *Collector) name(cs *counters, p *core.Policy) string {
 	if n, ok := cs.names[*p]; ok {
 		return n
 	}
-	n := ratelimit.PolicyName(*p)
+	n := fields.PolicyName(*p)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	old := c.cache.Load()

@@ -22,6 +22,7 @@ import (
 
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/internal/fields"
 	"github.com/ratelimit-go/ratelimit/internal/obs"
 )
 
@@ -90,7 +91,7 @@ func (o *Observer) observe(ctx context.Context, e ratelimit.Event) {
 func (o *Observer) option(p *core.Policy, kind uint8) []metric.AddOption {
 	name := p.Name
 	if name == "" {
-		name = ratelimit.PolicyName(*p)
+		name = fields.PolicyName(*p)
 	}
 	return o.named(name, kind)
 }

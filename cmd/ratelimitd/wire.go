@@ -12,8 +12,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/internal/fields"
 )
 
 // The wire format of /v1/check, written and read without reflection: the
@@ -255,7 +255,7 @@ func appendAnswer(b []byte, res core.Result, inspect bool) []byte {
 			b = append(b, ',')
 		}
 		b = append(b, `{"policy":`...)
-		b = appendJSONString(b, ratelimit.PolicyName(res.Policies[i]))
+		b = appendJSONString(b, fields.PolicyName(res.Policies[i]))
 		b = append(b, `,"allowed":`...)
 		b = strconv.AppendBool(b, d.Allowed)
 		b = append(b, `,"limit":`...)

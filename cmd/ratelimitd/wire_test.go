@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/client"
 	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/internal/fields"
 )
 
 // TestAppendAnswerMatchesEncodingJSON: the hand-written answer is byte for
@@ -120,7 +120,7 @@ func answer(res core.Result, inspect bool) client.CheckResponse {
 	out := client.CheckResponse{Allowed: res.Allowed, Decisions: make([]client.Decision, len(res.Decisions))}
 	for i, d := range res.Decisions {
 		out.Decisions[i] = client.Decision{
-			Policy: ratelimit.PolicyName(res.Policies[i]), Allowed: d.Allowed, Limit: d.Limit, Remaining: d.Remaining,
+			Policy: fields.PolicyName(res.Policies[i]), Allowed: d.Allowed, Limit: d.Limit, Remaining: d.Remaining,
 			RetryAfterMs: ceilMs(d.RetryAfter), ResetAfterMs: ceilMs(d.ResetAfter),
 		}
 		if inspect {

@@ -29,8 +29,8 @@ const (
 	None
 )
 
-// PolicyName is ratelimit.PolicyName: its Name, or when that is empty the
-// policy's String form.
+// PolicyName is the name a policy has in headers, problem documents and
+// metrics: its Name, or when that is empty its String form (core.Policy.Name).
 func PolicyName(p core.Policy) string {
 	if p.Name != "" {
 		return p.Name
