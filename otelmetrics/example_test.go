@@ -22,7 +22,7 @@ func Example() {
 	m, err := ratelimit.New(
 		ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
 		ratelimit.WithPolicy(core.MustParsePolicy("100/1m;name=api")),
-		ratelimit.WithObserver(obs.Observer()),
+		ratelimit.WithObserver(obs),
 	)
 	if err != nil {
 		log.Fatal(err)

@@ -6,7 +6,7 @@
 //
 //	obs, err := otelmetrics.New(otel.Meter("ratelimit"))
 //	...
-//	m, err := ratelimit.New(..., ratelimit.WithObserver(obs.Observer()))
+//	m, err := ratelimit.New(..., ratelimit.WithObserver(obs))
 //
 // Attributes are policy names (at most 1000, the rest "other") and fixed
 // enumerations, never a key.
@@ -30,9 +30,8 @@ import (
 // value of their own.
 const maxPolicies = 1000
 
-// Observer counts the middleware's events on a Meter. Build it with New.
-// Safe for concurrent use.
-type Observer struct {
+// observer counts the middleware's events on a Meter.
+type observer struct {
 	checks, denials, decisions metric.Int64Counter
 	sources                    [len(obs.Sources)][]metric.AddOption
 
@@ -46,12 +45,14 @@ type optKey struct {
 	kind   uint8 // an outcome, or obs.Denial
 }
 
-// New creates the instruments on meter. A nil meter is an error.
-func New(meter metric.Meter) (*Observer, error) {
+// New creates the instruments on meter and returns the observer to install
+// with ratelimit.WithObserver, safe for concurrent use. A nil meter is an
+// error.
+func New(meter metric.Meter) (ratelimit.Observer, error) {
 	if meter == nil {
 		return nil, errors.New("otelmetrics: New(nil): no meter")
 	}
-	o := &Observer{}
+	o := &observer{}
 	var err error
 	if o.checks, err = meter.Int64Counter("ratelimit.checks", metric.WithUnit("{request}"),
 		metric.WithDescription("Requests checked against each policy, by the request's outcome.")); err != nil {
@@ -68,13 +69,10 @@ func New(meter metric.Meter) (*Observer, error) {
 	for i, s := range obs.Sources {
 		o.sources[i] = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(attribute.String("source", s)))}
 	}
-	return o, nil
+	return o.observe, nil
 }
 
-// Observer returns the observer to install with ratelimit.WithObserver.
-func (o *Observer) Observer() ratelimit.Observer { return o.observe }
-
-func (o *Observer) observe(ctx context.Context, e ratelimit.Event) {
+func (o *observer) observe(ctx context.Context, e ratelimit.Event) {
 	obs.Walk(&e, func(p *core.Policy, kind uint8) {
 		c := o.checks
 		if kind == obs.Denial {
@@ -88,7 +86,7 @@ func (o *Observer) observe(ctx context.Context, e ratelimit.Event) {
 	}, func(s int) { o.decisions.Add(ctx, 1, o.sources[s]...) })
 }
 
-func (o *Observer) option(p *core.Policy, kind uint8) []metric.AddOption {
+func (o *observer) option(p *core.Policy, kind uint8) []metric.AddOption {
 	name := p.Name
 	if name == "" {
 		name = fields.PolicyName(*p)
@@ -98,7 +96,7 @@ func (o *Observer) option(p *core.Policy, kind uint8) []metric.AddOption {
 
 // named returns the cached attribute options of policy name and kind, as
 // the slice Add takes, so that passing them allocates nothing.
-func (o *Observer) named(name string, kind uint8) []metric.AddOption {
+func (o *observer) named(name string, kind uint8) []metric.AddOption {
 	if v, ok := o.sets.Load(optKey{name, kind}); ok {
 		return v.([]metric.AddOption)
 	}

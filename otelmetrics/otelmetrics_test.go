@@ -57,7 +57,7 @@ func TestObserver(t *testing.T) {
 	m, err := ratelimit.New(ratelimit.WithLimiter(core.NewLimiter(must.Do(memstore.New()), core.WithClock(clock))),
 		ratelimit.WithKeyFunc(keyfuncs.Header("X-Key", keyfuncs.Verbatim())),
 		ratelimit.WithPolicy(core.MustParsePolicy("2/1m;name=api"), core.MustParsePolicy("1/1m;name=api-next;shadow=true")),
-		ratelimit.WithObserver(obs.Observer()))
+		ratelimit.WithObserver(obs))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestObserver(t *testing.T) {
 
 func TestObserverAllocatesNothing(t *testing.T) {
 	obs, _ := otelmetrics.New(sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader())).Meter("ratelimit"))
-	o := obs.Observer()
+	o := obs
 	p := core.MustParsePolicy("100/1m;name=api")
 	ev := ratelimit.Event{Outcome: ratelimit.OutcomeAllowed, Policies: []core.Policy{p},
 		Result: core.Result{Allowed: true, Decisions: []core.Decision{{Allowed: true}}, Policies: []core.Policy{p}}}
