@@ -136,10 +136,17 @@ func swFits(prev, curr, window, elapsed, cost, limit int64) bool {
 }
 
 // swFirstFit returns the smallest offset e in [lo, hi] at which cost fits,
-// or hi+1 if none. The estimate falls linearly, so the first fit is guessed
-// and checked with two evaluations; when rounding puts the guess off, a
-// binary search finishes on the side the check points to.
+// or hi+1 if none. Without a previous count the estimate stays put, so lo
+// answers for every offset. Otherwise it falls linearly, so the first fit
+// is guessed and checked with two evaluations; when rounding puts the guess
+// off, a binary search finishes on the side the check points to.
 func swFirstFit(prev, curr, window, lo, hi, cost, limit int64) int64 {
+	if prev == 0 && lo <= hi {
+		if swFits(prev, curr, window, lo, cost, limit) {
+			return lo
+		}
+		return hi + 1
+	}
 	if prev > 0 && lo <= hi {
 		g := float64(window) - math.Floor(float64(limit-curr-cost)*float64(window)/float64(prev))
 		e := int64(min(max(g, float64(lo)), float64(hi+1))) // clamped before converting

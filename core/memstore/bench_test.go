@@ -157,6 +157,35 @@ func BenchmarkMillionKeys(b *testing.B) {
 	}
 }
 
+// BenchmarkDeny measures Limiter.Allow denying, per algorithm: 1,000 keys
+// round robin, each past a limit of 100 per minute in its first window, the
+// clock still.
+func BenchmarkDeny(b *testing.B) {
+	keys := benchKeys(1000)
+	for _, a := range core.Algorithms() {
+		b.Run(string(a), func(b *testing.B) {
+			lim := core.NewLimiter(must.Do(memstore.New()), core.WithClock(core.NewManualClock(benchStart)))
+			p := core.Policy{Name: "bench", Limit: 100, Window: time.Minute, Algorithm: a}
+			ctx := context.Background()
+			for _, k := range keys {
+				if _, err := lim.AllowN(ctx, k, p, 100); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportAllocs()
+			k := 0
+			for b.Loop() {
+				if d, err := lim.Allow(ctx, keys[k], p); err != nil || d.Allowed {
+					b.Fatalf("Allow = %+v, %v; want a denial", d, err)
+				}
+				if k++; k == len(keys) {
+					k = 0
+				}
+			}
+		})
+	}
+}
+
 // BenchmarkDo measures the store alone, without the Limiter and its clock:
 // batches of one GCRA item over 1,000 keys, serially.
 func BenchmarkDo(b *testing.B) {

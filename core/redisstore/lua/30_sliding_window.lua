@@ -17,10 +17,15 @@ local function sw_fits(prev, curr, window, e, cost, limit)
 end
 
 -- sw_first_fit is algo.swFirstFit: the smallest offset in [lo, hi] at which
--- cost fits, or hi + 1. The guess where the linear estimate reaches the
--- limit is checked first; the binary search finishes only when rounding put
--- it off.
+-- cost fits, or hi + 1. Without a previous count the estimate stays put, so
+-- lo answers for all. Otherwise the guess where the linear estimate reaches
+-- the limit is checked first; the binary search finishes only when rounding
+-- put it off.
 local function sw_first_fit(prev, curr, window, lo, hi, cost, limit)
+  if prev == 0 and lo <= hi then
+    if sw_fits(prev, curr, window, lo, cost, limit) then return lo end
+    return hi + 1
+  end
   if prev > 0 and lo <= hi then
     local e = window - floor((limit - curr - cost) * window / prev)
     if e < lo then e = lo elseif e > hi + 1 then e = hi + 1 end
