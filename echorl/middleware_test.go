@@ -3,39 +3,26 @@ package echorl_test
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"testing"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/core"
-	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/echorl"
 	"github.com/ratelimit-go/ratelimit/internal/fields"
-	"github.com/ratelimit-go/ratelimit/internal/must"
+	"github.com/ratelimit-go/ratelimit/internal/httpsuite"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
 
-var t0 = time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC)
-
-func limiter() *core.Limiter {
-	return core.NewLimiter(must.Do(memstore.New()), core.WithClock(core.NewManualClock(t0)))
-}
-
-func do(h http.Handler, method, target string) *httptest.ResponseRecorder {
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(method, target, nil))
-	return rec
-}
+var t0 = httpsuite.T0
 
 func noContent(c echo.Context) error { return c.NoContent(http.StatusNoContent) }
 
 // A denied request reaches neither later middleware nor the handler, and
 // Echo's error handler is not involved: the 429 is complete.
 func TestDenialStopsTheChain(t *testing.T) {
-	mw, err := echorl.New(ratelimit.WithLimiter(limiter()), ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
+	mw, err := echorl.New(ratelimit.WithLimiter(httpsuite.Limiter()), ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
 		ratelimit.WithPolicy(core.MustParsePolicy("1/1m;name=p")))
 	if err != nil {
 		t.Fatal(err)
@@ -47,10 +34,10 @@ func TestDenialStopsTheChain(t *testing.T) {
 		return func(c echo.Context) error { later++; return next(c) }
 	})
 	e.GET("/", func(c echo.Context) error { handled++; return noContent(c) })
-	if rec := do(e, "GET", "/"); rec.Code != http.StatusNoContent {
+	if rec := httpsuite.Do(e, "GET", "/"); rec.Code != http.StatusNoContent {
 		t.Fatalf("first: %d", rec.Code)
 	}
-	rec := do(e, "GET", "/")
+	rec := httpsuite.Do(e, "GET", "/")
 	if rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") != "60" || rec.Header().Get("Content-Type") != fields.ContentTypeProblem {
 		t.Fatalf("second: %d %v", rec.Code, rec.Header())
 	}
@@ -63,7 +50,7 @@ func TestDenialStopsTheChain(t *testing.T) {
 // pattern for a request that matched no route.
 func TestRoutePatterns(t *testing.T) {
 	var routes []string
-	mw, err := echorl.New(ratelimit.WithLimiter(limiter()), ratelimit.WithPolicy(core.MustParsePolicy("100/1m")),
+	mw, err := echorl.New(ratelimit.WithLimiter(httpsuite.Limiter()), ratelimit.WithPolicy(core.MustParsePolicy("100/1m")),
 		ratelimit.WithKeyFunc(keyfuncs.Compose(keyfuncs.RemoteIP, keyfuncs.Route)),
 		ratelimit.WithRoute("GET", "/users/:id", core.MustParsePolicy("1/1m;name=user")),
 		ratelimit.WithObserver(func(_ context.Context, e ratelimit.Event) { routes = append(routes, e.Request.Route()) }))
@@ -74,14 +61,14 @@ func TestRoutePatterns(t *testing.T) {
 	e.Use(mw)
 	e.GET("/users/:id", noContent)
 	e.GET("/files/*", noContent)
-	if rec := do(e, "GET", "/users/7"); rec.Code != http.StatusNoContent || rec.Header().Get("RateLimit-Policy") != `"user";q=1;w=60` {
+	if rec := httpsuite.Do(e, "GET", "/users/7"); rec.Code != http.StatusNoContent || rec.Header().Get("RateLimit-Policy") != `"user";q=1;w=60` {
 		t.Fatalf("/users/7: %d %v", rec.Code, rec.Header())
 	}
-	if rec := do(e, "GET", "/users/8"); rec.Code != http.StatusTooManyRequests {
+	if rec := httpsuite.Do(e, "GET", "/users/8"); rec.Code != http.StatusTooManyRequests {
 		t.Fatalf("/users/8 shares the route's quota: %d", rec.Code)
 	}
-	do(e, "GET", "/files/a/b")
-	if rec := do(e, "GET", "/nowhere"); rec.Code != http.StatusNotFound {
+	httpsuite.Do(e, "GET", "/files/a/b")
+	if rec := httpsuite.Do(e, "GET", "/nowhere"); rec.Code != http.StatusNotFound {
 		t.Fatalf("/nowhere: %d", rec.Code)
 	}
 	want := []string{"/users/:id", "/users/:id", "/files/*", ""}

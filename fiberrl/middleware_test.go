@@ -8,25 +8,19 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/core"
-	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/fiberrl"
 	"github.com/ratelimit-go/ratelimit/internal/fibertest"
 	"github.com/ratelimit-go/ratelimit/internal/fields"
-	"github.com/ratelimit-go/ratelimit/internal/must"
+	"github.com/ratelimit-go/ratelimit/internal/httpsuite"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
 
-var t0 = time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC)
-
-func limiter() *core.Limiter {
-	return core.NewLimiter(must.Do(memstore.New()), core.WithClock(core.NewManualClock(t0)))
-}
+var t0 = httpsuite.T0
 
 func newFiber(cfg ...fiber.Config) *fiber.App {
 	c := fiber.Config{DisableStartupMessage: true}
@@ -55,7 +49,7 @@ func do(t *testing.T, app *fiber.App, method, target string) *http.Response {
 // A denied request reaches neither later middleware nor the handler, and
 // Fiber's error handler is not involved: the 429 is complete.
 func TestDenialStopsTheChain(t *testing.T) {
-	mw, err := fiberrl.New(ratelimit.WithLimiter(limiter()), ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
+	mw, err := fiberrl.New(ratelimit.WithLimiter(httpsuite.Limiter()), ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
 		ratelimit.WithPolicy(core.MustParsePolicy("1/1m;name=p")))
 	if err != nil {
 		t.Fatal(err)
@@ -85,7 +79,7 @@ type patternRecorder struct {
 }
 
 func (p *patternRecorder) middleware(t *testing.T, opts ...ratelimit.Option) *ratelimit.Middleware {
-	m, err := ratelimit.New(append([]ratelimit.Option{ratelimit.WithLimiter(limiter()), ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
+	m, err := ratelimit.New(append([]ratelimit.Option{ratelimit.WithLimiter(httpsuite.Limiter()), ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
 		ratelimit.WithPolicy(core.MustParsePolicy("1000/1m")),
 		ratelimit.WithRoute("", "/never", core.MustParsePolicy("1/1m")),
 		ratelimit.WithObserver(func(_ context.Context, e ratelimit.Event) {
@@ -203,7 +197,7 @@ func TestStringsOutliveTheRequest(t *testing.T) {
 	type seen struct{ key, path, remote string }
 	var mu sync.Mutex
 	var kept []seen
-	mw, err := fiberrl.New(ratelimit.WithLimiter(limiter()), ratelimit.WithPolicy(core.MustParsePolicy("1000/1m")),
+	mw, err := fiberrl.New(ratelimit.WithLimiter(httpsuite.Limiter()), ratelimit.WithPolicy(core.MustParsePolicy("1000/1m")),
 		ratelimit.WithKeyFunc(func(r keyfuncs.Request) (string, error) {
 			s := seen{r.Header("X-Key"), r.Path(), r.RemoteAddr()}
 			mu.Lock()
@@ -253,7 +247,7 @@ func TestStringsOutliveTheRequest(t *testing.T) {
 // address as IPv4 (as net.TCPAddr.String gives it).
 func TestRemoteAddrFormat(t *testing.T) {
 	var got string
-	mw, err := fiberrl.New(ratelimit.WithLimiter(limiter()), ratelimit.WithPolicy(core.MustParsePolicy("1000/1m")),
+	mw, err := fiberrl.New(ratelimit.WithLimiter(httpsuite.Limiter()), ratelimit.WithPolicy(core.MustParsePolicy("1000/1m")),
 		ratelimit.WithKeyFunc(func(r keyfuncs.Request) (string, error) { got = r.RemoteAddr(); return "k", nil }))
 	if err != nil {
 		t.Fatal(err)

@@ -3,36 +3,23 @@ package ginrl_test
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"testing"
-	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/core"
-	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/ginrl"
-	"github.com/ratelimit-go/ratelimit/internal/must"
+	"github.com/ratelimit-go/ratelimit/internal/httpsuite"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
 
-var t0 = time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC)
-
-func limiter() *core.Limiter {
-	return core.NewLimiter(must.Do(memstore.New()), core.WithClock(core.NewManualClock(t0)))
-}
-
-func do(h http.Handler, method, target string) *httptest.ResponseRecorder {
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(method, target, nil))
-	return rec
-}
+var t0 = httpsuite.T0
 
 // A denied request aborts the chain: neither later middleware nor the
 // handler runs.
 func TestDenialAbortsTheChain(t *testing.T) {
-	mw, err := ginrl.New(ratelimit.WithLimiter(limiter()), ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
+	mw, err := ginrl.New(ratelimit.WithLimiter(httpsuite.Limiter()), ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
 		ratelimit.WithPolicy(core.MustParsePolicy("1/1m;name=p")))
 	if err != nil {
 		t.Fatal(err)
@@ -41,10 +28,10 @@ func TestDenialAbortsTheChain(t *testing.T) {
 	r := gin.New()
 	r.Use(mw, func(*gin.Context) { later++ })
 	r.GET("/", func(c *gin.Context) { handled++; c.Status(http.StatusNoContent) })
-	if rec := do(r, "GET", "/"); rec.Code != http.StatusNoContent {
+	if rec := httpsuite.Do(r, "GET", "/"); rec.Code != http.StatusNoContent {
 		t.Fatalf("first: %d", rec.Code)
 	}
-	rec := do(r, "GET", "/")
+	rec := httpsuite.Do(r, "GET", "/")
 	if rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") != "60" {
 		t.Fatalf("second: %d %v", rec.Code, rec.Header())
 	}
@@ -57,7 +44,7 @@ func TestDenialAbortsTheChain(t *testing.T) {
 // pattern for a request that matched no route.
 func TestRoutePatterns(t *testing.T) {
 	var routes []string
-	mw, err := ginrl.New(ratelimit.WithLimiter(limiter()), ratelimit.WithPolicy(core.MustParsePolicy("100/1m")),
+	mw, err := ginrl.New(ratelimit.WithLimiter(httpsuite.Limiter()), ratelimit.WithPolicy(core.MustParsePolicy("100/1m")),
 		ratelimit.WithKeyFunc(keyfuncs.Compose(keyfuncs.RemoteIP, keyfuncs.Route)),
 		ratelimit.WithRoute("GET", "/users/:id", core.MustParsePolicy("1/1m;name=user")),
 		ratelimit.WithObserver(func(_ context.Context, e ratelimit.Event) { routes = append(routes, e.Request.Route()) }))
@@ -68,14 +55,14 @@ func TestRoutePatterns(t *testing.T) {
 	r.Use(mw)
 	r.GET("/users/:id", func(c *gin.Context) { c.Status(http.StatusNoContent) })
 	r.GET("/files/*path", func(c *gin.Context) { c.Status(http.StatusNoContent) })
-	if rec := do(r, "GET", "/users/7"); rec.Code != http.StatusNoContent || rec.Header().Get("RateLimit-Policy") != `"user";q=1;w=60` {
+	if rec := httpsuite.Do(r, "GET", "/users/7"); rec.Code != http.StatusNoContent || rec.Header().Get("RateLimit-Policy") != `"user";q=1;w=60` {
 		t.Fatalf("/users/7: %d %v", rec.Code, rec.Header())
 	}
-	if rec := do(r, "GET", "/users/8"); rec.Code != http.StatusTooManyRequests {
+	if rec := httpsuite.Do(r, "GET", "/users/8"); rec.Code != http.StatusTooManyRequests {
 		t.Fatalf("/users/8 shares the route's quota: %d", rec.Code)
 	}
-	do(r, "GET", "/files/a/b")
-	if rec := do(r, "GET", "/nowhere"); rec.Code != http.StatusNotFound {
+	httpsuite.Do(r, "GET", "/files/a/b")
+	if rec := httpsuite.Do(r, "GET", "/nowhere"); rec.Code != http.StatusNotFound {
 		t.Fatalf("/nowhere: %d", rec.Code)
 	}
 	want := []string{"/users/:id", "/users/:id", "/files/*path", ""}

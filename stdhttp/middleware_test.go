@@ -7,35 +7,24 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/core"
-	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/internal/fields"
+	"github.com/ratelimit-go/ratelimit/internal/httpsuite"
 	"github.com/ratelimit-go/ratelimit/internal/must"
 	"github.com/ratelimit-go/ratelimit/internal/nethttp"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 	"github.com/ratelimit-go/ratelimit/stdhttp"
 )
 
-var t0 = time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC)
-
-func limiter() *core.Limiter {
-	return core.NewLimiter(must.Do(memstore.New()), core.WithClock(core.NewManualClock(t0)))
-}
+var t0 = httpsuite.T0
 
 func ok(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }
 
-func do(h http.Handler, method, target string) *httptest.ResponseRecorder {
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(method, target, nil))
-	return rec
-}
-
 func TestStripMethodFromPattern(t *testing.T) {
 	var route string
-	mw, err := stdhttp.New(ratelimit.WithLimiter(limiter()), ratelimit.WithPolicy(core.MustParsePolicy("10/1m")),
+	mw, err := stdhttp.New(ratelimit.WithLimiter(httpsuite.Limiter()), ratelimit.WithPolicy(core.MustParsePolicy("10/1m")),
 		ratelimit.WithKeyFunc(func(r keyfuncs.Request) (string, error) { route = r.Route(); return "k", nil }))
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +39,7 @@ func TestStripMethodFromPattern(t *testing.T) {
 		{"GET", "http://example.com/host", "example.com/host"},
 	} {
 		route = "?"
-		if rec := do(mux, c.method, c.target); rec.Code != http.StatusNoContent {
+		if rec := httpsuite.Do(mux, c.method, c.target); rec.Code != http.StatusNoContent {
 			t.Fatalf("%s %s: %d", c.method, c.target, rec.Code)
 		}
 		if route != c.want {
@@ -60,7 +49,7 @@ func TestStripMethodFromPattern(t *testing.T) {
 }
 
 func TestWrappingTheMuxResolvesRoutes(t *testing.T) {
-	m, err := ratelimit.New(ratelimit.WithLimiter(limiter()), ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
+	m, err := ratelimit.New(ratelimit.WithLimiter(httpsuite.Limiter()), ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
 		ratelimit.WithPolicy(core.MustParsePolicy("100/1m;name=global")),
 		ratelimit.WithRoute("POST", "/login", core.MustParsePolicy("1/1m;name=login")))
 	if err != nil {
@@ -70,23 +59,23 @@ func TestWrappingTheMuxResolvesRoutes(t *testing.T) {
 	mux.HandleFunc("POST /login", ok)
 	mux.HandleFunc("/", ok)
 	h := stdhttp.Middleware(m)(mux)
-	if rec := do(h, "POST", "/login"); rec.Code != http.StatusNoContent || rec.Header().Get("RateLimit-Policy") != `"login";q=1;w=60` {
+	if rec := httpsuite.Do(h, "POST", "/login"); rec.Code != http.StatusNoContent || rec.Header().Get("RateLimit-Policy") != `"login";q=1;w=60` {
 		t.Fatalf("first login: %d %v", rec.Code, rec.Header())
 	}
-	rec := do(h, "POST", "/login")
+	rec := httpsuite.Do(h, "POST", "/login")
 	if rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") != "60" {
 		t.Fatalf("second login: %d %v", rec.Code, rec.Header())
 	}
 	if ct := rec.Header().Get("Content-Type"); ct != fields.ContentTypeProblem {
 		t.Errorf("Content-Type %q", ct)
 	}
-	if rec := do(h, "GET", "/other"); rec.Code != http.StatusNoContent || rec.Header().Get("RateLimit") != `"global";r=99;t=1` {
+	if rec := httpsuite.Do(h, "GET", "/other"); rec.Code != http.StatusNoContent || rec.Header().Get("RateLimit") != `"global";r=99;t=1` {
 		t.Errorf("other route: %d %v", rec.Code, rec.Header())
 	}
 }
 
 func TestRouteMiddlewarePanicsOnInvalidPolicy(t *testing.T) {
-	m, err := ratelimit.New(ratelimit.WithLimiter(limiter()), ratelimit.WithKeyFunc(keyfuncs.RemoteIP), ratelimit.WithPolicy(core.MustParsePolicy("100/1m")))
+	m, err := ratelimit.New(ratelimit.WithLimiter(httpsuite.Limiter()), ratelimit.WithKeyFunc(keyfuncs.RemoteIP), ratelimit.WithPolicy(core.MustParsePolicy("100/1m")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +89,7 @@ func TestRouteMiddlewarePanicsOnInvalidPolicy(t *testing.T) {
 
 func TestCheckWithAFrameworkPattern(t *testing.T) {
 	var route string
-	m, err := ratelimit.New(ratelimit.WithLimiter(limiter()),
+	m, err := ratelimit.New(ratelimit.WithLimiter(httpsuite.Limiter()),
 		ratelimit.WithKeyFunc(func(r keyfuncs.Request) (string, error) { route = r.Route(); return "k", nil }),
 		ratelimit.WithRoute("GET", "/users/:id", core.MustParsePolicy("1/1m;name=users")))
 	if err != nil {
@@ -124,7 +113,7 @@ func TestCheckWithAFrameworkPattern(t *testing.T) {
 // ServeMux is refused unless the mux is named or the middleware runs inside
 // it; patterns ServeMux never reports are refused too.
 func TestRouteTableNeedsTheMux(t *testing.T) {
-	m, err := ratelimit.New(ratelimit.WithLimiter(limiter()), ratelimit.WithKeyFunc(keyfuncs.Constant("k")),
+	m, err := ratelimit.New(ratelimit.WithLimiter(httpsuite.Limiter()), ratelimit.WithKeyFunc(keyfuncs.Constant("k")),
 		ratelimit.WithRoute("GET", "/search", core.MustParsePolicy("1/1m;name=search")))
 	if err != nil {
 		t.Fatal(err)
@@ -147,15 +136,15 @@ func TestRouteTableNeedsTheMux(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := do(h, "GET", "/search").Code; c != 204 {
+	if c := httpsuite.Do(h, "GET", "/search").Code; c != 204 {
 		t.Fatalf("first: %d", c)
 	}
-	if c := do(h, "GET", "/search").Code; c != 429 {
+	if c := httpsuite.Do(h, "GET", "/search").Code; c != 429 {
 		t.Fatalf("WithMux: the route table did not apply: %d", c)
 	}
 	inner := http.NewServeMux()
 	inner.Handle("GET /search", stdhttp.Middleware(m, stdhttp.InsideMux())(http.HandlerFunc(ok)))
-	if c := do(inner, "GET", "/search").Code; c != 429 {
+	if c := httpsuite.Do(inner, "GET", "/search").Code; c != 429 {
 		t.Fatalf("InsideMux: %d, want 429 (the same quota)", c)
 	}
 	for pattern, mention := range map[string]string{"/users/:id": "{name}", "/a/{b": "ServeMux rejects"} {
@@ -190,7 +179,7 @@ func TestRouteTheMuxDoesNotServe(t *testing.T) {
 		{"GET", "/login", "serves no route"},
 		{"GET", "/users/{name}", `routes it to "GET /users/{id}"`},
 	} {
-		m := must.Do(ratelimit.New(ratelimit.WithLimiter(limiter()), ratelimit.WithKeyFunc(keyfuncs.Constant("k")),
+		m := must.Do(ratelimit.New(ratelimit.WithLimiter(httpsuite.Limiter()), ratelimit.WithKeyFunc(keyfuncs.Constant("k")),
 			ratelimit.WithRoute(c.method, c.pattern, core.MustParsePolicy("1/1m"))))
 		for name, wrap := range map[string]func() error{
 			"the mux": func() error { _, err := stdhttp.Wrap(m, mux); return err },
