@@ -36,6 +36,21 @@ func isScript(cmd redis.Cmder) bool {
 	return cmd.Name() == "evalsha" || cmd.Name() == "eval"
 }
 
+// holdFirst sends a check of key under p and returns once the gate holds
+// it on the wire, with the channel of its error; later checks queue
+// behind it until release closes.
+func (g *gate) holdFirst(s *Store, key string, p core.Policy) <-chan error {
+	g.hold.Store(true)
+	first := make(chan error, 1)
+	go func() {
+		_, err := backendtest.CheckOne(context.Background(), s, key, p, 1, testNow)
+		first <- err
+	}()
+	<-g.held
+	g.hold.Store(false)
+	return first
+}
+
 func (g *gate) wait() {
 	if g.hold.Load() {
 		g.held <- struct{}{}
@@ -123,14 +138,7 @@ func testGroupsQueued(t *testing.T, perCall int) {
 	s, g, _ := gatedStore(t, 1, WithChecksPerCall(perCall))
 	ctx := context.Background()
 	p := core.Policy{Limit: 3, Window: time.Minute, Algorithm: core.FixedWindow}
-	g.hold.Store(true)
-	first := make(chan error, 1)
-	go func() {
-		_, err := backendtest.CheckOne(ctx, s, "first", p, 1, testNow)
-		first <- err
-	}()
-	<-g.held // the first check is on the wire; everything else queues
-	g.hold.Store(false)
+	first := g.holdFirst(s, "first", p) // on the wire: everything else queues
 	const n = 20
 	var wg sync.WaitGroup
 	results := make([]core.Decision, n)
@@ -200,14 +208,7 @@ func testNoScriptQueued(t *testing.T, perCall int) {
 			}
 		}
 	}
-	g.hold.Store(true)
-	first := make(chan error, 1)
-	go func() {
-		_, err := backendtest.CheckOne(ctx, s, "k", p, 1, testNow)
-		first <- err
-	}()
-	<-g.held
-	g.hold.Store(false)
+	first := g.holdFirst(s, "k", p) // on the wire: everything else queues
 	const n = 10
 	var wg sync.WaitGroup
 	errs := make([]error, n)
@@ -247,14 +248,7 @@ func testNoScriptQueued(t *testing.T, perCall int) {
 func TestBatchingQueuedCancel(t *testing.T) {
 	s, g, _ := gatedStore(t, 1)
 	p := core.Policy{Limit: 100, Window: time.Minute}
-	g.hold.Store(true)
-	first := make(chan error, 1)
-	go func() {
-		_, err := backendtest.CheckOne(context.Background(), s, "k", p, 1, testNow)
-		first <- err
-	}()
-	<-g.held
-	g.hold.Store(false)
+	first := g.holdFirst(s, "k", p) // on the wire: everything else queues
 	ctx, cancel := context.WithCancel(context.Background())
 	queued := make(chan error, 1)
 	go func() {
@@ -284,14 +278,7 @@ func TestBatchingQueuedCancel(t *testing.T) {
 func TestBatchingPipelineFailure(t *testing.T) {
 	s, g, m := gatedStore(t, 1)
 	p := core.Policy{Limit: 100, Window: time.Minute}
-	g.hold.Store(true)
-	first := make(chan error, 1)
-	go func() {
-		_, err := backendtest.CheckOne(context.Background(), s, "k", p, 1, testNow)
-		first <- err
-	}()
-	<-g.held
-	g.hold.Store(false)
+	first := g.holdFirst(s, "k", p) // on the wire: everything else queues
 	const n = 5
 	var wg sync.WaitGroup
 	results := make([]core.Decision, n)
