@@ -5,6 +5,7 @@
 package peers
 
 import (
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -52,9 +53,19 @@ func ours(b testing.TB, limit int, window time.Duration) http.Handler {
 	return mw(bare)
 }
 
-// chi is go-chi/httprate keyed by the peer address.
+// chi is go-chi/httprate keyed by the peer address, as its documentation
+// shows a key function that trusts no header.
 func chi(limit int) http.Handler {
-	return httprate.Limit(limit, time.Minute, httprate.WithKeyFuncs(httprate.KeyByIP))(bare)
+	return httprate.LimitBy(limit, time.Minute, peerIP)(bare)
+}
+
+// peerIP is the request's peer address, canonicalised as httprate does.
+func peerIP(r *http.Request) (string, error) {
+	ip, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		ip = r.RemoteAddr
+	}
+	return httprate.CanonicalizeIP(ip), nil
 }
 
 // run serves the requests round robin into a recorder, after warm rounds
