@@ -43,6 +43,14 @@ func newStore(t testing.TB, c redis.UniversalClient, opts ...redisstore.Option) 
 	return s
 }
 
+// onServer is a Factory of stores on a shared real server c, each test under
+// its own prefix, with realMargin.
+func onServer(c redis.UniversalClient) backendtest.Factory {
+	return func(t *testing.T) core.Backend {
+		return newStore(t, c, redisstore.WithPrefix(redistest.Prefix(t)), redisstore.WithTTLMargin(realMargin))
+	}
+}
+
 func TestConformanceMiniredis(t *testing.T) {
 	_, c := newMiniredis(t)
 	backendtest.Run(t, func(t *testing.T) core.Backend { return newStore(t, c) })
@@ -50,16 +58,12 @@ func TestConformanceMiniredis(t *testing.T) {
 
 func TestConformanceRedis(t *testing.T) {
 	c := redistest.Client(t)
-	backendtest.Run(t, func(t *testing.T) core.Backend {
-		return newStore(t, c, redisstore.WithPrefix(redistest.Prefix(t)), redisstore.WithTTLMargin(realMargin))
-	})
+	backendtest.Run(t, onServer(c))
 }
 
 func TestConformanceCluster(t *testing.T) {
 	c := redistest.Cluster(t)
-	backendtest.Run(t, func(t *testing.T) core.Backend {
-		return newStore(t, c, redisstore.WithPrefix(redistest.Prefix(t)), redisstore.WithTTLMargin(realMargin))
-	})
+	backendtest.Run(t, onServer(c))
 }
 
 // TestConformanceRing runs the suite over a *redis.Ring of two miniredis
@@ -91,9 +95,7 @@ func TestMultiKeyMiniredis(t *testing.T) {
 
 func TestMultiKeyRedis(t *testing.T) {
 	c := redistest.Client(t)
-	backendtest.RunMultiKey(t, func(t *testing.T) core.Backend {
-		return newStore(t, c, redisstore.WithPrefix(redistest.Prefix(t)), redisstore.WithTTLMargin(realMargin))
-	})
+	backendtest.RunMultiKey(t, onServer(c))
 }
 
 // TestMultiKeyCluster: on a Cluster the keys of a multi-key check must

@@ -386,16 +386,12 @@ func TestConformanceSentinel(t *testing.T) {
 	g := redisproc.StartSentinel(t, 0, 1, 5*time.Second)
 	c := redis.NewFailoverClient(&redis.FailoverOptions{MasterName: g.MasterName, SentinelAddrs: g.SentinelAddrs(), MaxRetries: -1})
 	t.Cleanup(func() { _ = c.Close() })
-	backendtest.Run(t, func(t *testing.T) core.Backend {
-		return newStore(t, c, redisstore.WithPrefix(redistest.Prefix(t)), redisstore.WithTTLMargin(realMargin))
-	})
+	backendtest.Run(t, onServer(c))
 }
 
 func TestMultiKeySentinel(t *testing.T) {
 	g := redisproc.StartSentinel(t, 0, 1, 5*time.Second)
 	c := redis.NewFailoverClient(&redis.FailoverOptions{MasterName: g.MasterName, SentinelAddrs: g.SentinelAddrs(), MaxRetries: -1})
 	t.Cleanup(func() { _ = c.Close() })
-	backendtest.RunMultiKey(t, func(t *testing.T) core.Backend {
-		return newStore(t, c, redisstore.WithPrefix(redistest.Prefix(t)), redisstore.WithTTLMargin(realMargin))
-	})
+	backendtest.RunMultiKey(t, onServer(c))
 }
