@@ -47,12 +47,12 @@ func checkAdjust[S any](t *testing.T, algorithm core.Algorithm, decide func(p *c
 			t.Fatalf("trial %d %s: negative remaining %+v", trial, algorithm, d)
 		}
 		if !d.Allowed {
-			at := now + d.RetryAfter()
+			at := now + d.retryAfter()
 			if late, _ := decide(p, debt, 1, at); !late.Allowed {
-				t.Fatalf("trial %d %s: denied at RetryAfter %d: %+v", trial, algorithm, d.RetryAfter(), late)
+				t.Fatalf("trial %d %s: denied at RetryAfter %d: %+v", trial, algorithm, d.retryAfter(), late)
 			}
 			if early, _ := decide(p, debt, 1, at-1); early.Allowed {
-				t.Fatalf("trial %d %s: admitted a microsecond before RetryAfter %d", trial, algorithm, d.RetryAfter())
+				t.Fatalf("trial %d %s: admitted a microsecond before RetryAfter %d", trial, algorithm, d.retryAfter())
 			}
 		}
 	}
@@ -82,7 +82,7 @@ func TestSlidingLogAdjust(t *testing.T) {
 		t.Fatalf("a charge keeps the newest limit entries: %d", l.Len())
 	}
 	o, _ := SlidingLog(p, &l, 1, unix2023+2*sec)
-	if o.Allowed || o.RetryAfter() != 60*sec {
+	if o.Allowed || o.retryAfter() != 60*sec {
 		t.Fatalf("after the charge: %+v", o)
 	}
 }

@@ -16,9 +16,9 @@ type Answer struct {
 	ResetAfter int64
 }
 
-// RetryAfter is how long until the same check succeeds: Wait when denied,
+// retryAfter is how long until the same check succeeds: Wait when denied,
 // zero when admitted.
-func (o Answer) RetryAfter() int64 {
+func (o Answer) retryAfter() int64 {
 	if o.Allowed {
 		return 0
 	}

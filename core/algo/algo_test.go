@@ -39,7 +39,7 @@ func TestFixedWindow(t *testing.T) {
 	if o := m.decide(0, base+20); !o.Allowed || o.Remaining != 1 || o.ResetAfter != w-20 {
 		t.Fatalf("cost 0 evaluates without consuming: %+v", o)
 	}
-	if o := m.commit(2, base+30); o.Allowed || o.Remaining != 1 || o.RetryAfter() != w-30 || o.ResetAfter != w-30 {
+	if o := m.commit(2, base+30); o.Allowed || o.Remaining != 1 || o.retryAfter() != w-30 || o.ResetAfter != w-30 {
 		t.Fatalf("over the limit: %+v, want a denial until the window ends", o)
 	}
 	if o := m.commit(1, base+w-1); !o.Allowed || o.Remaining != 0 || o.ResetAfter != 1 {
@@ -53,11 +53,11 @@ func TestFixedWindow(t *testing.T) {
 			t.Fatalf("unit %d at the next window: %+v", i, o)
 		}
 	}
-	if o := m.commit(1, base+w); o.Allowed || o.RetryAfter() != w {
+	if o := m.commit(1, base+w); o.Allowed || o.retryAfter() != w {
 		t.Fatalf("fourth unit at the window start: %+v, want RetryAfter of a whole window", o)
 	}
 	// A caller one window behind counts in the newest window: no fresh quota.
-	if o := m.commit(1, base+5); o.Allowed || o.RetryAfter() != 2*w-5 || o.Remaining != 0 {
+	if o := m.commit(1, base+5); o.Allowed || o.retryAfter() != 2*w-5 || o.Remaining != 0 {
 		t.Fatalf("clock a window behind: %+v, want a denial until the newest window ends on its own clock", o)
 	}
 }
@@ -69,7 +69,7 @@ func TestFixedWindowNegativeTime(t *testing.T) {
 	if o := m.commit(1, -1); !o.Allowed || o.ResetAfter != 1 {
 		t.Fatalf("at -1µs: %+v, want the window [-1s, 0) ending in 1µs", o)
 	}
-	if o := m.commit(1, -1); o.Allowed || o.RetryAfter() != 1 {
+	if o := m.commit(1, -1); o.Allowed || o.retryAfter() != 1 {
 		t.Fatalf("second unit at -1µs: %+v", o)
 	}
 	if o := m.commit(1, 0); !o.Allowed {
@@ -93,10 +93,10 @@ func TestSlidingWindow(t *testing.T) {
 	}
 	// Four fit once 10*(1-e/w) <= 6, at e = 40%: RetryAfter is that instant.
 	o := m.decide(4, at)
-	if o.Allowed || o.RetryAfter() != w/10 || o.Remaining != 3 || o.ResetAfter != w-3*w/10 {
+	if o.Allowed || o.retryAfter() != w/10 || o.Remaining != 3 || o.ResetAfter != w-3*w/10 {
 		t.Fatalf("estimate 7 + 4: %+v, want RetryAfter %d", o, w/10)
 	}
-	if m.decide(4, at+o.RetryAfter()-1).Allowed || !m.decide(4, at+o.RetryAfter()).Allowed {
+	if m.decide(4, at+o.retryAfter()-1).Allowed || !m.decide(4, at+o.retryAfter()).Allowed {
 		t.Fatal("RetryAfter is not the first microsecond that fits")
 	}
 }
@@ -112,11 +112,11 @@ func TestSlidingWindowRetryInNextWindow(t *testing.T) {
 	// At base+w-1 the current window holds 4; in the next window the
 	// estimate is 4*(1-e/w) and 2 units fit when it reaches 2, at e = w/2.
 	o := m.decide(2, base+w-1)
-	if o.Allowed || o.RetryAfter() != 1+w/2 {
+	if o.Allowed || o.retryAfter() != 1+w/2 {
 		t.Fatalf("%+v, want RetryAfter %d", o, 1+w/2)
 	}
 	// A whole capacity fits only once the window has fully slid out.
-	if o := m.decide(4, base+w-1); o.Allowed || o.RetryAfter() != 1+w {
+	if o := m.decide(4, base+w-1); o.Allowed || o.retryAfter() != 1+w {
 		t.Fatalf("full capacity: %+v, want RetryAfter %d", o, 1+w)
 	}
 }
@@ -131,7 +131,7 @@ func TestTokenBucket(t *testing.T) {
 	if o := m.commit(5, now); !o.Allowed || o.Remaining != 0 || o.ResetAfter != 5*iv {
 		t.Fatalf("empty the bucket: %+v", o)
 	}
-	if o := m.commit(2, now+iv/2); o.Allowed || o.RetryAfter() != 2*iv-iv/2 || o.Remaining != 0 {
+	if o := m.commit(2, now+iv/2); o.Allowed || o.retryAfter() != 2*iv-iv/2 || o.Remaining != 0 {
 		t.Fatalf("two more after half an interval: %+v, want RetryAfter %d", o, 2*iv-iv/2)
 	}
 	if o := m.commit(2, now+2*iv); !o.Allowed || o.Remaining != 0 || o.ResetAfter != 5*iv {
@@ -140,7 +140,7 @@ func TestTokenBucket(t *testing.T) {
 	// A caller 1s behind sees the bucket as of the stored instant: no
 	// refill for the time it lags, and a RetryAfter exact on its own clock.
 	lag := now + 2*iv - sec
-	if o := m.commit(1, lag); o.Allowed || o.RetryAfter() != sec+iv {
+	if o := m.commit(1, lag); o.Allowed || o.retryAfter() != sec+iv {
 		t.Fatalf("lagging caller: %+v, want RetryAfter %d", o, sec+iv)
 	}
 	if o := m.decide(0, now+2*iv+5*iv); !o.Allowed || o.Remaining != 5 || o.ResetAfter != 0 {
@@ -164,10 +164,10 @@ func TestGCRA(t *testing.T) {
 	if tat.TAT != now+3*iv {
 		t.Fatalf("tat = %d, want now+3 intervals", tat.TAT-now)
 	}
-	if o, _ = GCRA(p, tat, 1, now); o.Allowed || o.RetryAfter() != iv || o.ResetAfter != 3*iv {
+	if o, _ = GCRA(p, tat, 1, now); o.Allowed || o.retryAfter() != iv || o.ResetAfter != 3*iv {
 		t.Fatalf("fourth unit: %+v", o)
 	}
-	if o, _ = GCRA(p, tat, 2, now+iv/2); o.Allowed || o.RetryAfter() != 2*iv-iv/2 {
+	if o, _ = GCRA(p, tat, 2, now+iv/2); o.Allowed || o.retryAfter() != 2*iv-iv/2 {
 		t.Fatalf("two units: %+v", o)
 	}
 	// Before 1970 an empty key is still empty.
@@ -209,7 +209,7 @@ func TestLeakyBucketShapes(t *testing.T) {
 			t.Fatalf("request %d: %+v, want Delay %d", i, o, int64(i)*iv)
 		}
 	}
-	if o := m.commit(1, now); o.Allowed || o.delay() != 0 || o.RetryAfter() != iv {
+	if o := m.commit(1, now); o.Allowed || o.delay() != 0 || o.retryAfter() != iv {
 		t.Fatalf("queue full: %+v", o)
 	}
 	// One and a half intervals later the next request waits for the rest
@@ -219,7 +219,7 @@ func TestLeakyBucketShapes(t *testing.T) {
 	}
 	// At now+3 intervals one unit is still queued: three do not fit until
 	// it has drained.
-	if o := m.commit(3, now+3*iv); o.Allowed || o.RetryAfter() != iv || o.Remaining != 2 {
+	if o := m.commit(3, now+3*iv); o.Allowed || o.retryAfter() != iv || o.Remaining != 2 {
 		t.Fatalf("three units into a queue holding one: %+v", o)
 	}
 }
@@ -242,16 +242,16 @@ func TestSlidingLog(t *testing.T) {
 	}
 	// Room for two needs both entries at now to leave: at now+w (entries at
 	// or before now-w are out of the trailing window).
-	if o := m.decide(2, now+sec); o.Allowed || o.RetryAfter() != w-sec || o.ResetAfter != 5*sec+w-sec {
+	if o := m.decide(2, now+sec); o.Allowed || o.retryAfter() != w-sec || o.ResetAfter != 5*sec+w-sec {
 		t.Fatalf("two more: %+v", o)
 	}
-	if o := m.decide(3, now+w); o.Allowed || o.RetryAfter() != 5*sec {
+	if o := m.decide(3, now+w); o.Allowed || o.retryAfter() != 5*sec {
 		t.Fatalf("three at now+w: %+v", o)
 	}
 	if o := m.decide(2, now+w); !o.Allowed || o.Remaining != 0 {
 		t.Fatalf("two at now+w: %+v", o)
 	}
-	if o := m.decide(2, now+w-1); o.Allowed || o.RetryAfter() != 1 {
+	if o := m.decide(2, now+w-1); o.Allowed || o.retryAfter() != 1 {
 		t.Fatalf("two at now+w-1: %+v", o)
 	}
 }
@@ -331,8 +331,8 @@ func TestAnswerDecision(t *testing.T) {
 	t.Parallel()
 	pol := core.Policy{Name: "x", Limit: 7, Window: time.Second}
 	admitted := Answer{Allowed: true, Remaining: 3, Wait: 4, ResetAfter: 2_500_000}
-	if admitted.RetryAfter() != 0 || admitted.delay() != 4 {
-		t.Fatalf("admitted: RetryAfter %d Delay %d, want 0 and 4", admitted.RetryAfter(), admitted.delay())
+	if admitted.retryAfter() != 0 || admitted.delay() != 4 {
+		t.Fatalf("admitted: RetryAfter %d Delay %d, want 0 and 4", admitted.retryAfter(), admitted.delay())
 	}
 	d := decisionOf(admitted, pol)
 	want := core.Decision{Allowed: true, Limit: 7, Remaining: 3, ResetAfter: 2500 * time.Millisecond, Delay: 4 * time.Microsecond}
@@ -340,8 +340,8 @@ func TestAnswerDecision(t *testing.T) {
 		t.Fatalf("Decision = %+v, want %+v", d, want)
 	}
 	denied := Answer{Remaining: 0, Wait: 1, ResetAfter: 2_500_000}
-	if denied.RetryAfter() != 1 || denied.delay() != 0 {
-		t.Fatalf("denied: RetryAfter %d Delay %d, want 1 and 0", denied.RetryAfter(), denied.delay())
+	if denied.retryAfter() != 1 || denied.delay() != 0 {
+		t.Fatalf("denied: RetryAfter %d Delay %d, want 1 and 0", denied.retryAfter(), denied.delay())
 	}
 	d = decisionOf(denied, pol)
 	want = core.Decision{Limit: 7, RetryAfter: time.Microsecond, ResetAfter: 2500 * time.Millisecond}
@@ -387,7 +387,7 @@ func TestLargeValues(t *testing.T) {
 	if !o.Allowed || o.ResetAfter != p.Tolerance || tat.TAT != year2100+p.Tolerance {
 		t.Fatalf("%+v tat %d", o, tat)
 	}
-	if o, _ := GCRA(p, tat, 1, year2100); o.Allowed || o.RetryAfter() != p.Interval {
+	if o, _ := GCRA(p, tat, 1, year2100); o.Allowed || o.retryAfter() != p.Interval {
 		t.Fatalf("%+v", o)
 	}
 }

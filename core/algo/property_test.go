@@ -78,11 +78,11 @@ func TestRetryAfterIsExact(t *testing.T) {
 					checkOutcome(t, what, p, s.cost, o)
 					if !o.Allowed {
 						denied++
-						if !m.decide(s.cost, now+o.RetryAfter()).Allowed {
-							t.Fatalf("%s: denied with RetryAfter %d, still denied then", what, o.RetryAfter())
+						if !m.decide(s.cost, now+o.retryAfter()).Allowed {
+							t.Fatalf("%s: denied with RetryAfter %d, still denied then", what, o.retryAfter())
 						}
-						if m.decide(s.cost, now+o.RetryAfter()-1).Allowed {
-							t.Fatalf("%s: RetryAfter %d is not minimal: admitted 1µs earlier", what, o.RetryAfter())
+						if m.decide(s.cost, now+o.retryAfter()-1).Allowed {
+							t.Fatalf("%s: RetryAfter %d is not minimal: admitted 1µs earlier", what, o.retryAfter())
 						}
 					}
 					if c := m.commit(s.cost, now); c != o {

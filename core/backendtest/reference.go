@@ -102,8 +102,8 @@ func (r *reference) decide(ctx context.Context, items []core.Item, now time.Time
 			stand, _ := r.eval(&params[i], keys[i], 0, us)
 			one, _ := r.eval(&params[i], keys[i], 1, us)
 			var d core.Decision
-			stand.Fill(&d, &items[i].Policy)
-			d.Allowed, d.RetryAfter, d.Delay = one.Allowed, time.Duration(one.RetryAfter())*time.Microsecond, 0
+			one.Fill(&d, &items[i].Policy) // whether a cost of 1 fits, and when
+			d.Remaining, d.ResetAfter, d.Delay = int(stand.Remaining), time.Duration(stand.ResetAfter)*time.Microsecond, 0
 			out[i] = d
 		}
 		return nil

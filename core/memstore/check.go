@@ -201,10 +201,8 @@ func (s *Store) peek(items []core.Item, now time.Time, out []core.Decision) erro
 		one, _, _ := s.apply(sh, pi, key, h, 1, n, evaluate)
 		sh.mu.Unlock()
 		var d core.Decision
-		stand.Fill(&d, &pi.policy)
-		d.Allowed = one.Allowed
-		d.RetryAfter = time.Duration(one.RetryAfter()) * time.Microsecond
-		d.Delay = 0
+		one.Fill(&d, &pi.policy) // whether a cost of 1 fits, and when
+		d.Remaining, d.ResetAfter, d.Delay = int(stand.Remaining), time.Duration(stand.ResetAfter)*time.Microsecond, 0
 		out[i] = d
 	}
 	return first
