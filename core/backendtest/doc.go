@@ -19,6 +19,6 @@
 // concurrency, and typed errors for bad input. Time is a core.ManualClock
 // running far ahead of the wall clock, so a backend must not expire a key
 // before the ResetAfter it reported; every subtest uses its own key prefix,
-// so a Factory may share one server. Step, RandomTrace, Replay and
-// DiffOutcomes serve differential tests of other packages.
+// so a Factory may share one server. Step, RandomTrace and Diff serve
+// differential tests of other packages.
 package backendtest

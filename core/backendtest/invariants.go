@@ -12,7 +12,7 @@ import (
 // is negative or above capacity, RetryAfter is set exactly when denied, only
 // an admitted leaky bucket check carries a Delay, and an admitted check was
 // admitted by every policy.
-func checkInvariants(s Step, o StepResult) []string {
+func checkInvariants(s Step, o stepResult) []string {
 	if o.Err != nil || s.kind() == opReset {
 		return nil
 	}

@@ -89,9 +89,7 @@ func TestPropertiesCatchBrokenBackends(t *testing.T) {
 	caught := false
 	for seed := uint64(1); seed <= differentialSeeds && !caught; seed++ {
 		steps := RandomTrace(seed, differentialSteps, 0, false)
-		want := Replay(ctx, NewReference(), core.NewManualClock(time.Time{}), steps)
-		got := Replay(ctx, &broken{Backend: NewReference(), bug: "merge-braces"}, core.NewManualClock(time.Time{}), steps)
-		caught = DiffOutcomes(steps, want, got) != nil
+		caught = Diff(ctx, steps, NewReference(), &broken{Backend: NewReference(), bug: "merge-braces"}) != nil
 	}
 	if !caught {
 		t.Error("the comparison with the reference passes a backend that ignores braces in keys")

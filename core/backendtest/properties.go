@@ -26,14 +26,13 @@ func runProperties(t *testing.T, newBackend Factory) {
 		for seed := uint64(1); seed <= differentialSeeds; seed++ {
 			steps := prefixed(RandomTrace(seed, differentialSteps, 0, true), keyPrefix(t))
 			ctx := context.Background()
-			want := Replay(ctx, NewReference(), core.NewManualClock(time.Time{}), steps)
-			got := Replay(ctx, b, core.NewManualClock(time.Time{}), steps)
-			if err := DiffOutcomes(steps, want, got); err != nil {
+			want, got := replay(ctx, NewReference(), steps), replay(ctx, b, steps)
+			if err := diffOutcomes(steps, want, got); err != nil {
 				t.Fatalf("seed %d: backend differs from the reference: %v", seed, err)
 			}
 			for i, o := range got {
 				for _, msg := range checkInvariants(steps[i], o) {
-					t.Errorf("seed %d step %d (%s): %s", seed, i, steps[i], msg)
+					t.Errorf("seed %d step %d (%s): %s", seed, i, steps[i].describe(), msg)
 				}
 			}
 		}
@@ -79,7 +78,7 @@ func checkTraceProperties(b core.Backend, steps []Step) error {
 	led := newLedger()
 	for i, s := range steps {
 		where := func(format string, args ...any) error {
-			return fmt.Errorf("step %d (%s) at %s: %s", i, s, clock.Now().Format(time.RFC3339Nano), fmt.Sprintf(format, args...))
+			return fmt.Errorf("step %d (%s) at %s: %s", i, s.describe(), clock.Now().Format(time.RFC3339Nano), fmt.Sprintf(format, args...))
 		}
 		if !s.Set.IsZero() {
 			clock.Set(s.Set)
@@ -131,7 +130,7 @@ func checkTraceProperties(b core.Backend, steps []Step) error {
 
 // deniedChangedNothing peeks after a denied check, which must report the
 // same Remaining and ResetAfter (for one unit, the same decisions).
-func deniedChangedNothing(ctx context.Context, lim *core.Limiter, clock *core.ManualClock, s Step, denied StepResult) error {
+func deniedChangedNothing(ctx context.Context, lim *core.Limiter, clock *core.ManualClock, s Step, denied stepResult) error {
 	peek := s
 	peek.Peek, peek.Reset = true, false
 	after := perform(ctx, lim, clock, peek, false)
@@ -175,12 +174,12 @@ func checkNoRefund(b core.Backend, steps []Step) error {
 	for i, s := range steps {
 		peek := s
 		peek.Peek, peek.Reset, peek.Set, peek.Advance = true, false, time.Time{}, 0
-		var ahead StepResult
+		var ahead stepResult
 		if s.Advance < 0 {
 			ahead = perform(ctx, lim, clock, peek, false)
 		}
 		o := perform(ctx, lim, clock, s, i%2 == 1)
-		where := fmt.Sprintf("step %d (%s) at %s", i, s, o.Now.Format(time.RFC3339Nano))
+		where := fmt.Sprintf("step %d (%s) at %s", i, s.describe(), o.Now.Format(time.RFC3339Nano))
 		if o.Err != nil {
 			return fmt.Errorf("%s: unexpected error %v", where, o.Err)
 		}

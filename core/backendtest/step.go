@@ -40,7 +40,7 @@ func (o op) String() string {
 	return fmt.Sprintf("op(%d)", uint8(o))
 }
 
-// Step is one operation of a trace: Replay sets the clock to Set when it is
+// Step is one operation of a trace: Diff sets the clock to Set when it is
 // not zero, moves it by Advance (back when negative), then checks Key under
 // Policies, or peeks or resets.
 type Step struct {
@@ -56,8 +56,8 @@ type Step struct {
 	at     time.Duration // a refund's charge instant, from now
 }
 
-// String describes the step for failure messages, with the key quoted.
-func (s Step) String() string {
+// describe describes the step for failure messages, with the key quoted.
+func (s Step) describe() string {
 	var b strings.Builder
 	if !s.Set.IsZero() {
 		fmt.Fprintf(&b, "set %s, ", s.Set.Format(time.RFC3339Nano))
@@ -93,10 +93,10 @@ func abbreviate(key string) string {
 	return key
 }
 
-// StepResult is what one Step produced: the clock reading it ran at, the
+// stepResult is what one Step produced: the clock reading it ran at, the
 // decisions (one per policy; none for a reset or an error), whether the
 // check as a whole was admitted, and the error, if any.
-type StepResult struct {
+type stepResult struct {
 	Now       time.Time
 	Allowed   bool
 	Decisions []core.Decision
@@ -106,14 +106,14 @@ type StepResult struct {
 // perform runs one step through a Limiter as users do: a single-policy
 // check through AllowN, or Limiter.Check when viaCheck is set; several
 // policies through Limiter.Check; a peek or a reset likewise.
-func perform(ctx context.Context, lim *core.Limiter, clock *core.ManualClock, s Step, viaCheck bool) StepResult {
+func perform(ctx context.Context, lim *core.Limiter, clock *core.ManualClock, s Step, viaCheck bool) stepResult {
 	if !s.Set.IsZero() {
 		clock.Set(s.Set)
 	}
 	if s.Advance != 0 {
 		clock.Advance(s.Advance)
 	}
-	o := StepResult{Now: clock.Now()}
+	o := stepResult{Now: clock.Now()}
 	one := func(d core.Decision, err error) (core.Result, error) {
 		return core.Result{Allowed: d.Allowed, Decisions: []core.Decision{d}}, err
 	}
@@ -150,13 +150,32 @@ func perform(ctx context.Context, lim *core.Limiter, clock *core.ManualClock, s 
 	return o
 }
 
-// Replay runs steps against b in order, driving clock, through a
-// core.Limiter over b, and returns one StepResult per step; single-policy
-// checks alternate between AllowN and Check. Two backends replaying one
-// trace from one clock reading must give outcomes DiffOutcomes finds equal.
-func Replay(ctx context.Context, b core.Backend, clock *core.ManualClock, steps []Step) []StepResult {
+// Diff replays steps on each backend, through a core.Limiter and a
+// core.ManualClock of its own from the zero time, and returns nil when every
+// backend's outcomes equal the first's: the same clock readings, admissions
+// and decisions (wherever they came from: Decision.Source aside), and errors
+// of the same kind. Otherwise the error names the backend, the first
+// differing step and both outcomes. Single-policy checks alternate between
+// Limiter.AllowN and Limiter.Check.
+func Diff(ctx context.Context, steps []Step, backends ...core.Backend) error {
+	var want []stepResult
+	for i, b := range backends {
+		got := replay(ctx, b, steps)
+		if i == 0 {
+			want = got
+		} else if err := diffOutcomes(steps, want, got); err != nil {
+			return fmt.Errorf("backend %d differs from backend 0: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// replay runs steps against b in order, from a new clock, and returns one
+// stepResult per step.
+func replay(ctx context.Context, b core.Backend, steps []Step) []stepResult {
+	clock := core.NewManualClock(time.Time{})
 	lim := core.NewLimiter(b, core.WithClock(clock))
-	out := make([]StepResult, len(steps))
+	out := make([]stepResult, len(steps))
 	for i, s := range steps {
 		out[i] = perform(ctx, lim, clock, s, i%2 == 1)
 	}
@@ -187,11 +206,8 @@ func errorKind(err error) string {
 	return "other"
 }
 
-// DiffOutcomes compares two replays of the same trace and returns nil when
-// they agree: same clock readings, same admission, identical decisions, and
-// errors of the same kind (see errorKind). Otherwise the error names the
-// first differing step and shows both outcomes.
-func DiffOutcomes(steps []Step, want, got []StepResult) error {
+// diffOutcomes compares two replays of the same trace (see Diff).
+func diffOutcomes(steps []Step, want, got []stepResult) error {
 	if len(want) != len(got) {
 		return fmt.Errorf("want %d outcomes, got %d", len(want), len(got))
 	}
@@ -199,7 +215,7 @@ func DiffOutcomes(steps []Step, want, got []StepResult) error {
 		if d := diffOutcome(want[i], got[i]); d != "" {
 			s := "?"
 			if i < len(steps) {
-				s = steps[i].String()
+				s = steps[i].describe()
 			}
 			return fmt.Errorf("step %d (%s) at %s: %s", i, s, want[i].Now.Format(time.RFC3339Nano), d)
 		}
@@ -207,7 +223,7 @@ func DiffOutcomes(steps []Step, want, got []StepResult) error {
 	return nil
 }
 
-func diffOutcome(w, g StepResult) string {
+func diffOutcome(w, g stepResult) string {
 	if !w.Now.Equal(g.Now) {
 		return fmt.Sprintf("clock %s, want %s", g.Now.Format(time.RFC3339Nano), w.Now.Format(time.RFC3339Nano))
 	}

@@ -169,7 +169,7 @@ func runVector(t *testing.T, b core.Backend, v vector) {
 		clock.Advance(vs.Advance)
 		for r := 0; r < max(vs.Repeat, 1); r++ {
 			n++
-			where := fmt.Sprintf("step %d (#%d, repetition %d, %s) at %s", i, n, r, s, clock.Now().Format(time.RFC3339Nano))
+			where := fmt.Sprintf("step %d (#%d, repetition %d, %s) at %s", i, n, r, s.describe(), clock.Now().Format(time.RFC3339Nano))
 			if vs.Note != "" {
 				where += " [" + vs.Note + "]"
 			}
