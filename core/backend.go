@@ -11,9 +11,9 @@ import (
 // Backend stores rate-limit state and decides checks atomically: the stores
 // in core/memstore and core/redisstore, the wrappers in core/resilient and
 // core/lease. The conformance suite, core/backendtest, defines what
-// implementing it means. Methods are safe for concurrent use and answer
-// invalid arguments (ValidateItems) with this package's typed errors,
-// changing nothing.
+// implementing it means. Do is safe for concurrent use and answers invalid
+// arguments (ValidateItems) with this package's typed errors, changing
+// nothing.
 type Backend interface {
 	// Do decides a batch of items at instant now, atomically, writing one
 	// decision per item into out (len(items) elements).
@@ -25,11 +25,10 @@ type Backend interface {
 	// state (key and policy Identity) consume once. OpPeek items report
 	// each state without writing (Allowed and RetryAfter for a cost of 1).
 	// OpRefund and OpCharge items are never denied: each is applied once
-	// per state and reported as OpPeek does. An operation or mix a store
-	// does not implement fails with ErrUnsupported, changing nothing.
+	// per state and reported as OpPeek does. OpReset items forget their
+	// states and are reported as the zero Decision. An operation or mix a
+	// store does not implement fails with ErrUnsupported, changing nothing.
 	Do(ctx context.Context, items []Item, now time.Time, out []Decision) error
-	// Reset forgets the state of key under the given policies.
-	Reset(ctx context.Context, key string, policies []Policy) error
 }
 
 // Op is what an Item asks of a Backend.
@@ -53,6 +52,9 @@ const (
 	// refill or units of a window's count). With At set it renews the
 	// charge taken at At: refunds it and charges Cost at now, in one step.
 	OpCharge
+	// OpReset forgets the item's state, so that its next check starts from
+	// a full quota. It ignores Cost.
+	OpReset
 )
 
 // Item is one key under one policy in a batch (Backend.Do).
@@ -61,7 +63,7 @@ type Item struct {
 	Policy Policy
 	// Cost is the units an OpConsume item consumes: at least 1 and at most
 	// the policy's capacity. OpRefund and OpCharge need at least 1 and have
-	// no upper bound. OpPeek ignores it.
+	// no upper bound. OpPeek and OpReset ignore it.
 	Cost int
 	Op   Op
 	// At is the instant of the charge an OpRefund gives back or an
@@ -100,23 +102,6 @@ func ValidateKey(key string) error {
 	return nil
 }
 
-// ValidateReset validates the arguments of Backend.Reset: a valid key
-// (ValidateKey), at least one policy (ErrNoPolicy), every policy valid.
-func ValidateReset(key string, policies []Policy) error {
-	if err := ValidateKey(key); err != nil {
-		return err
-	}
-	if len(policies) == 0 {
-		return ErrNoPolicy
-	}
-	for _, p := range policies {
-		if err := p.Validate(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // ValidateItems validates a batch: at least one item (ErrNoPolicy), valid
 // keys and policies, every OpConsume Cost within 1 and its policy's
 // capacity (OpRefund and OpCharge: at least 1), one Cost per shared state,
@@ -140,7 +125,7 @@ func ValidateItems(items []Item) error {
 			if err := it.Policy.CheckCost(it.Cost); err != nil {
 				return err
 			}
-		case OpPeek:
+		case OpPeek, OpReset:
 		case OpRefund, OpCharge:
 			if it.Cost < 1 {
 				return &CostError{Policy: it.Policy.Name, Cost: it.Cost, Capacity: it.Policy.Capacity(), Err: ErrInvalidCost}
@@ -152,7 +137,7 @@ func ValidateItems(items []Item) error {
 			return fmt.Errorf("%w: items %d and %d ask for different operations", ErrUnsupported, 0, i)
 		}
 	}
-	if op != OpPeek && !sameCost(items) {
+	if op != OpPeek && op != OpReset && !sameCost(items) {
 		for i := range items {
 			for j := range i {
 				a, b := &items[j], &items[i]

@@ -131,8 +131,5 @@ func (l *Limiter) Peek(ctx context.Context, key string, p Policy) (Decision, err
 // Reset forgets the state of key under the given policies, so that its next
 // check starts from a full quota.
 func (l *Limiter) Reset(ctx context.Context, key string, policies ...Policy) error {
-	if err := ValidateReset(key, policies); err != nil {
-		return err
-	}
-	return l.backend.Reset(ctx, key, policies)
+	return doKeyed(ctx, l.backend, key, policies, 0, OpReset, l.clock.Now(), make([]Decision, len(policies)))
 }

@@ -36,17 +36,15 @@ func (i *instrumented) Do(ctx context.Context, items []core.Item, now time.Time,
 	start := time.Now()
 	err := i.b.Do(ctx, items, now, out)
 	o := i.check
-	if len(items) > 0 && items[0].Op == core.OpPeek {
-		o = i.peek
+	if len(items) > 0 {
+		switch items[0].Op {
+		case core.OpPeek:
+			o = i.peek
+		case core.OpReset:
+			o = i.reset
+		}
 	}
 	o.Observe(time.Since(start).Seconds())
-	return err
-}
-
-func (i *instrumented) Reset(ctx context.Context, key string, policies []core.Policy) error {
-	start := time.Now()
-	err := i.b.Reset(ctx, key, policies)
-	i.reset.Observe(time.Since(start).Seconds())
 	return err
 }
 

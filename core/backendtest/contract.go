@@ -73,7 +73,7 @@ func runContract(t *testing.T, newBackend Factory) {
 					t.Errorf("%s: Peek gave %q, want %q", c.name, got, c.peekKind)
 				}
 				if c.peekKind != "" {
-					if got := errorKind(b.Reset(ctx, c.key, c.policies)); got != c.peekKind {
+					if got := errorKind(core.NewLimiter(b).Reset(ctx, c.key, c.policies...)); got != c.peekKind {
 						t.Errorf("%s: Reset gave %q, want %s", c.name, got, c.peekKind)
 					}
 				}

@@ -11,9 +11,9 @@ import (
 )
 
 // RunMultiKey pins batches of several keys on the backends newBackend
-// returns: several keys, each under its own policy,
-// decided together; a denial by one consumes from none; an item given twice
-// consumes once; concurrent checks never consume partially.
+// returns: several keys, each under its own policy, decided together; a
+// denial by one consumes from none; an item given twice consumes once;
+// concurrent checks never consume partially; a reset forgets every item.
 func RunMultiKey(t *testing.T, newBackend Factory) {
 	now := time.Date(2026, 7, 1, 9, 0, 10, 0, time.UTC)
 	ctx := context.Background()
@@ -55,6 +55,14 @@ func RunMultiKey(t *testing.T, newBackend Factory) {
 			if err := mk.Do(ctx, withCost(items[:1], 1), now, out); err != nil || !out[0].Allowed {
 				t.Fatalf("alone %d: %v %s", i, err, formatDecision(out[0]))
 			}
+		}
+		reset := []core.Item{items[0], items[1]}
+		reset[0].Op, reset[1].Op = core.OpReset, core.OpReset
+		if err := mk.Do(ctx, reset, now, out); err != nil || out[0] != (core.Decision{}) || out[1] != (core.Decision{}) {
+			t.Fatalf("reset: %v %s %s", err, formatDecision(out[0]), formatDecision(out[1]))
+		}
+		if d0, d1 := peek(t, b, items[0].Key, wide), peek(t, b, items[1].Key, narrow); d0.Remaining != 3 || d1.Remaining != 1 {
+			t.Fatalf("after the reset: %s %s, want both full", formatDecision(d0), formatDecision(d1))
 		}
 	})
 	t.Run("SameItemTwice", func(t *testing.T) {

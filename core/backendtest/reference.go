@@ -39,22 +39,6 @@ func (r *reference) Do(ctx context.Context, items []core.Item, now time.Time, ou
 	return r.decide(ctx, items, now, out)
 }
 
-// Reset implements core.Backend.
-func (r *reference) Reset(ctx context.Context, key string, policies []core.Policy) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := core.ValidateReset(key, policies); err != nil {
-		return err
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, p := range policies {
-		delete(r.states, stateKey{key, p.Identity()}) // a no-op on a nil map
-	}
-	return nil
-}
-
 // decide evaluates every item on the stored states and, for an admitted
 // batch, stores all new states; a denied batch or a peek stores nothing.
 func (r *reference) decide(ctx context.Context, items []core.Item, now time.Time, out []core.Decision) error {
@@ -66,6 +50,15 @@ func (r *reference) decide(ctx context.Context, items []core.Item, now time.Time
 	}
 	if len(out) < len(items) {
 		return fmt.Errorf("backendtest: out has %d elements for %d items", len(out), len(items))
+	}
+	if items[0].Op == core.OpReset {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		for i := range items {
+			delete(r.states, stateKey{items[i].Key, items[i].Policy.Identity()}) // a no-op on a nil map
+		}
+		clear(out[:len(items)])
+		return nil
 	}
 	params := make([]core.Params, len(items))
 	keys := make([]stateKey, len(items))

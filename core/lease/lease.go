@@ -184,28 +184,29 @@ func (b *Backend) tracked() int {
 }
 
 // Do implements core.Backend: a batch of one consuming item of a leasable
-// policy may be served from a lease; any other batch goes to the store.
+// policy may be served from a lease; any other batch goes to the store. A
+// reset drops this instance's leases of its items first; other instances'
+// leases stay until they expire.
 func (b *Backend) Do(ctx context.Context, items []core.Item, now time.Time, out []core.Decision) error {
 	if len(items) == 1 && len(out) >= 1 && items[0].Op == core.OpConsume {
 		if i := b.index(items[0].Policy); i >= 0 {
 			return b.checkOne(ctx, i, items, now, out)
 		}
 	}
-	return b.store.Do(ctx, items, now, out)
-}
-
-// Reset drops this instance's leases of key under policies, then resets the
-// store; other instances' leases stay until they expire.
-func (b *Backend) Reset(ctx context.Context, key string, policies []core.Policy) error {
-	for _, p := range policies {
-		if i := b.index(p); i >= 0 {
-			sh := b.shard(key)
-			sh.mu.Lock()
-			delete(sh.entries, entryKey{key, i})
-			sh.mu.Unlock()
+	if len(items) > 0 && items[0].Op == core.OpReset {
+		if err := core.ValidateItems(items); err != nil {
+			return err
+		}
+		for _, it := range items {
+			if i := b.index(it.Policy); i >= 0 {
+				sh := b.shard(it.Key)
+				sh.mu.Lock()
+				delete(sh.entries, entryKey{it.Key, i})
+				sh.mu.Unlock()
+			}
 		}
 	}
-	return b.store.Reset(ctx, key, policies)
+	return b.store.Do(ctx, items, now, out)
 }
 
 // checkOne decides the one consuming item of items, of the leasable policy

@@ -220,7 +220,7 @@ func TestResetDropsLeases(t *testing.T) {
 	if b.Stats().Leases == 0 {
 		t.Fatal("no lease taken")
 	}
-	if err := b.Reset(ctx, "k", []core.Policy{p}); err != nil {
+	if err := core.NewLimiter(b).Reset(ctx, "k", p); err != nil {
 		t.Fatal(err)
 	}
 	d, err := backendtest.CheckOne(ctx, b, "k", p, 1, t0.Add(25*time.Millisecond))

@@ -107,6 +107,8 @@ func (s *Store) Do(ctx context.Context, items []core.Item, now time.Time, out []
 		return err
 	}
 	switch {
+	case items[0].Op == core.OpReset:
+		return s.reset(items, out)
 	case items[0].Op != core.OpConsume:
 		return s.peek(items, now, out)
 	case oneKey(items):
@@ -219,29 +221,27 @@ func sameKeyBefore(items []core.Item, pis []*policyInfo, i int) bool {
 	return false
 }
 
-// Reset deletes the state of key under every given policy. Invalid
-// arguments yield the typed errors of package core, and nothing is deleted.
-func (s *Store) Reset(ctx context.Context, key string, policies []core.Policy) error {
-	if ctx != nil {
-		if err := ctx.Err(); err != nil {
-			return err
+// reset forgets the states of validated OpReset items, under each key's
+// shard lock once for consecutive items of one key.
+func (s *Store) reset(items []core.Item, out []core.Decision) error {
+	clear(out)
+	var sh *shard
+	var h uint64
+	for i := range items {
+		it := &items[i]
+		if i == 0 || it.Key != items[i-1].Key {
+			if sh != nil {
+				sh.mu.Unlock()
+			}
+			sh, h = s.locate(it.Key)
+			sh.mu.Lock()
 		}
-	}
-	if err := core.ValidateReset(key, policies); err != nil {
-		return err
-	}
-	sh, h := s.locate(key)
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	for i := range policies {
-		pi := s.reg.lookup(&policies[i])
-		if pi == nil || pi.id >= len(sh.tabs) || sh.tabs[pi.id] == nil {
-			continue
-		}
-		if sh.tabs[pi.id].drop(key, h) {
+		pi := s.reg.lookup(&it.Policy)
+		if pi != nil && pi.id < len(sh.tabs) && sh.tabs[pi.id] != nil && sh.tabs[pi.id].drop(it.Key, h) {
 			s.keys.Add(-1)
 		}
 	}
+	sh.mu.Unlock()
 	return nil
 }
 

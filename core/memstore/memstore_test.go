@@ -250,10 +250,10 @@ func TestBadInputIsATypedErrorAndChangesNothing(t *testing.T) {
 	if err := core.Peek(ctx, s, "", []core.Policy{good}, t0, make([]core.Decision, 1)); !errors.Is(err, core.ErrInvalidKey) {
 		t.Errorf("Peek with an empty key: %v", err)
 	}
-	if err := s.Reset(ctx, "k", []core.Policy{{Limit: -1, Window: time.Second}}); !errors.Is(err, core.ErrInvalidPolicy) {
+	if err := core.NewLimiter(s).Reset(ctx, "k", core.Policy{Limit: -1, Window: time.Second}); !errors.Is(err, core.ErrInvalidPolicy) {
 		t.Errorf("Reset with an invalid policy: %v", err)
 	}
-	if err := s.Reset(ctx, "k", nil); !errors.Is(err, core.ErrNoPolicy) {
+	if err := core.NewLimiter(s).Reset(ctx, "k"); !errors.Is(err, core.ErrNoPolicy) {
 		t.Errorf("Reset without a policy: %v", err)
 	}
 	// The state is as the one good check left it.

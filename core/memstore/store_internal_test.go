@@ -161,7 +161,7 @@ func TestSweepInterleavesWithChecks(t *testing.T) {
 					return
 				}
 				if i%7 == 0 {
-					if err := s.Reset(ctx, "old"+strconv.Itoa(i), []core.Policy{p}); err != nil {
+					if err := core.NewLimiter(s).Reset(ctx, "old"+strconv.Itoa(i), p); err != nil {
 						t.Error(err)
 						return
 					}
@@ -269,7 +269,7 @@ func TestKeysStayDistinct(t *testing.T) {
 		t.Fatalf("Len = %d, held %d; want %d", s.Len(), s.held(), len(keys))
 	}
 	for _, k := range keys {
-		if err := s.Reset(ctx, k, []core.Policy{p}); err != nil {
+		if err := core.NewLimiter(s).Reset(ctx, k, p); err != nil {
 			t.Fatal(err)
 		}
 	}

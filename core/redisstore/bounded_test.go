@@ -100,7 +100,7 @@ func TestCallsReturnWhenContextDone(t *testing.T) {
 			return core.Peek(ctx, s, "k", []core.Policy{p}, testNow, make([]core.Decision, 1))
 		}},
 		{"reset", func(ctx context.Context) error {
-			return s.Reset(ctx, "k", []core.Policy{p})
+			return core.NewLimiter(s).Reset(ctx, "k", p)
 		}},
 	}
 	held := 0
@@ -274,7 +274,7 @@ func TestPanicInTheClient(t *testing.T) {
 		if d, err := backendtest.CheckOne(ctx, s, "k", p, 1, testNow); err != nil || d.Remaining != 99 {
 			t.Fatalf("after the panics: %+v, %v; want the first admission", d, err)
 		}
-		if err := s.Reset(ctx, "k", []core.Policy{p}); err != nil {
+		if err := core.NewLimiter(s).Reset(ctx, "k", p); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -335,7 +335,7 @@ func TestPanicInTheClientLeadingABatch(t *testing.T) {
 		if d, err := backendtest.CheckOne(ctx, s, "k", p, 1, testNow); err != nil || d.Remaining != 99 {
 			t.Fatalf("after the panics: %+v, %v; want the first admission", d, err)
 		}
-		if err := s.Reset(ctx, "k", []core.Policy{p}); err != nil {
+		if err := core.NewLimiter(s).Reset(ctx, "k", p); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -381,7 +381,7 @@ func testSendersAreBounded(t *testing.T, ctx context.Context, stop func(), want 
 			_, err := backendtest.CheckOne(ctx, s, key, p, 1, testNow)
 			errs <- err
 		}()
-		go func() { errs <- s.Reset(ctx, key, []core.Policy{p}) }()
+		go func() { errs <- core.NewLimiter(s).Reset(ctx, key, p) }()
 	}
 	for range 2 * maxSenders {
 		<-h.held

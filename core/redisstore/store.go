@@ -67,8 +67,8 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 		calls: &batcher{client: client, margin: c.margin, max: c.pipelines, perCall: c.perCall, route: routingOf(client)}}, nil
 }
 
-// Do implements core.Backend in one script call. On a Cluster the keys of a
-// batch must share a hash slot: a batch of several keys needs WithSlotKey,
+// Do implements core.Backend in one script call (a reset: one DEL). On a
+// Cluster the keys of a batch must share a hash slot: a batch of several keys needs WithSlotKey,
 // and fails with ErrCrossSlot otherwise, changing nothing.
 func (s *Store) Do(ctx context.Context, items []core.Item, now time.Time, out []core.Decision) error {
 	if err := core.ValidateItems(items); err != nil {
@@ -82,33 +82,37 @@ func (s *Store) Do(ctx context.Context, items []core.Item, now time.Time, out []
 		op = "refund"
 	case core.OpCharge:
 		op = "charge"
+	case core.OpReset:
+		op = "reset"
 	}
 	if len(out) < len(items) {
 		return fmt.Errorf("redisstore: %s: out has %d elements for %d items", op, len(out), len(items))
 	}
-	err := s.call(ctx, op, s.newItemsCall(items, now), items, out)
+	var err error
+	if op == "reset" {
+		if err = s.reset(ctx, items, out[:len(items)]); err != nil {
+			err = fmt.Errorf("redisstore: reset: %w", err)
+		}
+	} else {
+		err = s.call(ctx, op, s.newItemsCall(items, now), items, out)
+	}
 	if err != nil && strings.Contains(err.Error(), "CROSSSLOT") {
 		return fmt.Errorf("%w: %w", ErrCrossSlot, err)
 	}
 	return err
 }
 
-// Reset implements core.Backend: it deletes the key's state under every
-// given policy, in one DEL (all the keys share a hash slot).
-func (s *Store) Reset(ctx context.Context, key string, policies []core.Policy) error {
-	if err := core.ValidateReset(key, policies); err != nil {
-		return err
-	}
+// reset deletes the states of validated OpReset items in one DEL: on a
+// Cluster, keys of one key name share a hash slot (see WithSlotKey for
+// several).
+func (s *Store) reset(ctx context.Context, items []core.Item, out []core.Decision) error {
+	clear(out)
 	var buf [headBuf]byte
-	head := s.appendHead(buf[:0], key)
-	keys := make([]string, len(policies)) // those a check of key under policies reads and writes
-	for i, p := range policies {
-		keys[i] = string(append(head, s.policies.get(p).id...))
+	keys := make([]string, len(items)) // those a check of the items reads and writes
+	for i := range items {
+		keys[i] = string(append(s.appendHead(buf[:0], items[i].Key), s.policies.get(items[i].Policy).id...))
 	}
-	if err := s.del(ctx, keys); err != nil {
-		return fmt.Errorf("redisstore: reset: %w", err)
-	}
-	return nil
+	return s.del(ctx, keys)
 }
 
 // del deletes keys; when the caller may stop waiting, from a goroutine (at

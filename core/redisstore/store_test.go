@@ -95,7 +95,7 @@ func TestInvalidInputNoRoundTrip(t *testing.T) {
 			if err := core.Peek(ctx, s, tc.key, tc.policies, t0, out); !errors.Is(err, tc.want) {
 				t.Errorf("Peek %s: got %v, want %v", tc.name, err, tc.want)
 			}
-			if err := s.Reset(ctx, tc.key, tc.policies); !errors.Is(err, tc.want) {
+			if err := core.NewLimiter(s).Reset(ctx, tc.key, tc.policies...); !errors.Is(err, tc.want) {
 				t.Errorf("Reset %s: got %v, want %v", tc.name, err, tc.want)
 			}
 		}
@@ -253,7 +253,7 @@ func TestServerDown(t *testing.T) {
 	if d, err := backendtest.CheckOne(ctx, s, "k", p, 1, t0); err == nil || d.Allowed || !strings.HasPrefix(err.Error(), "redisstore: check: ") {
 		t.Errorf("check: %+v, %v", d, err)
 	}
-	if err := s.Reset(ctx, "k", []core.Policy{p}); err == nil || !strings.HasPrefix(err.Error(), "redisstore: reset: ") {
+	if err := core.NewLimiter(s).Reset(ctx, "k", p); err == nil || !strings.HasPrefix(err.Error(), "redisstore: reset: ") {
 		t.Errorf("reset: %v", err)
 	}
 }

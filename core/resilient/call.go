@@ -46,17 +46,15 @@ const (
 // what the primary reads or writes, so that a late result never lands in
 // the caller's memory. Exactly one side returns it to the pool.
 type call struct {
-	b        *Backend
-	op       op
-	ctx      context.Context
-	items    []core.Item   // opCheck, opPeek, opAdjust
-	key      string        // opReset
-	policies []core.Policy // opReset
-	now      time.Time
-	out      []core.Decision
-	err      error
-	state    atomic.Uint32
-	done     chan struct{} // buffered; receives once when the goroutine finishes first
+	b     *Backend
+	op    op
+	ctx   context.Context
+	items []core.Item
+	now   time.Time
+	out   []core.Decision
+	err   error
+	state atomic.Uint32
+	done  chan struct{} // buffered; receives once when the goroutine finishes first
 }
 
 var callPool = sync.Pool{New: func() any { return &call{done: make(chan struct{}, 1)} }}
@@ -80,30 +78,26 @@ func (c *call) run() {
 
 // invoke calls the primary with the call's arguments.
 func (c *call) invoke() {
-	c.err = c.b.invoke(c.ctx, c.op, c.items, c.key, c.policies, c.now, c.out)
+	c.err = c.b.invoke(c.ctx, c.items, c.now, c.out)
 }
 
-// invoke runs o on the primary, turning a panic into an error.
-func (b *Backend) invoke(ctx context.Context, o op, items []core.Item, key string, policies []core.Policy, now time.Time, out []core.Decision) (err error) {
+// invoke runs items on the primary, turning a panic into an error.
+func (b *Backend) invoke(ctx context.Context, items []core.Item, now time.Time, out []core.Decision) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("resilient: primary backend panicked: %v", r)
 		}
 	}()
-	if o == opReset {
-		return b.primary.Reset(ctx, key, policies)
-	}
 	return b.primary.Do(ctx, items, now, out)
 }
 
 // recycle clears the call and returns it to the pool.
 func (c *call) recycle() {
-	ps, out, items := c.policies[:0], c.out[:0], c.items[:0]
-	clear(c.policies)
+	out, items := c.out[:0], c.items[:0]
 	clear(c.out)
 	clear(c.items)
 	done := c.done
-	*c = call{policies: ps, out: out, items: items, done: done}
+	*c = call{out: out, items: items, done: done}
 	callPool.Put(c)
 }
 
@@ -125,7 +119,7 @@ const (
 // callPrimary runs o on the primary within the budget, copying the
 // decisions into out on success. The error is the primary's own,
 // ErrBudgetExceeded, ErrOverloaded, or the caller's context error.
-func (b *Backend) callPrimary(ctx context.Context, o op, items []core.Item, key string, policies []core.Policy, now time.Time, out []core.Decision) (result, error) {
+func (b *Backend) callPrimary(ctx context.Context, o op, items []core.Item, now time.Time, out []core.Decision) (result, error) {
 	if b.abandoned.Load() >= b.maxAbandoned {
 		return resFailed, ErrOverloaded
 	}
@@ -155,7 +149,7 @@ func (b *Backend) callPrimary(ctx context.Context, o op, items []core.Item, key 
 	if b.inline {
 		// A core.Bounded primary returns once cctx is done or its wait
 		// limit has passed, and never writes out after returning.
-		err := b.invoke(cctx, o, items, key, policies, now, out)
+		err := b.invoke(cctx, items, now, out)
 		if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) && !time.Now().Before(end) {
 			return resTimeout, ErrBudgetExceeded // as when a call's goroutine is left behind
 		}
@@ -163,15 +157,12 @@ func (b *Backend) callPrimary(ctx context.Context, o op, items []core.Item, key 
 	}
 
 	c := callPool.Get().(*call)
-	c.b, c.op, c.ctx, c.key, c.now = b, o, cctx, key, now
-	c.policies = append(c.policies[:0], policies...)
+	c.b, c.op, c.ctx, c.now = b, o, cctx, now
 	c.items = append(c.items[:0], items...)
-	if n := len(items); o != opReset {
-		if cap(c.out) >= n {
-			c.out = c.out[:n]
-		} else {
-			c.out = make([]core.Decision, n)
-		}
+	if n := len(items); cap(c.out) >= n {
+		c.out = c.out[:n]
+	} else {
+		c.out = make([]core.Decision, n)
 	}
 	go c.run()
 
@@ -188,7 +179,7 @@ func (b *Backend) callPrimary(ctx context.Context, o op, items []core.Item, key 
 		<-c.done // finished just in time
 	}
 	err := c.err
-	if err == nil && o != opReset {
+	if err == nil {
 		copy(out, c.out)
 	}
 	c.recycle()

@@ -175,8 +175,8 @@ func (c *denyCache) record(items []core.Item, now time.Time, out []core.Decision
 	e.decisions = append(e.decisions[:0], out[:len(items)]...)
 }
 
-// forget drops every denial of key that involves one of policies.
-func (c *denyCache) forget(key string, policies []core.Policy) {
+// forget drops every denial of key that involves p.
+func (c *denyCache) forget(key string, p core.Policy) {
 	if len(key) > denyMaxKeyLen {
 		return
 	}
@@ -188,11 +188,8 @@ func (c *denyCache) forget(key string, policies []core.Policy) {
 		if e.until == 0 || e.key != key {
 			continue
 		}
-		for _, p := range policies {
-			if containsPolicy(e.policies, p) {
-				e.clear()
-				break
-			}
+		if containsPolicy(e.policies, p) {
+			e.clear()
 		}
 	}
 }

@@ -47,10 +47,6 @@ func (r *recorder) Do(ctx context.Context, items []core.Item, now time.Time, out
 	return err
 }
 
-func (r *recorder) Reset(ctx context.Context, key string, ps []core.Policy) error {
-	return r.inner.Reset(ctx, key, ps)
-}
-
 // TestDenyCacheHammer: one client hammers one key at 10,000 requests per
 // second (the clock advances 100 µs per request). With the deny cache the
 // decisions are exactly those of the primary alone, and the primary sees at

@@ -128,13 +128,6 @@ func (f *faultyBackend) Do(ctx context.Context, items []core.Item, now time.Time
 	return f.inner.Do(ctx, items, now, out)
 }
 
-func (f *faultyBackend) Reset(ctx context.Context, key string, ps []core.Policy) error {
-	if err := f.before(ctx); err != nil {
-		return err
-	}
-	return f.inner.Reset(ctx, key, ps)
-}
-
 // eventLog collects the events of a Backend.
 type eventLog struct {
 	mu sync.Mutex

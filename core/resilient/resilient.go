@@ -100,11 +100,14 @@ func (b *Backend) Do(ctx context.Context, items []core.Item, now time.Time, out 
 	switch items[0].Op {
 	case core.OpPeek:
 		return b.peek(ctx, items, now, out, opPeek)
-	case core.OpRefund, core.OpCharge:
+	case core.OpRefund, core.OpCharge, core.OpReset:
 		if b.deny != nil {
-			for i := range items { // a refund may end a cached denial early
-				b.deny.forget(items[i].Key, []core.Policy{items[i].Policy})
+			for i := range items { // a refund or reset may end a cached denial early
+				b.deny.forget(items[i].Key, items[i].Policy)
 			}
+		}
+		if items[0].Op == core.OpReset {
+			return b.reset(ctx, items, now, out)
 		}
 		return b.peek(ctx, items, now, out, opAdjust)
 	}
@@ -120,7 +123,7 @@ func (b *Backend) check(ctx context.Context, items []core.Item, now time.Time, o
 	}
 	probe, cause := b.admit(opCheck)
 	if cause == nil {
-		res, err := b.callPrimary(ctx, opCheck, items, "", nil, now, out)
+		res, err := b.callPrimary(ctx, opCheck, items, now, out)
 		if cause = b.settle(opCheck, probe, res, err); cause == nil {
 			if err != nil {
 				return err // the caller's own error
@@ -152,7 +155,7 @@ func cacheable(items []core.Item) bool {
 func (b *Backend) peek(ctx context.Context, items []core.Item, now time.Time, out []core.Decision, o op) error {
 	probe, cause := b.admit(o)
 	if cause == nil {
-		res, err := b.callPrimary(ctx, o, items, "", nil, now, out)
+		res, err := b.callPrimary(ctx, o, items, now, out)
 		if cause = b.settle(o, probe, res, err); cause == nil {
 			return err
 		}
@@ -160,23 +163,18 @@ func (b *Backend) peek(ctx context.Context, items []core.Item, now time.Time, ou
 	return b.viaFallback(ctx, o.String(), out, cause, func() error { return b.fallback.Do(ctx, items, now, out) })
 }
 
-// Reset forgets key under policies in the deny cache, the fallback and,
-// within the budget, the primary; when the primary cannot be reached it
-// fails with ErrUnavailable and the primary keeps its state.
-func (b *Backend) Reset(ctx context.Context, key string, policies []core.Policy) error {
-	if err := core.ValidateReset(key, policies); err != nil {
-		return err
-	}
-	if b.deny != nil {
-		b.deny.forget(key, policies)
-	}
+// reset forgets the items' states in the fallback and, within the budget,
+// the primary; when the primary cannot be reached it fails with
+// ErrUnavailable and the primary keeps its state.
+func (b *Backend) reset(ctx context.Context, items []core.Item, now time.Time, out []core.Decision) error {
 	var ferr error
 	if b.fallback != nil {
-		ferr = b.fallback.Reset(ctx, key, policies)
+		ferr = b.fallback.Do(ctx, items, now, out)
 	}
+	clear(out)
 	probe, cause := b.admit(opReset)
 	if cause == nil {
-		res, err := b.callPrimary(ctx, opReset, nil, key, policies, time.Time{}, nil)
+		res, err := b.callPrimary(ctx, opReset, items, now, out)
 		if cause = b.settle(opReset, probe, res, err); cause == nil {
 			if err == nil && ferr != nil {
 				return &unavailableError{Op: "reset", Cause: ferr}

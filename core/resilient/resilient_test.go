@@ -94,7 +94,7 @@ func TestValidationErrorsPassThrough(t *testing.T) {
 	if err := core.Check(ctx, b, "k", nil, 1, t0, nil); !errors.Is(err, core.ErrNoPolicy) {
 		t.Fatalf("no policy: %v", err)
 	}
-	if err := b.Reset(ctx, "k", nil); !errors.Is(err, core.ErrNoPolicy) {
+	if err := core.NewLimiter(b).Reset(ctx, "k"); !errors.Is(err, core.ErrNoPolicy) {
 		t.Fatalf("reset without policy: %v", err)
 	}
 	if err := core.Peek(ctx, b, "", []core.Policy{perSecond}, t0, make([]core.Decision, 1)); !errors.Is(err, core.ErrInvalidKey) {
@@ -164,7 +164,7 @@ func TestBudgetDeadlineOnContext(t *testing.T) {
 	if err := core.Peek(ctx, b, "k", []core.Policy{perSecond}, t0, make([]core.Decision, 1)); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Reset(ctx, "k", []core.Policy{perSecond}); err != nil {
+	if err := core.NewLimiter(b).Reset(ctx, "k", perSecond); err != nil {
 		t.Fatal(err)
 	}
 	f.set(hangCtx)
@@ -447,7 +447,7 @@ func TestResetWhileDown(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	err := b.Reset(context.Background(), "k", []core.Policy{perSecond})
+	err := core.NewLimiter(b).Reset(context.Background(), "k", perSecond)
 	if !errors.Is(err, resilient.ErrUnavailable) || !strings.Contains(err.Error(), "unavailable: reset: ") || !errors.Is(err, errBroken) {
 		t.Fatalf("reset while down: %v", err)
 	}
@@ -512,7 +512,7 @@ func TestPrimaryPanic(t *testing.T) {
 		if err != nil || d.Allowed {
 			t.Fatalf("panicking %T, failing closed: %+v, %v", p, d, err)
 		}
-		err = b.Reset(context.Background(), "k", []core.Policy{perSecond})
+		err = core.NewLimiter(b).Reset(context.Background(), "k", perSecond)
 		if err == nil || !strings.Contains(err.Error(), "primary backend panicked: bug in the primary") || !errors.Is(err, resilient.ErrUnavailable) {
 			t.Fatalf("reset on a panicking %T: %v", p, err)
 		}
