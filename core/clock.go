@@ -12,14 +12,14 @@ type Clock interface {
 	Now() time.Time
 }
 
-// SystemClock is the system's wall clock, the Limiter's default. It reads
-// wall time to the microsecond, without a monotonic component: instances
-// sharing a Redis must agree on it.
-type SystemClock struct{}
+// SystemClock returns the system's wall clock, the Limiter's default. It
+// reads wall time to the microsecond, without a monotonic component:
+// instances sharing a Redis must agree on it.
+func SystemClock() Clock { return systemClock{} }
 
-// Now returns the current wall-clock time, to the microsecond on
-// linux/amd64, without a monotonic reading there.
-func (SystemClock) Now() time.Time { return wallNow() }
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return wallNow() }
 
 // ManualClock is a Clock that moves only when told to, for tests and
 // simulations. It is safe for concurrent use.

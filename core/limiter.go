@@ -44,7 +44,7 @@ func NewLimiter(b Backend, opts ...Option) *Limiter {
 	if b == nil {
 		panic("core: NewLimiter called with a nil Backend")
 	}
-	l := &Limiter{backend: b, clock: SystemClock{}}
+	l := &Limiter{backend: b, clock: systemClock{}}
 	for _, o := range opts {
 		o(l)
 	}

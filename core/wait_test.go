@@ -94,7 +94,7 @@ func TestWaitRefusesAWaitPastTheDeadline(t *testing.T) {
 }
 
 func TestWaitEndsWithItsContext(t *testing.T) {
-	for name, clock := range map[string]core.Clock{"manual": core.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), "system": core.SystemClock{}} {
+	for name, clock := range map[string]core.Clock{"manual": core.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), "system": core.SystemClock()} {
 		t.Run(name, func(t *testing.T) {
 			l := core.NewLimiter(backendtest.NewReference(), core.WithClock(clock))
 			p := core.MustParsePolicy("1/1h")

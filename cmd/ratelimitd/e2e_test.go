@@ -44,7 +44,7 @@ import (
 // the shift changes nothing else: the service reads one clock and hands its
 // instant to the store, Redis included.
 func TestMain(m *testing.M) {
-	now := core.SystemClock{}.Now()
+	now := core.SystemClock().Now()
 	clock = shiftedClock(now.Truncate(time.Minute).Add(time.Minute + time.Second).Sub(now))
 	goleak.VerifyTestMain(m)
 }
@@ -52,7 +52,7 @@ func TestMain(m *testing.M) {
 // shiftedClock is the system clock moved forward by its value.
 type shiftedClock time.Duration
 
-func (c shiftedClock) Now() time.Time { return core.SystemClock{}.Now().Add(time.Duration(c)) }
+func (c shiftedClock) Now() time.Time { return core.SystemClock().Now().Add(time.Duration(c)) }
 
 // syncBuffer is a log sink safe for the service's goroutines.
 type syncBuffer struct {

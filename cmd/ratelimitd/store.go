@@ -23,7 +23,7 @@ import (
 // clock is what the service's limiters read: the system clock. The
 // end-to-end tests, which run the service in their own process, shift it
 // (see TestMain).
-var clock core.Clock = core.SystemClock{}
+var clock core.Clock = core.SystemClock()
 
 // store is the service's backend: the memory store, or Redis behind
 // core/resilient with the configured budget and failure mode.

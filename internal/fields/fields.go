@@ -336,7 +336,7 @@ func (s *Set) policyValue() string {
 	}
 	c := s.Clock
 	if c == nil {
-		c = core.SystemClock{}
+		c = core.SystemClock()
 	}
 	var buf [128]byte
 	return string(s.appendPolicyValue(buf[:0], c.Now().UnixMicro()))
