@@ -185,18 +185,16 @@ func (b *Backend) tracked() int {
 
 // Do implements core.Backend: a batch of one consuming item of a leasable
 // policy may be served from a lease; any other batch goes to the store. A
-// reset drops this instance's leases of its items first; other instances'
-// leases stay until they expire.
+// reset the store made also drops this instance's leases of its items;
+// other instances' leases stay until they expire.
 func (b *Backend) Do(ctx context.Context, items []core.Item, now time.Time, out []core.Decision) error {
 	if len(items) == 1 && len(out) >= 1 && items[0].Op == core.OpConsume {
 		if i := b.index(items[0].Policy); i >= 0 {
 			return b.checkOne(ctx, i, items, now, out)
 		}
 	}
-	if len(items) > 0 && items[0].Op == core.OpReset {
-		if err := core.ValidateItems(items); err != nil {
-			return err
-		}
+	err := b.store.Do(ctx, items, now, out)
+	if err == nil && items[0].Op == core.OpReset {
 		for _, it := range items {
 			if i := b.index(it.Policy); i >= 0 {
 				sh := b.shard(it.Key)
@@ -206,7 +204,7 @@ func (b *Backend) Do(ctx context.Context, items []core.Item, now time.Time, out 
 			}
 		}
 	}
-	return b.store.Do(ctx, items, now, out)
+	return err
 }
 
 // checkOne decides the one consuming item of items, of the leasable policy

@@ -68,8 +68,9 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 }
 
 // Do implements core.Backend in one script call (a reset: one DEL). On a
-// Cluster the keys of a batch must share a hash slot: a batch of several keys needs WithSlotKey,
-// and fails with ErrCrossSlot otherwise, changing nothing.
+// Cluster the keys of a batch must share a hash slot: a batch of several
+// keys needs WithSlotKey, and fails with ErrCrossSlot otherwise, changing
+// nothing.
 func (s *Store) Do(ctx context.Context, items []core.Item, now time.Time, out []core.Decision) error {
 	if err := core.ValidateItems(items); err != nil {
 		return err
@@ -89,7 +90,7 @@ func (s *Store) Do(ctx context.Context, items []core.Item, now time.Time, out []
 		return fmt.Errorf("redisstore: %s: out has %d elements for %d items", op, len(out), len(items))
 	}
 	var err error
-	if op == "reset" {
+	if items[0].Op == core.OpReset {
 		if err = s.reset(ctx, items, out[:len(items)]); err != nil {
 			err = fmt.Errorf("redisstore: reset: %w", err)
 		}
