@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"time"
 
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/core"
-	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 	"github.com/ratelimit-go/ratelimit/keyfuncs/keyfuncstest"
 	"github.com/ratelimit-go/ratelimit/stdhttp"
@@ -29,15 +27,9 @@ func (printResponse) Write(status int, contentType string, body []byte) error {
 // a Response, and the rest of its handler chain, which the middleware
 // calls when the request may proceed.
 func ExampleMiddleware_Handle() {
-	clock := core.NewManualClock(time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC))
-	store, err := memstore.New()
-	if err != nil {
-		panic(err)
-	}
 	mw, err := ratelimit.New(
-		ratelimit.WithLimiter(core.NewLimiter(store, core.WithClock(clock))),
 		ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
-		ratelimit.WithPolicy(core.MustParsePolicy("2/1m;algorithm=fixed_window;name=api")),
+		ratelimit.WithPolicy(core.MustParsePolicy("2/1m;algorithm=sliding_log;name=api")),
 	)
 	if err != nil {
 		panic(err)
@@ -70,15 +62,9 @@ func ExampleMiddleware_Handle() {
 // that a burst cannot outrun the limit, and the ones the handler answers
 // with a success are refunded.
 func ExampleWithUsage() {
-	clock := core.NewManualClock(time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC))
-	store, err := memstore.New()
-	if err != nil {
-		panic(err)
-	}
 	mw, err := stdhttp.New(
-		ratelimit.WithLimiter(core.NewLimiter(store, core.WithClock(clock))),
 		ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
-		ratelimit.WithPolicy(core.MustParsePolicy("3/15m;algorithm=fixed_window;name=login-failures")),
+		ratelimit.WithPolicy(core.MustParsePolicy("3/15m;algorithm=sliding_log;name=login-failures")),
 		ratelimit.WithUsage(func(status int) bool { return status >= 400 }),
 	)
 	if err != nil {
@@ -110,13 +96,7 @@ func ExampleWithUsage() {
 // answer used, and the middleware settles the rest when it returns, past
 // the limit if need be, so that the next request waits the debt out.
 func ExampleUsage_SetCost() {
-	clock := core.NewManualClock(time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC))
-	store, err := memstore.New()
-	if err != nil {
-		panic(err)
-	}
 	mw, err := stdhttp.New(
-		ratelimit.WithLimiter(core.NewLimiter(store, core.WithClock(clock))),
 		ratelimit.WithKeyFunc(keyfuncs.Constant("team-7")),
 		ratelimit.WithPolicy(core.MustParsePolicy("10000/1m;algorithm=token_bucket;name=tokens")),
 		ratelimit.WithUsage(nil),

@@ -10,23 +10,15 @@ import (
 
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/core"
-	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/echorl"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
 
 // A global policy per client IP on the server, and a stricter one on
-// POST /login attached where the route is registered. The manual clock
-// keeps the output deterministic; it reads 03:04, so the aligned
-// five-minute window of the login policy ends in 60 s.
+// POST /login attached where the route is registered: a sliding log, exact
+// in any five minutes.
 func Example() {
-	store, err := memstore.New()
-	if err != nil {
-		panic(err)
-	}
-	limiter := core.NewLimiter(store, core.WithClock(core.NewManualClock(t0)))
 	m, err := ratelimit.New(
-		ratelimit.WithLimiter(limiter),
 		ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
 		ratelimit.WithPolicy(core.MustParsePolicy("100/1m;name=api")),
 	)
@@ -37,7 +29,7 @@ func Example() {
 	e.Use(echorl.Middleware(m))
 	e.GET("/", func(c echo.Context) error { return c.String(http.StatusOK, "hello") })
 	e.POST("/login", func(c echo.Context) error { return c.String(http.StatusOK, "welcome") },
-		echorl.Route(m, core.MustParsePolicy("1/5m;algorithm=fixed_window;name=login")))
+		echorl.Route(m, core.MustParsePolicy("1/5m;algorithm=sliding_log;name=login")))
 
 	for _, req := range []*http.Request{
 		httptest.NewRequest("GET", "/", nil),
@@ -50,23 +42,17 @@ func Example() {
 	}
 	// Output:
 	// GET / 200 "api";r=99;t=1
-	// POST /login 200 "api";r=98;t=2, "login";r=0;t=60
-	// POST /login 429 "api";r=98;t=2, "login";r=0;t=60 60
+	// POST /login 200 "api";r=98;t=2, "login";r=0;t=300
+	// POST /login 429 "api";r=98;t=2, "login";r=0;t=300 300
 }
 
 // Per authenticated user: the authentication middleware stores the user
 // with Context.Set, and keyfuncs.ContextValue reads it back (echorl.Context
 // reaches the echo.Context itself where that is needed).
 func Example_perUser() {
-	store, err := memstore.New()
-	if err != nil {
-		panic(err)
-	}
-	limiter := core.NewLimiter(store, core.WithClock(core.NewManualClock(t0)))
 	m, err := ratelimit.New(
-		ratelimit.WithLimiter(limiter),
 		ratelimit.WithKeyFunc(keyfuncs.ContextValue("user")), // 401 without one
-		ratelimit.WithPolicy(core.MustParsePolicy("1/1m;algorithm=fixed_window;name=per-user")),
+		ratelimit.WithPolicy(core.MustParsePolicy("1/1m;name=per-user")),
 	)
 	if err != nil {
 		panic(err)

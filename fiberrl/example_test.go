@@ -9,23 +9,15 @@ import (
 
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/core"
-	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/fiberrl"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
 
 // A global policy per client IP on the app, and a stricter one on
-// POST /login in the route's handler list. The manual clock keeps the
-// output deterministic; it reads 03:04, so the aligned five-minute window
-// of the login policy ends in 60 s.
+// POST /login in the route's handler list: a sliding log, exact in any five
+// minutes.
 func Example() {
-	store, err := memstore.New()
-	if err != nil {
-		panic(err)
-	}
-	limiter := core.NewLimiter(store, core.WithClock(core.NewManualClock(t0)))
 	m, err := ratelimit.New(
-		ratelimit.WithLimiter(limiter),
 		ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
 		ratelimit.WithPolicy(core.MustParsePolicy("100/1m;name=api")),
 	)
@@ -35,7 +27,7 @@ func Example() {
 	app := fiber.New(fiber.Config{DisableStartupMessage: true})
 	app.Use(fiberrl.Middleware(m))
 	app.Get("/", func(c *fiber.Ctx) error { return c.SendString("hello") })
-	app.Post("/login", fiberrl.Route(m, core.MustParsePolicy("1/5m;algorithm=fixed_window;name=login")),
+	app.Post("/login", fiberrl.Route(m, core.MustParsePolicy("1/5m;algorithm=sliding_log;name=login")),
 		func(c *fiber.Ctx) error { return c.SendString("welcome") })
 
 	for _, target := range []struct{ method, path string }{{"GET", "/"}, {"POST", "/login"}, {"POST", "/login"}} {
@@ -48,23 +40,17 @@ func Example() {
 	}
 	// Output:
 	// GET / 200 "api";r=99;t=1
-	// POST /login 200 "api";r=98;t=2, "login";r=0;t=60
-	// POST /login 429 "api";r=98;t=2, "login";r=0;t=60 60
+	// POST /login 200 "api";r=98;t=2, "login";r=0;t=300
+	// POST /login 429 "api";r=98;t=2, "login";r=0;t=300 300
 }
 
 // Per authenticated user: the authentication middleware stores the user
 // with Ctx.Locals, and keyfuncs.ContextValue reads it back (fiberrl.Ctx
 // reaches the *fiber.Ctx itself where that is needed).
 func Example_perUser() {
-	store, err := memstore.New()
-	if err != nil {
-		panic(err)
-	}
-	limiter := core.NewLimiter(store, core.WithClock(core.NewManualClock(t0)))
 	m, err := ratelimit.New(
-		ratelimit.WithLimiter(limiter),
 		ratelimit.WithKeyFunc(keyfuncs.ContextValue("user")), // 401 without one
-		ratelimit.WithPolicy(core.MustParsePolicy("1/1m;algorithm=fixed_window;name=per-user")),
+		ratelimit.WithPolicy(core.MustParsePolicy("1/1m;name=per-user")),
 	)
 	if err != nil {
 		panic(err)

@@ -10,23 +10,15 @@ import (
 
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/core"
-	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/ginrl"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
 
 // A global policy per client IP on the engine, and a stricter one on
-// POST /login attached where the route is registered. The manual clock
-// keeps the output deterministic; it reads 03:04, so the aligned
-// five-minute window of the login policy ends in 60 s.
+// POST /login attached where the route is registered: a sliding log, exact
+// in any five minutes.
 func Example() {
-	store, err := memstore.New()
-	if err != nil {
-		panic(err)
-	}
-	limiter := core.NewLimiter(store, core.WithClock(core.NewManualClock(t0)))
 	m, err := ratelimit.New(
-		ratelimit.WithLimiter(limiter),
 		ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
 		ratelimit.WithPolicy(core.MustParsePolicy("100/1m;name=api")),
 	)
@@ -37,7 +29,7 @@ func Example() {
 	r := gin.New()
 	r.Use(ginrl.Middleware(m))
 	r.GET("/", func(c *gin.Context) { c.String(http.StatusOK, "hello") })
-	r.POST("/login", ginrl.Route(m, core.MustParsePolicy("1/5m;algorithm=fixed_window;name=login")),
+	r.POST("/login", ginrl.Route(m, core.MustParsePolicy("1/5m;algorithm=sliding_log;name=login")),
 		func(c *gin.Context) { c.String(http.StatusOK, "welcome") })
 
 	for _, req := range []*http.Request{
@@ -51,8 +43,8 @@ func Example() {
 	}
 	// Output:
 	// GET / 200 "api";r=99;t=1
-	// POST /login 200 "api";r=98;t=2, "login";r=0;t=60
-	// POST /login 429 "api";r=98;t=2, "login";r=0;t=60 60
+	// POST /login 200 "api";r=98;t=2, "login";r=0;t=300
+	// POST /login 429 "api";r=98;t=2, "login";r=0;t=300 300
 }
 
 // Per authenticated user, with the policy of the user's plan: the
@@ -60,13 +52,7 @@ func Example() {
 // the key function and the plan function read them back (ginrl.Context
 // reaches the *gin.Context itself where that is needed).
 func Example_perUser() {
-	store, err := memstore.New()
-	if err != nil {
-		panic(err)
-	}
-	limiter := core.NewLimiter(store, core.WithClock(core.NewManualClock(t0)))
 	m, err := ratelimit.New(
-		ratelimit.WithLimiter(limiter),
 		ratelimit.WithKeyFunc(keyfuncs.ContextValue("user")), // 401 without one
 		ratelimit.WithPlans(func(r keyfuncs.Request) (string, error) {
 			return ginrl.Context(r).GetString("plan"), nil

@@ -9,25 +9,17 @@ import (
 
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/core"
-	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 	"github.com/ratelimit-go/ratelimit/stdhttp"
 )
 
 // A global policy per client IP around a ServeMux, and a stricter one on
-// POST /login. The manual clock keeps the output deterministic; it reads
-// 03:04, so the aligned five-minute window of the login policy ends in 60 s.
+// POST /login: a sliding log, exact in any five minutes.
 func Example() {
-	store, err := memstore.New()
-	if err != nil {
-		panic(err)
-	}
-	limiter := core.NewLimiter(store, core.WithClock(core.NewManualClock(t0)))
 	mw, err := stdhttp.New(
-		ratelimit.WithLimiter(limiter),
 		ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
 		ratelimit.WithPolicy(core.MustParsePolicy("100/1m;name=api")),
-		ratelimit.WithRoute("POST", "/login", core.MustParsePolicy("1/5m;algorithm=fixed_window;name=login")),
+		ratelimit.WithRoute("POST", "/login", core.MustParsePolicy("1/5m;algorithm=sliding_log;name=login")),
 	)
 	if err != nil {
 		panic(err)
@@ -48,8 +40,8 @@ func Example() {
 	}
 	// Output:
 	// GET / 200 "api";r=99;t=1
-	// POST /login 200 "login";r=0;t=60
-	// POST /login 429 "login";r=0;t=60 60
+	// POST /login 200 "login";r=0;t=300
+	// POST /login 429 "login";r=0;t=300 300
 }
 
 // userKey is the context key under which the authentication middleware
@@ -60,15 +52,9 @@ type userKey struct{}
 // the request's context, and keyfuncs.ContextValue reads it back
 // (stdhttp.Request reaches the *http.Request itself where that is needed).
 func Example_perUser() {
-	store, err := memstore.New()
-	if err != nil {
-		panic(err)
-	}
-	limiter := core.NewLimiter(store, core.WithClock(core.NewManualClock(t0)))
 	m, err := ratelimit.New(
-		ratelimit.WithLimiter(limiter),
 		ratelimit.WithKeyFunc(keyfuncs.ContextValue(userKey{})), // 401 without one
-		ratelimit.WithPolicy(core.MustParsePolicy("1/1m;algorithm=fixed_window;name=per-user")),
+		ratelimit.WithPolicy(core.MustParsePolicy("1/1m;name=per-user")),
 	)
 	if err != nil {
 		panic(err)
