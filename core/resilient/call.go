@@ -11,28 +11,6 @@ import (
 	"github.com/ratelimit-go/ratelimit/core"
 )
 
-// op names a Backend operation.
-type op uint8
-
-const (
-	opCheck op = iota
-	opPeek
-	opReset
-	opAdjust // a refund or a charge
-)
-
-func (o op) String() string {
-	switch o {
-	case opCheck:
-		return "check"
-	case opPeek:
-		return "peek"
-	case opAdjust:
-		return "adjust"
-	}
-	return "reset"
-}
-
 // Call states: a call is running until its goroutine finishes (done) or its
 // caller gives up (abandoned); the loser of that race leaves the call to
 // the other side.
@@ -47,7 +25,7 @@ const (
 // the caller's memory. Exactly one side returns it to the pool.
 type call struct {
 	b     *Backend
-	op    op
+	op    string // "check", "peek", "adjust" or "reset"
 	ctx   context.Context
 	items []core.Item
 	now   time.Time
@@ -71,7 +49,7 @@ func (c *call) run() {
 	// counted and reported before the call stops counting as abandoned, so
 	// that whoever sees Stats.Abandoned fall also sees its LateResults.
 	b.stats.lateResults.Add(1)
-	b.emit(PrimaryEvent{Kind: "late_result", Op: c.op.String(), Err: c.err, Time: b.clock.Now()})
+	b.emit(PrimaryEvent{Kind: "late_result", Op: c.op, Err: c.err, Time: b.clock.Now()})
 	b.abandoned.Add(-1)
 	c.recycle()
 }
@@ -119,7 +97,7 @@ const (
 // callPrimary runs o on the primary within the budget, copying the
 // decisions into out on success. The error is the primary's own,
 // ErrBudgetExceeded, ErrOverloaded, or the caller's context error.
-func (b *Backend) callPrimary(ctx context.Context, o op, items []core.Item, now time.Time, out []core.Decision) (result, error) {
+func (b *Backend) callPrimary(ctx context.Context, o string, items []core.Item, now time.Time, out []core.Decision) (result, error) {
 	if b.abandoned.Load() >= b.maxAbandoned {
 		return resFailed, ErrOverloaded
 	}

@@ -99,7 +99,7 @@ func (b *Backend) Do(ctx context.Context, items []core.Item, now time.Time, out 
 	out = out[:len(items)]
 	switch items[0].Op {
 	case core.OpPeek:
-		return b.peek(ctx, items, now, out, opPeek)
+		return b.peek(ctx, items, now, out, "peek")
 	case core.OpRefund, core.OpCharge, core.OpReset:
 		if b.deny != nil {
 			for i := range items { // a refund or reset may end a cached denial early
@@ -109,7 +109,7 @@ func (b *Backend) Do(ctx context.Context, items []core.Item, now time.Time, out 
 		if items[0].Op == core.OpReset {
 			return b.reset(ctx, items, now, out)
 		}
-		return b.peek(ctx, items, now, out, opAdjust)
+		return b.peek(ctx, items, now, out, "adjust")
 	}
 	return b.check(ctx, items, now, out)
 }
@@ -121,10 +121,10 @@ func (b *Backend) check(ctx context.Context, items []core.Item, now time.Time, o
 		answered(ctx, out, core.SourceDenyCache, nil)
 		return nil
 	}
-	probe, cause := b.admit(opCheck)
+	probe, cause := b.admit("check")
 	if cause == nil {
-		res, err := b.callPrimary(ctx, opCheck, items, now, out)
-		if cause = b.settle(opCheck, probe, res, err); cause == nil {
+		res, err := b.callPrimary(ctx, "check", items, now, out)
+		if cause = b.settle("check", probe, res, err); cause == nil {
 			if err != nil {
 				return err // the caller's own error
 			}
@@ -134,9 +134,7 @@ func (b *Backend) check(ctx context.Context, items []core.Item, now time.Time, o
 			return nil
 		}
 	}
-	return b.degradeOut(ctx, out, func(i int) core.Policy { return items[i].Policy }, func() error {
-		return b.fallback.Do(ctx, items, now, out)
-	}, cause)
+	return b.degrade(ctx, items, now, out, cause)
 }
 
 // cacheable reports whether the deny cache can answer items: a check of one
@@ -150,9 +148,9 @@ func cacheable(items []core.Item) bool {
 	return true
 }
 
-// peek runs a peek, or a refund or charge (opAdjust), on the primary, and
+// peek runs a peek, or a refund or charge ("adjust"), on the primary, and
 // on the fallback when the primary cannot answer.
-func (b *Backend) peek(ctx context.Context, items []core.Item, now time.Time, out []core.Decision, o op) error {
+func (b *Backend) peek(ctx context.Context, items []core.Item, now time.Time, out []core.Decision, o string) error {
 	probe, cause := b.admit(o)
 	if cause == nil {
 		res, err := b.callPrimary(ctx, o, items, now, out)
@@ -160,7 +158,7 @@ func (b *Backend) peek(ctx context.Context, items []core.Item, now time.Time, ou
 			return err
 		}
 	}
-	return b.viaFallback(ctx, o.String(), out, cause, func() error { return b.fallback.Do(ctx, items, now, out) })
+	return b.viaFallback(ctx, o, out, cause, func() error { return b.fallback.Do(ctx, items, now, out) })
 }
 
 // reset forgets the items' states in the fallback and, within the budget,
@@ -172,10 +170,10 @@ func (b *Backend) reset(ctx context.Context, items []core.Item, now time.Time, o
 		ferr = b.fallback.Do(ctx, items, now, out)
 	}
 	clear(out)
-	probe, cause := b.admit(opReset)
+	probe, cause := b.admit("reset")
 	if cause == nil {
-		res, err := b.callPrimary(ctx, opReset, items, now, out)
-		if cause = b.settle(opReset, probe, res, err); cause == nil {
+		res, err := b.callPrimary(ctx, "reset", items, now, out)
+		if cause = b.settle("reset", probe, res, err); cause == nil {
 			if err == nil && ferr != nil {
 				return &unavailableError{Op: "reset", Cause: ferr}
 			}
@@ -187,7 +185,7 @@ func (b *Backend) reset(ctx context.Context, items []core.Item, now time.Time, o
 
 // admit asks the breaker whether an operation may call the primary. It
 // returns the cause to report when it may not.
-func (b *Backend) admit(o op) (probe bool, cause error) {
+func (b *Backend) admit(o string) (probe bool, cause error) {
 	now := b.clock.Now()
 	call, probe, t := b.br.allow(now)
 	b.note(o, t, now)
@@ -204,7 +202,7 @@ func (b *Backend) admit(o op) (probe bool, cause error) {
 // settle updates the breaker with how a primary call ended. It returns the
 // cause of a failure, or nil when the primary answered or the error is the
 // caller's own.
-func (b *Backend) settle(o op, probe bool, res result, err error) error {
+func (b *Backend) settle(o string, probe bool, res result, err error) error {
 	switch res {
 	case resOK:
 		if t := b.br.success(probe); t.ok {
@@ -225,22 +223,22 @@ func (b *Backend) settle(o op, probe bool, res result, err error) error {
 	now := b.clock.Now()
 	b.stats.failures.Add(1)
 	t := b.br.failure(probe, now)
-	b.emit(PrimaryEvent{Kind: "failure", Op: o.String(), Err: err, Time: now})
+	b.emit(PrimaryEvent{Kind: "failure", Op: o, Err: err, Time: now})
 	b.log.log(now, false, slog.LevelWarn, "ratelimit: primary backend failed",
-		slog.String("op", o.String()), slog.Any("error", err), slog.String("breaker", breakerState(b.br.state.Load()).String()))
+		slog.String("op", o), slog.Any("error", err), slog.String("breaker", breakerState(b.br.state.Load()).String()))
 	b.note(o, t, now)
 	return err
 }
 
 // note reports a breaker transition.
-func (b *Backend) note(o op, t transition, now time.Time) {
+func (b *Backend) note(o string, t transition, now time.Time) {
 	if !t.ok {
 		return
 	}
 	if t.to == breakerOpen && t.from == breakerClosed {
 		b.stats.opens.Add(1)
 	}
-	b.emit(PrimaryEvent{Kind: "state_change", Op: o.String(), From: t.from.String(), To: t.to.String(), Time: now})
+	b.emit(PrimaryEvent{Kind: "state_change", Op: o, From: t.from.String(), To: t.to.String(), Time: now})
 	level := slog.LevelWarn
 	if t.to == breakerClosed {
 		level = slog.LevelInfo
@@ -255,15 +253,13 @@ func (b *Backend) emit(e PrimaryEvent) {
 	}
 }
 
-// degradeOut fills out, whose i-th decision is for policyOf(i), as the
-// failure mode says: admitted, denied until the next probe, or decided by
-// tryFallback, which runs the check on the fallback.
-func (b *Backend) degradeOut(ctx context.Context, out []core.Decision, policyOf func(int) core.Policy, tryFallback func() error, cause error) error {
+// degrade decides a consuming batch the primary could not as the failure
+// mode says: admitted, denied until the next probe, or by the fallback.
+func (b *Backend) degrade(ctx context.Context, items []core.Item, now time.Time, out []core.Decision, cause error) error {
 	switch b.mode {
 	case modeOpen:
 		for i := range out {
-			p := policyOf(i)
-			out[i] = core.Decision{Allowed: true, Limit: p.Limit}
+			out[i] = core.Decision{Allowed: true, Limit: items[i].Policy.Limit}
 		}
 		b.stats.failedOpen.Add(1)
 		answered(ctx, out, core.SourceFailOpen, cause)
@@ -272,14 +268,13 @@ func (b *Backend) degradeOut(ctx context.Context, out []core.Decision, policyOf 
 		wait := b.br.retryIn(b.clock.Now())
 		wait = (wait + time.Microsecond - 1).Truncate(time.Microsecond)
 		for i := range out {
-			p := policyOf(i)
-			out[i] = core.Decision{Limit: p.Limit, RetryAfter: wait, ResetAfter: wait}
+			out[i] = core.Decision{Limit: items[i].Policy.Limit, RetryAfter: wait, ResetAfter: wait}
 		}
 		b.stats.failedClosed.Add(1)
 		answered(ctx, out, core.SourceFailClosed, cause)
 		return nil
 	}
-	return b.viaFallback(ctx, "check", out, cause, tryFallback)
+	return b.viaFallback(ctx, "check", out, cause, func() error { return b.fallback.Do(ctx, items, now, out) })
 }
 
 // viaFallback answers an operation the primary could not with the fallback,
