@@ -13,7 +13,7 @@ import (
 // an admitted leaky bucket check carries a Delay, and an admitted check was
 // admitted by every policy.
 func checkInvariants(s Step, o stepResult) []string {
-	if o.Err != nil || s.kind() == opReset {
+	if o.Err != nil || s.kind() == "reset" {
 		return nil
 	}
 	var bad []string
@@ -45,7 +45,7 @@ func checkInvariants(s Step, o stepResult) []string {
 		if !d.Allowed && d.RetryAfter <= 0 {
 			fail("denied without a RetryAfter")
 		}
-		if d.Delay != 0 && (s.kind() != opCheck || !o.Allowed || p.Algorithm != core.LeakyBucket) {
+		if d.Delay != 0 && (s.kind() != "check" || !o.Allowed || p.Algorithm != core.LeakyBucket) {
 			fail("Delay %v outside an admitted leaky bucket check", d.Delay)
 		}
 		if d.RetryAfter%time.Microsecond != 0 || d.ResetAfter%time.Microsecond != 0 || d.Delay%time.Microsecond != 0 {

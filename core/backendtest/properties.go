@@ -93,10 +93,10 @@ func checkTraceProperties(b core.Backend, steps []Step) error {
 			return where("%s", bad[0])
 		}
 		switch {
-		case s.kind() == opReset:
+		case s.kind() == "reset":
 			led.reset(s)
 			continue
-		case s.kind() != opCheck:
+		case s.kind() != "check":
 			continue
 		case o.Allowed:
 			if err := led.admit(s, clock.Now()); err != nil {
@@ -193,10 +193,10 @@ func checkNoRefund(b core.Backend, steps []Step) error {
 			return fmt.Errorf("%s: peek: %v", where, ahead.Err)
 		}
 		back := o
-		if s.kind() != opPeek {
+		if s.kind() != "peek" {
 			// A peek now, before this step's effect, is not observable any
 			// more: peek again only when the step consumed nothing.
-			if s.kind() != opCheck || o.Allowed {
+			if s.kind() != "check" || o.Allowed {
 				continue
 			}
 			back = perform(ctx, lim, clock, peek, false)

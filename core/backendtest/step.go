@@ -10,36 +10,6 @@ import (
 	"github.com/ratelimit-go/ratelimit/core"
 )
 
-// op is what a Step does. The zero value is opCheck.
-type op uint8
-
-// The operations of a Step.
-const (
-	// opCheck consumes Cost units if every policy admits them.
-	opCheck op = iota
-	// opPeek reports the state without consuming anything.
-	opPeek
-	// opReset forgets the key's state under the step's policies.
-	opReset
-	// opAdjust refunds or charges (core.OpRefund, core.OpCharge).
-	opAdjust
-)
-
-// String returns "check", "peek" or "reset".
-func (o op) String() string {
-	switch o {
-	case opCheck:
-		return "check"
-	case opPeek:
-		return "peek"
-	case opReset:
-		return "reset"
-	case opAdjust:
-		return "adjust"
-	}
-	return fmt.Sprintf("op(%d)", uint8(o))
-}
-
 // Step is one operation of a trace: Diff sets the clock to Set when it is
 // not zero, moves it by Advance (back when negative), then checks Key under
 // Policies, or peeks or resets.
@@ -73,17 +43,17 @@ func (s Step) describe() string {
 	return b.String()
 }
 
-// kind is what the step does: a check unless it is a peek or a reset.
-func (s Step) kind() op {
+// kind names what the step does.
+func (s Step) kind() string {
 	switch {
 	case s.adjust != 0:
-		return opAdjust
+		return "adjust"
 	case s.Reset:
-		return opReset
+		return "reset"
 	case s.Peek:
-		return opPeek
+		return "peek"
 	}
-	return opCheck
+	return "check"
 }
 
 func abbreviate(key string) string {
@@ -126,21 +96,19 @@ func perform(ctx context.Context, lim *core.Limiter, clock *core.ManualClock, s 
 	}
 	var r core.Result
 	var err error
-	switch k := s.kind(); {
-	case k == opCheck && len(s.Policies) == 1 && !viaCheck:
-		r, err = one(lim.AllowN(ctx, s.Key, s.Policies[0], s.Cost))
-	case k == opCheck:
-		r, err = lim.Check(ctx, s.Key, s.Policies, s.Cost, nil)
-	case k == opPeek && len(s.Policies) == 1:
-		r, err = one(lim.Peek(ctx, s.Key, s.Policies[0]))
-	case k == opPeek:
-		r, err = lim.Do(ctx, items(core.OpPeek, 0, time.Time{}), nil)
-	case k == opReset:
-		err = lim.Reset(ctx, s.Key, s.Policies...)
-	case k == opAdjust:
+	switch {
+	case s.adjust != 0:
 		r, err = lim.Do(ctx, items(s.adjust, s.Cost, o.Now.Add(s.at)), nil)
+	case s.Reset:
+		err = lim.Reset(ctx, s.Key, s.Policies...)
+	case s.Peek && len(s.Policies) == 1:
+		r, err = one(lim.Peek(ctx, s.Key, s.Policies[0]))
+	case s.Peek:
+		r, err = lim.Do(ctx, items(core.OpPeek, 0, time.Time{}), nil)
+	case len(s.Policies) == 1 && !viaCheck:
+		r, err = one(lim.AllowN(ctx, s.Key, s.Policies[0], s.Cost))
 	default:
-		err = fmt.Errorf("backendtest: unknown op %v", k)
+		r, err = lim.Check(ctx, s.Key, s.Policies, s.Cost, nil)
 	}
 	if err != nil {
 		o.Err = err
