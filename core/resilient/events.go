@@ -44,7 +44,8 @@ type PrimaryEvent struct {
 	// "late_result", a call abandoned at the budget has finished in the
 	// primary and its result was discarded (Err is its error, if any).
 	Kind string
-	// Op is the operation involved: "check", "peek" or "reset".
+	// Op is the operation involved: "check", "peek", "adjust" (a refund
+	// or a charge) or "reset".
 	Op string
 	// From and To are the breaker's states for "state_change": "closed",
 	// "open" or "half_open".
