@@ -15,8 +15,6 @@ import (
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
 
-var t0 = httpsuite.T0
-
 func noContent(c echo.Context) error { return c.NoContent(http.StatusNoContent) }
 
 // A denied request reaches neither later middleware nor the handler, and

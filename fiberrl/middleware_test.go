@@ -20,8 +20,6 @@ import (
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
 
-var t0 = httpsuite.T0
-
 func newFiber(cfg ...fiber.Config) *fiber.App {
 	c := fiber.Config{DisableStartupMessage: true}
 	if len(cfg) > 0 {

@@ -14,8 +14,6 @@ import (
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
 
-var t0 = httpsuite.T0
-
 // A denied request aborts the chain: neither later middleware nor the
 // handler runs.
 func TestDenialAbortsTheChain(t *testing.T) {

@@ -18,8 +18,6 @@ import (
 	"github.com/ratelimit-go/ratelimit/stdhttp"
 )
 
-var t0 = httpsuite.T0
-
 func ok(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }
 
 func TestStripMethodFromPattern(t *testing.T) {
