@@ -12,6 +12,7 @@ import (
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/internal/fields"
 	"github.com/ratelimit-go/ratelimit/internal/keycheck"
+	"github.com/ratelimit-go/ratelimit/internal/opt"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
 
@@ -55,11 +56,7 @@ type scratch struct {
 // or core.ErrInvalidPolicy for an invalid policy.
 func New(opts ...Option) (*Middleware, error) {
 	s := settings{shaper: sleepCtx}
-	for _, o := range opts {
-		if o != nil {
-			o(&s)
-		}
-	}
+	opt.Apply(&s, opts)
 	return build(s)
 }
 
@@ -67,11 +64,7 @@ func New(opts ...Option) (*Middleware, error) {
 // sharing m's limiter (and so its state) unless opts replace it.
 func (m *Middleware) with(opts ...Option) (*Middleware, error) {
 	s := m.s.clone()
-	for _, o := range opts {
-		if o != nil {
-			o(&s)
-		}
-	}
+	opt.Apply(&s, opts)
 	return build(s)
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"unsafe"
+
+	"github.com/ratelimit-go/ratelimit/internal/opt"
 )
 
 // Limiter checks keys against policies. It reads its Clock once per check and
@@ -45,9 +47,7 @@ func NewLimiter(b Backend, opts ...Option) *Limiter {
 		panic("core: NewLimiter called with a nil Backend")
 	}
 	l := &Limiter{backend: b, clock: systemClock{}}
-	for _, o := range opts {
-		o(l)
-	}
+	opt.Apply(l, opts)
 	return l
 }
 

@@ -275,7 +275,7 @@ func TestLimiterConstruction(t *testing.T) {
 		t.Fatalf("WithClock(nil) replaced the default clock with %T", l.Clock())
 	}
 	clk := core.NewManualClock(t0)
-	if core.NewLimiter(rec, core.WithClock(clk)).Clock() != clk {
+	if core.NewLimiter(rec, nil, core.WithClock(clk)).Clock() != clk { // a nil option is passed over
 		t.Fatal("WithClock ignored")
 	}
 	defer func() {

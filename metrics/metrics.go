@@ -13,6 +13,7 @@ import (
 	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/core/resilient"
 	"github.com/ratelimit-go/ratelimit/internal/obs"
+	"github.com/ratelimit-go/ratelimit/internal/opt"
 )
 
 // defaultMaxPolicies is the number of distinct policy names a Collector
@@ -84,11 +85,7 @@ type watched struct {
 // New returns a Collector. The only error is a negative WithMaxPolicies.
 func New(opts ...Option) (*Collector, error) {
 	cfg := config{}
-	for _, o := range opts {
-		if o != nil {
-			o(&cfg)
-		}
-	}
+	opt.Apply(&cfg, opts)
 	switch {
 	case cfg.maxPolicies < 0:
 		return nil, fmt.Errorf("metrics: WithMaxPolicies(%d): must not be negative", cfg.maxPolicies)

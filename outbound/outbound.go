@@ -26,6 +26,7 @@ import (
 
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/internal/clocksleep"
+	"github.com/ratelimit-go/ratelimit/internal/opt"
 )
 
 // maxHeld bounds the keys a Transport holds at once; past it, expired holds
@@ -84,11 +85,7 @@ func New(l *core.Limiter, policy core.Policy, opts ...Option) (*Transport, error
 	}
 	t := &Transport{limiter: l, policy: policy, base: http.DefaultTransport, held: map[string]time.Time{},
 		key: func(r *http.Request) string { return strings.ToLower(r.URL.Host) }}
-	for _, o := range opts {
-		if o != nil {
-			o(t)
-		}
-	}
+	opt.Apply(t, opts)
 	return t, nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/internal/nethttp"
+	"github.com/ratelimit-go/ratelimit/internal/opt"
 	"github.com/ratelimit-go/ratelimit/internal/routecheck"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
@@ -107,11 +108,7 @@ func Wrap(m *ratelimit.Middleware, next http.Handler, opts ...WrapOption) (http.
 		return nil, err
 	}
 	var c wrapConfig
-	for _, o := range opts {
-		if o != nil {
-			o(&c)
-		}
-	}
+	opt.Apply(&c, opts)
 	h := &handler{m: m, next: next, mux: c.mux}
 	hasRoutes := false
 	m.CheckPatterns(func(string, string) string { hasRoutes = true; return "" })

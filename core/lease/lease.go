@@ -131,11 +131,7 @@ func New(store core.Backend, policies []core.Policy, opts ...Option) (*Backend, 
 		return nil, errors.New("lease: New called with a nil store")
 	}
 	c := config{Errs: opt.Errs{Pkg: "lease"}, hotRate: defaultHotRate, maxUnits: defaultMaxUnits, maxKeys: defaultMaxKeys, lifetime: defaultLifetime}
-	for _, o := range opts {
-		if o != nil {
-			o(&c)
-		}
-	}
+	opt.Apply(&c, opts)
 	if c.Err != nil {
 		return nil, c.Err
 	}

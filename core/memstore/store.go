@@ -59,11 +59,7 @@ type shard struct {
 // no closing; without options it never fails.
 func New(opts ...Option) (*Store, error) {
 	c := config{Errs: opt.Errs{Pkg: "memstore"}, shards: defaultShards}
-	for _, o := range opts {
-		if o != nil {
-			o(&c)
-		}
-	}
+	opt.Apply(&c, opts)
 	if c.Err != nil {
 		return nil, c.Err
 	}

@@ -54,9 +54,7 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 		return nil, errors.New("redisstore: New called with a nil client")
 	}
 	c := config{Errs: opt.Errs{Pkg: "redisstore"}, prefix: defaultPrefix, pipelines: defaultPipelines, perCall: defaultChecksPerCall}
-	for _, o := range opts {
-		o(&c)
-	}
+	opt.Apply(&c, opts)
 	if c.Err != nil {
 		return nil, c.Err
 	}

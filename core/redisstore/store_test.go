@@ -38,8 +38,8 @@ func TestNewErrors(t *testing.T) {
 			t.Errorf("%s: want an error", name)
 		}
 	}
-	if _, err := redisstore.New(c); err != nil {
-		t.Errorf("New with the client alone: %v", err)
+	if _, err := redisstore.New(c, nil); err != nil {
+		t.Errorf("New with the client and a nil option: %v", err)
 	}
 }
 

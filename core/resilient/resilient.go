@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/internal/opt"
 )
 
 // Backend is a core.Backend that wraps a primary backend with a latency
@@ -58,11 +59,7 @@ func New(primary core.Backend, opts ...Option) (*Backend, error) {
 		return nil, errors.New("resilient: New called with a nil primary Backend")
 	}
 	cfg := defaults()
-	for _, o := range opts {
-		if o != nil {
-			o(&cfg)
-		}
-	}
+	opt.Apply(&cfg, opts)
 	if cfg.Err != nil {
 		return nil, cfg.Err
 	}

@@ -31,3 +31,12 @@ func Count[T ~int | ~int64](e *Errs, dst *T, name string, v, def T) {
 		*dst = v
 	}
 }
+
+// Apply calls every option of opts on c, in order, passing over nil ones.
+func Apply[C any, O ~func(C)](c C, opts []O) {
+	for _, o := range opts {
+		if o != nil {
+			o(c)
+		}
+	}
+}
