@@ -17,10 +17,6 @@ import (
 func RunMultiKey(t *testing.T, newBackend Factory) {
 	now := time.Date(2026, 7, 1, 9, 0, 10, 0, time.UTC)
 	ctx := context.Background()
-	get := func(t *testing.T) (core.Backend, core.Backend) {
-		b := newBackend(t)
-		return b, b
-	}
 	peek := func(t *testing.T, b core.Backend, key string, p core.Policy) core.Decision {
 		t.Helper()
 		var d [1]core.Decision
@@ -32,15 +28,15 @@ func RunMultiKey(t *testing.T, newBackend Factory) {
 	wide := core.MustParsePolicy("3/1m;algorithm=fixed_window;name=per-number")
 	narrow := core.MustParsePolicy("1/1m;algorithm=fixed_window;name=marketing")
 	t.Run("AllOrNothing", func(t *testing.T) {
-		b, mk := get(t)
+		b := newBackend(t)
 		p := keyPrefix(t)
 		items := []core.Item{{Key: p + "to_number=1"}, {Key: p + "type=marketing;to_number=1"}}
 		items[0].Policy, items[1].Policy = wide, narrow
 		out := make([]core.Decision, 2)
-		if err := mk.Do(ctx, withCost(items, 1), now, out); err != nil || !out[0].Allowed || !out[1].Allowed {
+		if err := b.Do(ctx, withCost(items, 1), now, out); err != nil || !out[0].Allowed || !out[1].Allowed {
 			t.Fatalf("first: %v %s %s", err, formatDecision(out[0]), formatDecision(out[1]))
 		}
-		if err := mk.Do(ctx, withCost(items, 1), now, out); err != nil || !out[0].Allowed || out[1].Allowed {
+		if err := b.Do(ctx, withCost(items, 1), now, out); err != nil || !out[0].Allowed || out[1].Allowed {
 			t.Fatalf("second: %v %s %s", err, formatDecision(out[0]), formatDecision(out[1]))
 		}
 		if out[1].RetryAfter != 50*time.Second || out[0].Remaining != 2 {
@@ -52,13 +48,13 @@ func RunMultiKey(t *testing.T, newBackend Factory) {
 		}
 		// Alone it still has room for two.
 		for i := range 2 {
-			if err := mk.Do(ctx, withCost(items[:1], 1), now, out); err != nil || !out[0].Allowed {
+			if err := b.Do(ctx, withCost(items[:1], 1), now, out); err != nil || !out[0].Allowed {
 				t.Fatalf("alone %d: %v %s", i, err, formatDecision(out[0]))
 			}
 		}
 		reset := []core.Item{items[0], items[1]}
 		reset[0].Op, reset[1].Op = core.OpReset, core.OpReset
-		if err := mk.Do(ctx, reset, now, out); err != nil || out[0] != (core.Decision{}) || out[1] != (core.Decision{}) {
+		if err := b.Do(ctx, reset, now, out); err != nil || out[0] != (core.Decision{}) || out[1] != (core.Decision{}) {
 			t.Fatalf("reset: %v %s %s", err, formatDecision(out[0]), formatDecision(out[1]))
 		}
 		if d0, d1 := peek(t, b, items[0].Key, wide), peek(t, b, items[1].Key, narrow); d0.Remaining != 3 || d1.Remaining != 1 {
@@ -66,10 +62,10 @@ func RunMultiKey(t *testing.T, newBackend Factory) {
 		}
 	})
 	t.Run("SameItemTwice", func(t *testing.T) {
-		b, mk := get(t)
+		b := newBackend(t)
 		it := core.Item{Key: keyPrefix(t) + "k", Policy: wide}
 		out := make([]core.Decision, 2)
-		if err := mk.Do(ctx, withCost([]core.Item{it, it}, 1), now, out); err != nil || !out[0].Allowed || !out[1].Allowed {
+		if err := b.Do(ctx, withCost([]core.Item{it, it}, 1), now, out); err != nil || !out[0].Allowed || !out[1].Allowed {
 			t.Fatalf("%v %+v", err, out)
 		}
 		if d := peek(t, b, it.Key, wide); d.Remaining != 2 {
@@ -77,20 +73,20 @@ func RunMultiKey(t *testing.T, newBackend Factory) {
 		}
 	})
 	t.Run("BadInput", func(t *testing.T) {
-		_, mk := get(t)
+		b := newBackend(t)
 		out := make([]core.Decision, 2)
-		if err := mk.Do(ctx, withCost(nil, 1), now, out); err == nil {
+		if err := b.Do(ctx, withCost(nil, 1), now, out); err == nil {
 			t.Fatal("no items accepted")
 		}
-		if err := mk.Do(ctx, withCost([]core.Item{{Key: "", Policy: wide}}, 1), now, out); err == nil {
+		if err := b.Do(ctx, withCost([]core.Item{{Key: "", Policy: wide}}, 1), now, out); err == nil {
 			t.Fatal("an empty key accepted")
 		}
-		if err := mk.Do(ctx, withCost([]core.Item{{Key: "k", Policy: wide}}, 4), now, out); err == nil {
+		if err := b.Do(ctx, withCost([]core.Item{{Key: "k", Policy: wide}}, 4), now, out); err == nil {
 			t.Fatal("a cost above capacity accepted")
 		}
 	})
 	t.Run("CostPerItem", func(t *testing.T) {
-		b, mk := get(t)
+		b := newBackend(t)
 		p := keyPrefix(t)
 		bytes := core.Item{Key: p + "bytes", Policy: core.MustParsePolicy("10/1m;algorithm=fixed_window;name=bytes"), Cost: 4}
 		reqs := core.Item{Key: p + "reqs", Policy: core.MustParsePolicy("3/1m;algorithm=fixed_window;name=reqs")}
@@ -98,7 +94,7 @@ func RunMultiKey(t *testing.T, newBackend Factory) {
 		rate := core.Item{Key: p + "rate", Policy: core.MustParsePolicy("10/1s;algorithm=gcra;name=rate"), Cost: 5}
 		out := make([]core.Decision, 4)
 		// Each item consumes its own units; reqs, without one, the check's.
-		if err := mk.Do(ctx, withCost([]core.Item{bytes, reqs, log, rate}, 1), now, out); err != nil || !out[0].Allowed || !out[1].Allowed || !out[2].Allowed || !out[3].Allowed {
+		if err := b.Do(ctx, withCost([]core.Item{bytes, reqs, log, rate}, 1), now, out); err != nil || !out[0].Allowed || !out[1].Allowed || !out[2].Allowed || !out[3].Allowed {
 			t.Fatalf("first: %v %+v", err, out)
 		}
 		for i, want := range []int{6, 2, 7, 5} {
@@ -108,7 +104,7 @@ func RunMultiKey(t *testing.T, newBackend Factory) {
 		}
 		// An item's own units deny the check: nothing is consumed anywhere.
 		bytes.Cost = 7
-		if err := mk.Do(ctx, withCost([]core.Item{reqs, bytes, log}, 1), now, out); err != nil || out[1].Allowed || !out[0].Allowed || out[1].RetryAfter != 50*time.Second {
+		if err := b.Do(ctx, withCost([]core.Item{reqs, bytes, log}, 1), now, out); err != nil || out[1].Allowed || !out[0].Allowed || out[1].RetryAfter != 50*time.Second {
 			t.Fatalf("denied: %v %s %s", err, formatDecision(out[0]), formatDecision(out[1]))
 		}
 		for _, it := range []core.Item{bytes, reqs, log} {
@@ -119,7 +115,7 @@ func RunMultiKey(t *testing.T, newBackend Factory) {
 		// Every item with its own units, the check's cost unused: the same
 		// units everywhere is the plain check of that cost.
 		bytes.Cost, reqs.Cost = 2, 2
-		if err := mk.Do(ctx, withCost([]core.Item{bytes, reqs}, 0), now, out); err != nil || !out[0].Allowed || out[0].Remaining != 4 || out[1].Remaining != 0 {
+		if err := b.Do(ctx, withCost([]core.Item{bytes, reqs}, 0), now, out); err != nil || !out[0].Allowed || out[0].Remaining != 4 || out[1].Remaining != 0 {
 			t.Fatalf("own units only: %v %s %s", err, formatDecision(out[0]), formatDecision(out[1]))
 		}
 		// Refused, changing nothing: a negative cost, units above an item's
@@ -133,7 +129,7 @@ func RunMultiKey(t *testing.T, newBackend Factory) {
 			"above capacity": {[]core.Item{reqs, {Key: p + "bytes", Policy: bytes.Policy, Cost: 11}}, core.ErrCostExceedsCapacity},
 			"two costs":      {[]core.Item{{Key: p + "bytes", Policy: bytes.Policy, Cost: 1}, {Key: p + "bytes", Policy: bytes.Policy, Cost: 2}}, core.ErrInvalidCost},
 		} {
-			if err := mk.Do(ctx, withCost(tc.items, 1), now, out); !errors.Is(err, tc.want) {
+			if err := b.Do(ctx, withCost(tc.items, 1), now, out); !errors.Is(err, tc.want) {
 				t.Errorf("%s: %v, want %v", name, err, tc.want)
 			}
 		}
@@ -142,7 +138,7 @@ func RunMultiKey(t *testing.T, newBackend Factory) {
 		}
 		// One state given twice with the same units consumes them once.
 		bytes.Cost = 3
-		if err := mk.Do(ctx, withCost([]core.Item{bytes, bytes}, 1), now, out[:2]); err != nil || !out[0].Allowed || !out[1].Allowed {
+		if err := b.Do(ctx, withCost([]core.Item{bytes, bytes}, 1), now, out[:2]); err != nil || !out[0].Allowed || !out[1].Allowed {
 			t.Fatalf("twice: %v %+v", err, out[:2])
 		}
 		if d := peek(t, b, bytes.Key, bytes.Policy); d.Remaining != 1 {
@@ -153,7 +149,7 @@ func RunMultiKey(t *testing.T, newBackend Factory) {
 		// Checks of units per item, and plain checks of another key, at
 		// once: where a store sends concurrent checks together, both kinds
 		// share its calls.
-		b, mk := get(t)
+		b := newBackend(t)
 		p := keyPrefix(t)
 		a := core.Item{Key: p + "a", Policy: core.MustParsePolicy("40/1h;algorithm=gcra;name=a")}
 		c := core.Item{Key: p + "c", Policy: core.MustParsePolicy("25/1h;algorithm=fixed_window;name=c")}
@@ -173,7 +169,7 @@ func RunMultiKey(t *testing.T, newBackend Factory) {
 					case 2:
 						items, cost = []core.Item{d}, 1
 					}
-					if err := mk.Do(ctx, withCost(items, cost), now, out); err != nil {
+					if err := b.Do(ctx, withCost(items, cost), now, out); err != nil {
 						t.Error(err)
 						return
 					}
@@ -195,7 +191,7 @@ func RunMultiKey(t *testing.T, newBackend Factory) {
 		}
 	})
 	t.Run("Concurrent", func(t *testing.T) {
-		b, mk := get(t)
+		b := newBackend(t)
 		p := keyPrefix(t)
 		a := core.Item{Key: p + "a", Policy: core.MustParsePolicy("40/1h;algorithm=fixed_window;name=a")}
 		c := core.Item{Key: p + "c", Policy: core.MustParsePolicy("25/1h;algorithm=fixed_window;name=c")}
@@ -210,7 +206,7 @@ func RunMultiKey(t *testing.T, newBackend Factory) {
 					if g%2 == 1 {
 						items = []core.Item{c, a} // either order
 					}
-					if err := mk.Do(ctx, withCost(items, 1), now, out); err != nil {
+					if err := b.Do(ctx, withCost(items, 1), now, out); err != nil {
 						t.Error(err)
 						return
 					}
