@@ -76,7 +76,6 @@ var errSecret = errors.New("dial tcp 10.1.2.3:6379: connection refused (secret-i
 func (failing) Do(context.Context, []core.Item, time.Time, []core.Decision) error {
 	return errSecret
 }
-func (failing) Reset(context.Context, string, []core.Policy) error { return errSecret }
 
 func TestKeyFuncRequired(t *testing.T) {
 	_, err := ratelimit.New(ratelimit.WithPolicy(core.MustParsePolicy("1/s")))

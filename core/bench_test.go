@@ -18,7 +18,6 @@ func (nopBackend) Do(_ context.Context, items []core.Item, _ time.Time, out []co
 	}
 	return nil
 }
-func (nopBackend) Reset(context.Context, string, []core.Policy) error { return nil }
 
 // BenchmarkLimiterOverhead is Allow over a backend that does nothing, on a
 // manual clock: the clock read, the interface call and the Decision

@@ -20,11 +20,8 @@ func (noop) Do(_ context.Context, items []core.Item, _ time.Time, out []core.Dec
 	return nil
 }
 
-func (noop) Reset(context.Context, string, []core.Policy) error { return nil }
-
-// The allow path costs the Limiter no allocation, also without the
-// SingleChecker fast path, and a multi-policy Check with a reused out slice
-// allocates nothing either. (The race detector makes sync.Pool drop items,
+// The allow path costs the Limiter no allocation, and a multi-policy Check
+// with a reused out slice allocates nothing either. (The race detector makes sync.Pool drop items,
 // hence the build tag.)
 func TestLimiterAllocations(t *testing.T) {
 	l := core.NewLimiter(noop{}, core.WithClock(core.NewManualClock(t0)))

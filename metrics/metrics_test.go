@@ -41,7 +41,6 @@ type broken struct{ err error }
 func (b broken) Do(context.Context, []core.Item, time.Time, []core.Decision) error {
 	return b.err
 }
-func (b broken) Reset(context.Context, string, []core.Policy) error { return b.err }
 
 // rig is a collector wired to every source it reads, on its own registry.
 type rig struct {

@@ -118,7 +118,6 @@ type failing struct{}
 func (failing) Do(context.Context, []core.Item, time.Time, []core.Decision) error {
 	return errDown
 }
-func (failing) Reset(context.Context, string, []core.Policy) error { return nil }
 
 func TestPercentile(t *testing.T) {
 	lat := make([]time.Duration, 200)

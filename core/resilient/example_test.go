@@ -21,7 +21,6 @@ var errRefused = errors.New("dial tcp 127.0.0.1:6379: connect: connection refuse
 func (downBackend) Do(context.Context, []core.Item, time.Time, []core.Decision) error {
 	return errRefused
 }
-func (downBackend) Reset(context.Context, string, []core.Policy) error { return errRefused }
 
 // While the primary is down, a fallback memory store limits each instance
 // with the same policy, and each decision says who answered.

@@ -495,7 +495,6 @@ type panicky struct{}
 func (panicky) Do(context.Context, []core.Item, time.Time, []core.Decision) error {
 	panic("bug in the primary")
 }
-func (panicky) Reset(context.Context, string, []core.Policy) error { panic("bug in the primary") }
 
 // boundedPanicky is panicky saying it is bounded by its context: the
 // wrapper calls it on the caller's goroutine.
