@@ -214,3 +214,43 @@ func TestNewRefusesBadInput(t *testing.T) {
 		t.Fatal("a request without a key was sent")
 	}
 }
+
+// roundTripper is an http.RoundTripper of a function.
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestWithBase: the base RoundTripper sends what the limit admits, and the
+// upstream's 429 it returns holds the key for the requests after it; a nil
+// base leaves the default.
+func TestWithBase(t *testing.T) {
+	clock := core.NewManualClock(t0)
+	var sent atomic.Int64
+	base := roundTripper(func(r *http.Request) (*http.Response, error) {
+		status := http.StatusOK
+		if sent.Add(1) == 2 {
+			status = http.StatusTooManyRequests
+		}
+		h := http.Header{"Retry-After": {"30"}}
+		return &http.Response{StatusCode: status, Header: h, Body: http.NoBody, Request: r}, nil
+	})
+	tr := must.Do(outbound.New(core.NewLimiter(must.Do(memstore.New()), core.WithClock(clock)), core.MustParsePolicy("100/1m"),
+		outbound.WithBase(nil), outbound.WithBase(base)))
+	c := &http.Client{Transport: tr}
+	for i, want := range []int{http.StatusOK, http.StatusTooManyRequests} {
+		if code, err := get(t, c, context.Background(), "http://partner.example/"); err != nil || code != want {
+			t.Fatalf("request %d: %d %v, want %d", i, code, err, want)
+		}
+	}
+	// Held for 30 s by the upstream: a request that cannot wait that long
+	// fails without reaching the base.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := get(t, c, ctx, "http://partner.example/"); err == nil || sent.Load() != 2 {
+		t.Fatalf("a held key sent: err %v, base called %d times", err, sent.Load())
+	}
+	clock.Advance(30 * time.Second)
+	if code, err := get(t, c, context.Background(), "http://partner.example/"); err != nil || code != http.StatusOK || sent.Load() != 3 {
+		t.Fatalf("after the hold: %d %v, base called %d times", code, err, sent.Load())
+	}
+}
