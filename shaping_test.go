@@ -117,3 +117,54 @@ func TestNoShapingMeters(t *testing.T) {
 		t.Fatal("denied at its Retry-After")
 	}
 }
+
+// TestDefaultShaping: without WithShaping, an admitted request is held on a
+// timer for its delay, then goes on; one whose context ends during its hold
+// ends there, without calling the next handler or writing a response.
+func TestDefaultShaping(t *testing.T) {
+	lim, _ := newLimiter(t) // a manual clock: each request queues behind the last
+	shaped := func(policy string) *ratelimit.Middleware {
+		return must.Do(ratelimit.New(ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(keyfuncs.Constant(policy)),
+			ratelimit.WithPolicy(core.MustParsePolicy(policy))))
+	}
+	calls := 0
+	next := func(context.Context) int { calls++; return 200 }
+	m := shaped("1000/1s;algorithm=leaky_bucket;name=fast")
+	for i := range 2 { // the second is held 1 ms on the timer
+		if res := newRecorder(); !m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), res, next) || res.status != 0 {
+			t.Fatalf("request %d not passed on (status %d)", i, res.status)
+		}
+	}
+	if calls != 2 {
+		t.Fatalf("next called %d times, want 2", calls)
+	}
+
+	slow := "2/1m;algorithm=leaky_bucket;max_delay=1m;name=slow" // the second is held 30 s
+	m = shaped(slow)
+	if !m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), newRecorder(), next) {
+		t.Fatal("the first request was held")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan bool)
+	res := newRecorder()
+	go func() { done <- m.Handle(ctx, keyfuncstest.New("192.0.2.1:1"), res, next) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for { // cancel once the second request is charged, that is, held
+		d, err := lim.Peek(context.Background(), slow, core.MustParsePolicy(slow))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Remaining == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the second request was not charged within 10 s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	if passed := <-done; passed || calls != 3 || res.status != 0 {
+		t.Fatalf("a request whose context ended during its hold: passed %v, next called %d times (want 3), status %d", passed, calls, res.status)
+	}
+}

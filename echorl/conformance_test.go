@@ -9,12 +9,20 @@ import (
 
 	"github.com/ratelimit-go/ratelimit/echorl"
 	"github.com/ratelimit-go/ratelimit/internal/httpsuite"
+	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
 
 // adapter builds Echo servers for the HTTP conformance suite.
 type adapter struct{}
 
 func (adapter) Name() string { return "echo" }
+
+func (adapter) Native(r keyfuncs.Request) (string, bool) {
+	if c := echorl.Context(r); c != nil {
+		return c.Request().Header.Get(httpsuite.NativeHeader), true
+	}
+	return "", false
+}
 
 func (adapter) Handler(t testing.TB, s httpsuite.Setup) http.Handler {
 	e := echo.New()

@@ -9,12 +9,20 @@ import (
 	"github.com/ratelimit-go/ratelimit/fiberrl"
 	"github.com/ratelimit-go/ratelimit/internal/fibertest"
 	"github.com/ratelimit-go/ratelimit/internal/httpsuite"
+	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
 
 // adapter builds Fiber apps for the HTTP conformance suite.
 type adapter struct{}
 
 func (adapter) Name() string { return "fiber" }
+
+func (adapter) Native(r keyfuncs.Request) (string, bool) {
+	if c := fiberrl.Ctx(r); c != nil {
+		return c.Get(httpsuite.NativeHeader), true
+	}
+	return "", false
+}
 
 func (adapter) Handler(t testing.TB, s httpsuite.Setup) http.Handler {
 	return fibertest.Handler(newApp(s))

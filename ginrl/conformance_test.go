@@ -8,6 +8,7 @@ import (
 
 	"github.com/ratelimit-go/ratelimit/ginrl"
 	"github.com/ratelimit-go/ratelimit/internal/httpsuite"
+	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
 
 func init() { gin.SetMode(gin.ReleaseMode) }
@@ -16,6 +17,13 @@ func init() { gin.SetMode(gin.ReleaseMode) }
 type adapter struct{}
 
 func (adapter) Name() string { return "gin" }
+
+func (adapter) Native(r keyfuncs.Request) (string, bool) {
+	if c := ginrl.Context(r); c != nil {
+		return c.GetHeader(httpsuite.NativeHeader), true
+	}
+	return "", false
+}
 
 func (adapter) Handler(t testing.TB, s httpsuite.Setup) http.Handler {
 	r := gin.New()

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ratelimit-go/ratelimit/internal/httpsuite"
+	"github.com/ratelimit-go/ratelimit/keyfuncs"
 	"github.com/ratelimit-go/ratelimit/stdhttp"
 )
 
@@ -15,6 +16,13 @@ import (
 type stdAdapter struct{}
 
 func (stdAdapter) Name() string { return "stdhttp" }
+
+func (stdAdapter) Native(r keyfuncs.Request) (string, bool) {
+	if req := stdhttp.Request(r); req != nil {
+		return req.Header.Get(httpsuite.NativeHeader), true
+	}
+	return "", false
+}
 
 func (stdAdapter) Handler(t testing.TB, s httpsuite.Setup) http.Handler {
 	mux := http.NewServeMux()

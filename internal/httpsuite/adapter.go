@@ -8,6 +8,7 @@ import (
 
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
 
 // Route is one route every app built by an Adapter serves.
@@ -108,7 +109,15 @@ type Adapter interface {
 	// http.Handler (Fiber through its net/http adaptor). Requests reach it
 	// with RemoteAddr and headers exactly as the suite sets them.
 	Handler(t testing.TB, s Setup) http.Handler
+	// Native returns the request header NativeHeader as the framework's own
+	// request object has it, reached through the adapter's accessor
+	// (stdhttp.Request, ginrl.Context, echorl.Context, fiberrl.Ctx); ok is
+	// false when the accessor finds none behind r.
+	Native(r keyfuncs.Request) (value string, ok bool)
 }
+
+// NativeHeader is the header Adapter.Native reads.
+const NativeHeader = "X-Test-Native"
 
 // held and release hold the requests to WorkPath that ask for it, for the
 // suite's concurrency test.

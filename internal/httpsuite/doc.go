@@ -5,7 +5,8 @@
 // serves it.
 //
 // An adapter implements Adapter (build an app with the suite's Routes and
-// a given Setup, as an http.Handler) and calls Run from a test:
+// a given Setup, as an http.Handler, and read a header through its accessor
+// of the framework's request) and calls Run from a test:
 //
 //	func TestConformance(t *testing.T) { httpsuite.Run(t, adapter{}) }
 //

@@ -44,6 +44,7 @@ func Run(t *testing.T, a Adapter) {
 		{"HeadFollowsGetRoute", testHeadFollowsGet},
 		{"KeyFromIdentity", testKeyFromIdentity},
 		{"PlansPerCaller", testPlans},
+		{"NativeRequest", testNative},
 	}
 	for _, tc := range tests {
 		t.Run(a.Name()+"/"+tc.name, func(t *testing.T) { tc.fn(t, newEnv(t, a)) })
@@ -615,4 +616,26 @@ func testPlans(t *testing.T, e *env) {
 		t.Fatalf("unknown plan, denied: event %+v", ev)
 	}
 	e.do(h, request{method: "GET", path: "/"}).wantStatus(t, "no plan, no global policy, denied", http.StatusForbidden)
+}
+
+// testNative: a key function reaches the framework's own request through
+// the adapter's accessor, which finds none behind a request of another kind.
+func testNative(t *testing.T, e *env) {
+	if _, ok := e.a.Native(keyfuncstest.New("192.0.2.1:1")); ok {
+		t.Fatal("the accessor found a framework request behind a request of another kind")
+	}
+	native := func(r keyfuncs.Request) (string, error) {
+		if v, ok := e.a.Native(r); ok && v != "" {
+			return v, nil
+		}
+		return "", &keyfuncs.MissingKeyError{Source: "header " + NativeHeader, Status: http.StatusBadRequest}
+	}
+	h := e.a.Handler(t, Setup{Global: e.middleware(ratelimit.WithKeyFunc(native), ratelimit.WithPolicy(core.MustParsePolicy("1/1m")))})
+	for i, c := range []struct {
+		value string
+		want  int
+	}{{"alice", http.StatusOK}, {"alice", http.StatusTooManyRequests}, {"bob", http.StatusOK}, {"", http.StatusBadRequest}} {
+		res := e.do(h, request{method: "GET", path: "/", header: http.Header{NativeHeader: {c.value}}})
+		res.wantStatus(t, "request "+strconv.Itoa(i+1)+" as "+strconv.Quote(c.value), c.want)
+	}
 }
