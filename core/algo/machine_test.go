@@ -23,84 +23,52 @@ type machine struct {
 
 func newMachine(t testing.TB, p *core.Params) *machine {
 	t.Helper()
-	m := &machine{}
 	switch p.Algorithm {
 	case core.FixedWindow:
-		var st FixedWindowState
-		m.decide = func(c, now int64) Answer { o, _ := FixedWindow(p, st, c, now); return o }
-		m.commit = func(c, now int64) Answer {
-			o, next := FixedWindow(p, st, c, now)
-			if o.Allowed && c > 0 {
-				st = next
-			}
-			return o
-		}
-		m.expiresAt = func() int64 { return st.ExpiresAt(p) }
-		m.stamp = func() int64 { return st.Start }
+		return valueMachine(p, FixedWindow, func(s FixedWindowState) int64 { return s.Start })
 	case core.SlidingWindow:
-		var st SlidingWindowState
-		m.decide = func(c, now int64) Answer { o, _ := SlidingWindow(p, st, c, now); return o }
-		m.commit = func(c, now int64) Answer {
-			o, next := SlidingWindow(p, st, c, now)
-			if o.Allowed && c > 0 {
-				st = next
-			}
-			return o
-		}
-		m.expiresAt = func() int64 { return st.ExpiresAt(p) }
-		m.stamp = func() int64 { return st.Start }
+		return valueMachine(p, SlidingWindow, func(s SlidingWindowState) int64 { return s.Start })
 	case core.TokenBucket:
-		var st TokenBucketState
-		m.decide = func(c, now int64) Answer { o, _ := TokenBucket(p, st, c, now); return o }
-		m.commit = func(c, now int64) Answer {
-			o, next := TokenBucket(p, st, c, now)
-			if o.Allowed && c > 0 {
-				st = next
-			}
-			return o
-		}
-		m.expiresAt = func() int64 { return st.ExpiresAt(p) }
-		m.stamp = func() int64 { return st.Last }
+		return valueMachine(p, TokenBucket, func(s TokenBucketState) int64 { return s.Last })
 	case core.GCRA:
-		var tat GCRAState
-		m.decide = func(c, now int64) Answer { o, _ := GCRA(p, tat, c, now); return o }
-		m.commit = func(c, now int64) Answer {
-			o, next := GCRA(p, tat, c, now)
-			if o.Allowed && c > 0 {
-				tat = next
-			}
-			return o
-		}
-		m.expiresAt = func() int64 { return tat.ExpiresAt(p) }
-		m.stamp = func() int64 { return tat.TAT }
+		return valueMachine(p, GCRA, func(s GCRAState) int64 { return s.TAT })
 	case core.LeakyBucket:
-		var st LeakyBucketState
-		m.decide = func(c, now int64) Answer { o, _ := LeakyBucket(p, st, c, now); return o }
-		m.commit = func(c, now int64) Answer {
-			o, next := LeakyBucket(p, st, c, now)
-			if o.Allowed && c > 0 {
-				st = next
-			}
-			return o
-		}
-		m.expiresAt = func() int64 { return st.ExpiresAt(p) }
-		m.stamp = func() int64 { return st.Last }
+		return valueMachine(p, LeakyBucket, func(s LeakyBucketState) int64 { return s.Last })
 	case core.SlidingLog:
 		l := new(Log)
-		m.decide = func(c, now int64) Answer { o, _ := SlidingLog(p, l, c, now); return o }
-		m.commit = func(c, now int64) Answer {
-			o, ts := SlidingLog(p, l, c, now)
+		return &machine{
+			decide: func(c, now int64) Answer { o, _ := SlidingLog(p, l, c, now); return o },
+			commit: func(c, now int64) Answer {
+				o, ts := SlidingLog(p, l, c, now)
+				if o.Allowed && c > 0 {
+					CommitSlidingLog(p, l, c, ts, now)
+				}
+				return o
+			},
+			expiresAt: func() int64 { return l.ExpiresAt(p) },
+			stamp:     l.newest,
+		}
+	}
+	t.Fatalf("no machine for %q", p.Algorithm)
+	return nil
+}
+
+// valueMachine is the machine of an algorithm whose state is a value that
+// step returns anew, kept at the instant stamp reads.
+func valueMachine[S interface{ ExpiresAt(*core.Params) int64 }](p *core.Params, step func(*core.Params, S, int64, int64) (Answer, S), stamp func(S) int64) *machine {
+	var st S
+	return &machine{
+		decide: func(c, now int64) Answer { o, _ := step(p, st, c, now); return o },
+		commit: func(c, now int64) Answer {
+			o, next := step(p, st, c, now)
 			if o.Allowed && c > 0 {
-				CommitSlidingLog(p, l, c, ts, now)
+				st = next
 			}
 			return o
-		}
-		m.expiresAt = func() int64 { return l.ExpiresAt(p) }
-		m.stamp = l.newest
-	default:
-		t.Fatalf("no machine for %q", p.Algorithm)
+		},
+		expiresAt: func() int64 { return st.ExpiresAt(p) },
+		stamp:     func() int64 { return stamp(st) },
 	}
-	return m
 }
 
 func mustParams(t testing.TB, pol core.Policy) *core.Params {
