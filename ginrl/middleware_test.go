@@ -3,6 +3,7 @@ package ginrl_test
 import (
 	"context"
 	"net/http"
+	"slices"
 	"testing"
 
 	"github.com/gin-gonic/gin"
@@ -63,13 +64,7 @@ func TestRoutePatterns(t *testing.T) {
 	if rec := httpsuite.Do(r, "GET", "/nowhere"); rec.Code != http.StatusNotFound {
 		t.Fatalf("/nowhere: %d", rec.Code)
 	}
-	want := []string{"/users/:id", "/users/:id", "/files/*path", ""}
-	if len(routes) != len(want) {
+	if want := []string{"/users/:id", "/users/:id", "/files/*path", ""}; !slices.Equal(routes, want) {
 		t.Fatalf("routes %q, want %q", routes, want)
-	}
-	for i := range want {
-		if routes[i] != want[i] {
-			t.Fatalf("routes %q, want %q", routes, want)
-		}
 	}
 }
