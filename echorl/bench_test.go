@@ -8,54 +8,19 @@ import (
 
 	"github.com/ratelimit-go/ratelimit/echorl"
 	"github.com/ratelimit-go/ratelimit/internal/httpsuite"
-	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
 
-// engine serves GET / with 204, behind mws.
-func engine(mws ...echo.MiddlewareFunc) *echo.Echo {
-	r := echo.New()
-	r.Use(mws...)
-	r.GET("/", func(c echo.Context) error { return c.NoContent(http.StatusNoContent) })
-	return r
-}
+// benches serve GET / with 204 from an Echo server (see httpsuite.Benches).
+var benches = httpsuite.Benches[echo.MiddlewareFunc]{New: echorl.New, Engine: func(mws ...echo.MiddlewareFunc) http.Handler {
+	e := echo.New()
+	e.Use(mws...)
+	e.GET("/", func(c echo.Context) error { return c.NoContent(http.StatusNoContent) })
+	return e
+}}
 
-// allowAll is middleware over the memory store with the default headers
-// and a policy far above b.N, so that every request is admitted.
-func allowAll(b *testing.B, kf keyfuncs.KeyFunc) echo.MiddlewareFunc {
-	mw, err := echorl.New(httpsuite.AllowOptions(kf)...)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return mw
-}
-
-// BenchmarkBare is the baseline: the server and its handler alone.
-func BenchmarkBare(b *testing.B) { httpsuite.Bench(b, engine()) }
-
-// BenchmarkAllow is the allow path with the memory store and the default
-// headers, keyed by a constant; subtract BenchmarkBare for what the
-// middleware adds.
-func BenchmarkAllow(b *testing.B) {
-	httpsuite.Bench(b, engine(allowAll(b, keyfuncs.Constant("client"))))
-}
-
-// BenchmarkAllowRemoteIP is BenchmarkAllow keyed by the peer address.
-func BenchmarkAllowRemoteIP(b *testing.B) { httpsuite.Bench(b, engine(allowAll(b, keyfuncs.RemoteIP))) }
-
-// BenchmarkDeny is a denied request: 1,000 client addresses round robin,
-// each past its limit (see httpsuite.BenchDeny); compare BenchmarkAllowRemoteIP.
-func BenchmarkDeny(b *testing.B) {
-	mw, err := echorl.New(httpsuite.DenyOptions()...)
-	if err != nil {
-		b.Fatal(err)
-	}
-	httpsuite.BenchDeny(b, engine(mw))
-}
-
-// BenchmarkBareParallel is BenchmarkBare on every P.
-func BenchmarkBareParallel(b *testing.B) { httpsuite.BenchParallel(b, engine()) }
-
-// BenchmarkAllowParallel is BenchmarkAllow on every P, all on one key.
-func BenchmarkAllowParallel(b *testing.B) {
-	httpsuite.BenchParallel(b, engine(allowAll(b, keyfuncs.Constant("client"))))
-}
+func BenchmarkBare(b *testing.B)          { benches.Bare(b) }
+func BenchmarkAllow(b *testing.B)         { benches.Allow(b) }
+func BenchmarkAllowRemoteIP(b *testing.B) { benches.AllowRemoteIP(b) }
+func BenchmarkDeny(b *testing.B)          { benches.Deny(b) }
+func BenchmarkBareParallel(b *testing.B)  { benches.BareParallel(b) }
+func BenchmarkAllowParallel(b *testing.B) { benches.AllowParallel(b) }

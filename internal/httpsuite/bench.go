@@ -114,3 +114,44 @@ func BenchDeny(b *testing.B, h http.Handler) {
 		}
 	}
 }
+
+// Benches are the benchmarks of an adapter whose middleware is an M: New
+// builds one from options, and Engine installs its arguments in an app
+// serving GET / with 204.
+type Benches[M any] struct {
+	New    func(opts ...ratelimit.Option) (M, error)
+	Engine func(mws ...M) http.Handler
+}
+
+func (bs Benches[M]) with(b *testing.B, opts []ratelimit.Option) http.Handler {
+	mw, err := bs.New(opts...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return bs.Engine(mw)
+}
+
+// Bare is the baseline: the app and its handler alone.
+func (bs Benches[M]) Bare(b *testing.B) { Bench(b, bs.Engine()) }
+
+// Allow is the allow path (AllowOptions) keyed by a constant; subtract
+// Bare for what the middleware adds.
+func (bs Benches[M]) Allow(b *testing.B) {
+	Bench(b, bs.with(b, AllowOptions(keyfuncs.Constant("client"))))
+}
+
+// AllowRemoteIP is Allow keyed by the peer address.
+func (bs Benches[M]) AllowRemoteIP(b *testing.B) {
+	Bench(b, bs.with(b, AllowOptions(keyfuncs.RemoteIP)))
+}
+
+// Deny is BenchDeny: a flood of clients past their limit.
+func (bs Benches[M]) Deny(b *testing.B) { BenchDeny(b, bs.with(b, DenyOptions())) }
+
+// BareParallel is Bare on every P.
+func (bs Benches[M]) BareParallel(b *testing.B) { BenchParallel(b, bs.Engine()) }
+
+// AllowParallel is Allow on every P, all on one key.
+func (bs Benches[M]) AllowParallel(b *testing.B) {
+	BenchParallel(b, bs.with(b, AllowOptions(keyfuncs.Constant("client"))))
+}
