@@ -125,6 +125,20 @@ func waitQueued(t *testing.T, s *Store, n int) {
 
 var testNow = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 
+// queueChecks starts n checks of key under p, each on a goroutine of its
+// own, waits until they are all queued behind the call on the wire, and
+// returns what waits for their decisions and errors.
+func queueChecks(t *testing.T, s *Store, n int, key string, p core.Policy) (wait func() ([]core.Decision, []error)) {
+	t.Helper()
+	results, errs := make([]core.Decision, n), make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { results[i], errs[i] = backendtest.CheckOne(context.Background(), s, key, p, 1, testNow) })
+	}
+	waitQueued(t, s, n)
+	return func() ([]core.Decision, []error) { wg.Wait(); return results, errs }
+}
+
 // TestBatchingGroupsQueuedChecks: with one script call in flight, checks
 // that arrive meanwhile go out together, as one script call deciding them
 // all or, with one check per call, as one pipeline; each gets its own
@@ -136,23 +150,12 @@ func TestBatchingGroupsQueuedChecks(t *testing.T) {
 
 func testGroupsQueued(t *testing.T, perCall int) {
 	s, g, _ := gatedStore(t, 1, WithChecksPerCall(perCall))
-	ctx := context.Background()
 	p := core.Policy{Limit: 3, Window: time.Minute, Algorithm: core.FixedWindow}
 	first := g.holdFirst(s, "first", p) // on the wire: everything else queues
 	const n = 20
-	var wg sync.WaitGroup
-	results := make([]core.Decision, n)
-	errs := make([]error, n)
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			results[i], errs[i] = backendtest.CheckOne(ctx, s, "shared", p, 1, testNow)
-		}(i)
-	}
-	waitQueued(t, s, n)
+	wait := queueChecks(t, s, n, "shared", p)
 	close(g.release)
-	wg.Wait()
+	results, errs := wait()
 	if err := <-first; err != nil {
 		t.Fatal(err)
 	}
@@ -210,20 +213,9 @@ func testNoScriptQueued(t *testing.T, perCall int) {
 	}
 	first := g.holdFirst(s, "k", p) // on the wire: everything else queues
 	const n = 10
-	var wg sync.WaitGroup
-	errs := make([]error, n)
-	remaining := make([]int, n)
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			d, err := backendtest.CheckOne(ctx, s, "k", p, 1, testNow)
-			errs[i], remaining[i] = err, d.Remaining
-		}(i)
-	}
-	waitQueued(t, s, n)
+	wait := queueChecks(t, s, n, "k", p)
 	close(g.release)
-	wg.Wait()
+	results, errs := wait()
 	if err := <-first; err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +224,7 @@ func testNoScriptQueued(t *testing.T, perCall int) {
 		if err != nil {
 			t.Fatalf("check %d after NOSCRIPT in a pipeline: %v", i, err)
 		}
-		seen[remaining[i]] = true
+		seen[results[i].Remaining] = true
 	}
 	if !flushed.Load() || len(seen) != n {
 		t.Fatalf("flushed %v, distinct Remaining %d; want every check counted once", flushed.Load(), len(seen))
@@ -280,20 +272,10 @@ func TestBatchingPipelineFailure(t *testing.T) {
 	p := core.Policy{Limit: 100, Window: time.Minute}
 	first := g.holdFirst(s, "k", p) // on the wire: everything else queues
 	const n = 5
-	var wg sync.WaitGroup
-	results := make([]core.Decision, n)
-	errs := make([]error, n)
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			results[i], errs[i] = backendtest.CheckOne(context.Background(), s, "k", p, 1, testNow)
-		}(i)
-	}
-	waitQueued(t, s, n)
+	wait := queueChecks(t, s, n, "k", p)
 	m.Close()
 	close(g.release)
-	wg.Wait()
+	results, errs := wait()
 	<-first
 	for i := range errs {
 		if errs[i] == nil || results[i].Allowed {
