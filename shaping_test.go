@@ -150,14 +150,7 @@ func TestDefaultShaping(t *testing.T) {
 	res := newRecorder()
 	go func() { done <- m.Handle(ctx, keyfuncstest.New("192.0.2.1:1"), res, next) }()
 	deadline := time.Now().Add(10 * time.Second)
-	for { // cancel once the second request is charged, that is, held
-		d, err := lim.Peek(context.Background(), slow, core.MustParsePolicy(slow))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if d.Remaining == 0 {
-			break
-		}
+	for remaining(t, lim, slow, core.MustParsePolicy(slow)) != 0 { // cancel once it is charged, that is, held
 		if time.Now().After(deadline) {
 			t.Fatal("the second request was not charged within 10 s")
 		}
