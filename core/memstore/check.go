@@ -106,26 +106,28 @@ func (s *Store) Do(ctx context.Context, items []core.Item, now time.Time, out []
 		clear(out)
 		return err
 	}
-	switch {
-	case items[0].Op == core.OpReset:
+	if items[0].Op == core.OpReset {
 		return s.reset(items, out)
-	case items[0].Op != core.OpConsume:
-		return s.peek(items, now, out)
-	case oneKey(items):
-		return s.check(items, now, out)
 	}
-	return s.checkMany(items, now, out)
-}
-
-// check decides a validated batch of consuming items of one key, all or
-// nothing, under one lock. A policy given twice is consumed once.
-func (s *Store) check(items []core.Item, now time.Time, out []core.Decision) error {
 	var buf [8]*policyInfo
 	pis, err := s.register(items, buf[:0])
 	if err != nil {
 		clear(out)
 		return err
 	}
+	switch {
+	case items[0].Op != core.OpConsume:
+		return s.peek(items, pis, now, out)
+	case oneKey(items):
+		return s.check(items, pis, now, out)
+	}
+	return s.checkMany(items, pis, now, out)
+}
+
+// check decides a validated batch of consuming items of one key, all or
+// nothing, under one lock, pis their registered policies. A policy given
+// twice is consumed once.
+func (s *Store) check(items []core.Item, pis []*policyInfo, now time.Time, out []core.Decision) error {
 	key := items[0].Key
 	c, n := int64(items[0].Cost), now.UnixMicro()
 	sh, h := s.locate(key)
@@ -168,17 +170,11 @@ func (s *Store) check(items []core.Item, now time.Time, out []core.Decision) err
 	return nil
 }
 
-// peek reports the state of every item of a validated batch of OpPeek items
-// and writes nothing. A batch of OpRefund or OpCharge items is applied the
+// peek reports the state of every item of a validated batch of OpPeek items,
+// pis their registered policies, and writes nothing. A batch of OpRefund or OpCharge items is applied the
 // same way, each state once, just before it reports; a charge of a new key
 // in a full store fails with ErrStoreFull, the other items still applied.
-func (s *Store) peek(items []core.Item, now time.Time, out []core.Decision) error {
-	var buf [8]*policyInfo
-	pis, err := s.register(items, buf[:0])
-	if err != nil {
-		clear(out)
-		return err
-	}
+func (s *Store) peek(items []core.Item, pis []*policyInfo, now time.Time, out []core.Decision) error {
 	n := now.UnixMicro()
 	var first error
 	for i, pi := range pis {

@@ -8,15 +8,10 @@ import (
 )
 
 // checkMany decides a validated batch of consuming items of several keys,
-// all or nothing, their shards locked in ascending order. A full store
+// all or nothing, pis their registered policies, their shards locked in
+// ascending order. A full store
 // (WithMaxKeys) fails such a check with ErrStoreFull, reclaiming nothing.
-func (s *Store) checkMany(items []core.Item, now time.Time, out []core.Decision) error {
-	var buf [8]*policyInfo
-	pis, err := s.register(items, buf[:0])
-	if err != nil {
-		clear(out)
-		return err
-	}
+func (s *Store) checkMany(items []core.Item, pis []*policyInfo, now time.Time, out []core.Decision) error {
 	type located struct {
 		sh *shard
 		h  uint64
