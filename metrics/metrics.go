@@ -134,12 +134,9 @@ func New(opts ...Option) (*Collector, error) {
 
 // Describe implements prometheus.Collector.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	c.checks.Describe(ch)
-	c.denials.Describe(ch)
-	c.decVec.Describe(ch)
-	c.latency.Describe(ch)
-	c.errs.Describe(ch)
-	c.trans.Describe(ch)
+	for _, v := range c.vecs() {
+		v.Describe(ch)
+	}
 	for _, d := range []*prometheus.Desc{c.breakerDesc, c.denyHitsDesc, c.memKeysDesc, c.memRefusedDesc, c.panicsDesc, c.leasesDesc, c.leaseUnitsDesc, c.leaseWastedDesc, c.leaseLocalDesc} {
 		ch <- d
 	}
@@ -147,18 +144,20 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect implements prometheus.Collector.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
-	c.checks.Collect(ch)
-	c.denials.Collect(ch)
-	c.decVec.Collect(ch)
-	c.latency.Collect(ch)
-	c.errs.Collect(ch)
-	c.trans.Collect(ch)
+	for _, v := range c.vecs() {
+		v.Collect(ch)
+	}
 	c.mu.Lock()
 	ws := c.watched
 	c.mu.Unlock()
 	for _, w := range ws {
 		w.collect(ch)
 	}
+}
+
+// vecs are the Collector's metric vectors.
+func (c *Collector) vecs() [6]prometheus.Collector {
+	return [...]prometheus.Collector{c.checks, c.denials, c.decVec, c.latency, c.errs, c.trans}
 }
 
 // stateLabels are the breaker's states (resilient.Stats.State).
