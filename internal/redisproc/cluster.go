@@ -91,9 +91,12 @@ func (c *Cluster) waitReplicas(timeout time.Duration) {
 }
 
 // Addrs returns the addresses of every node, as seeds for a cluster client.
-func (c *Cluster) Addrs() []string {
-	addrs := make([]string, len(c.Nodes))
-	for i, s := range c.Nodes {
+func (c *Cluster) Addrs() []string { return addrsOf(c.Nodes) }
+
+// addrsOf returns the addresses of servers.
+func addrsOf(servers []*Server) []string {
+	addrs := make([]string, len(servers))
+	for i, s := range servers {
 		addrs[i] = s.Addr
 	}
 	return addrs

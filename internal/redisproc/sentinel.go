@@ -69,13 +69,7 @@ func StartSentinel(t testing.TB, replicas, sentinels int, downAfter time.Duratio
 }
 
 // SentinelAddrs returns the Sentinels' addresses, for redis.FailoverOptions.
-func (g *SentinelGroup) SentinelAddrs() []string {
-	addrs := make([]string, len(g.Sentinels))
-	for i, s := range g.Sentinels {
-		addrs[i] = s.Addr
-	}
-	return addrs
-}
+func (g *SentinelGroup) SentinelAddrs() []string { return addrsOf(g.Sentinels) }
 
 // Master returns the data server the first Sentinel names as master, or nil
 // when it names none of them.
