@@ -18,16 +18,10 @@ func TestExample(t *testing.T) {
 			return nil, err
 		}
 		return fibertest.Handler(app), nil
-	}, run)
-}
-
-// TestMain checks that run leaves no goroutine behind once its context
-// ends: servers, stores and clients are all closed. Two fasthttp
-// goroutines are not run's: the process-wide Date header updater, and a
-// stopped server's worker-pool cleaner, which notices the stop only when
-// its 10 s sleep ends.
-func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m,
+	}, run,
+		// Two fasthttp goroutines are not run's: the process-wide Date
+		// header updater, and a stopped server's worker-pool cleaner, which
+		// notices the stop only when its 10 s sleep ends.
 		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.updateServerDate.func1"),
 		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*workerPool).Start.func2"))
 }

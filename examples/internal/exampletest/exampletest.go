@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/internal/must"
@@ -292,8 +294,11 @@ type RunFunc func(ctx context.Context, args []string, logw io.Writer) error
 // on Limiter's manual clock, through Check; its main logic on a real socket
 // with Serve, on memory and on miniredis; and, wired as the README advises,
 // every request answered within its 50 ms budget plus a few milliseconds
-// while its Redis is hung (SIGSTOP) or stopped (HungRedis).
-func Suite(t *testing.T, newApp func(*core.Limiter) (http.Handler, error), run RunFunc) {
+// while its Redis is hung (SIGSTOP) or stopped (HungRedis). Once they are
+// done, no goroutine may be left but those ignore names: servers, stores and
+// clients are all closed.
+func Suite(t *testing.T, newApp func(*core.Limiter) (http.Handler, error), run RunFunc, ignore ...goleak.Option) {
+	defer goleak.VerifyNone(t, ignore...)
 	t.Run("App", func(t *testing.T) {
 		limiter, clock := Limiter(t)
 		h, err := newApp(limiter)
