@@ -68,20 +68,7 @@ func BenchmarkHealthy(b *testing.B) {
 // BenchmarkDenyCacheHit measures a denial answered by the deny cache.
 func BenchmarkDenyCacheHit(b *testing.B) {
 	p := core.Policy{Limit: 1, Window: time.Hour}
-	be := must.Do(resilient.New(newMem(b), resilient.WithDenyCache(0)))
-	ctx := context.Background()
-	_, _ = backendtest.CheckOne(ctx, be, "k", p, 1, t0)
-	b.ReportAllocs()
-	b.ResetTimer()
-	b.RunParallel(func(pb *testing.PB) {
-		items, out := []core.Item{{Key: "k", Policy: p, Cost: 1}}, make([]core.Decision, 1)
-		for pb.Next() {
-			_ = be.Do(ctx, items, t0, out)
-			if out[0].Allowed {
-				b.Fatal("admitted")
-			}
-		}
-	})
+	benchDenied(b, must.Do(resilient.New(newMem(b), resilient.WithDenyCache(0))), p)
 }
 
 // BenchmarkOpenBreaker measures a check answered by the failure mode while
@@ -89,13 +76,18 @@ func BenchmarkDenyCacheHit(b *testing.B) {
 func BenchmarkOpenBreaker(b *testing.B) {
 	f := newFaulty(b)
 	f.set(failing)
-	be := must.Do(resilient.New(f, resilient.WithFailClosed(), resilient.WithBreaker(1, time.Hour)))
+	benchDenied(b, must.Do(resilient.New(f, resilient.WithFailClosed(), resilient.WithBreaker(1, time.Hour))), benchPolicy)
+}
+
+// benchDenied runs checks of one key under p after a first one, failing if
+// any is admitted.
+func benchDenied(b *testing.B, be core.Backend, p core.Policy) {
 	ctx := context.Background()
-	_, _ = backendtest.CheckOne(ctx, be, "k", benchPolicy, 1, t0)
+	_, _ = backendtest.CheckOne(ctx, be, "k", p, 1, t0)
 	b.ReportAllocs()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
-		items, out := []core.Item{{Key: "k", Policy: benchPolicy, Cost: 1}}, make([]core.Decision, 1)
+		items, out := []core.Item{{Key: "k", Policy: p, Cost: 1}}, make([]core.Decision, 1)
 		for pb.Next() {
 			_ = be.Do(ctx, items, t0, out)
 			if out[0].Allowed {

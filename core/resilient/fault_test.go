@@ -32,26 +32,24 @@ func modeName(m faultMode) string {
 
 // TestFaultRefused: Redis stops and refuses connections, then starts again.
 func TestFaultRefused(t *testing.T) {
-	for _, m := range []faultMode{modeFallback, modeClosed} {
-		t.Run(modeName(m), func(t *testing.T) {
-			srv := redisproc.Start(t)
-			fr := &faultRun{name: "refused/" + modeName(m), mode: m}
-			newFaultBackend(t, fr, standaloneClient(t, srv))
-			runFault(t, fr, srv.Stop, srv.Restart, outage)
-			fr.check(t)
-		})
-	}
+	standaloneFault(t, "refused", (*redisproc.Server).Stop, (*redisproc.Server).Restart)
 }
 
 // TestFaultHung: Redis is paused (SIGSTOP): connections stay open and
 // nothing answers; then it resumes (SIGCONT).
 func TestFaultHung(t *testing.T) {
+	standaloneFault(t, "hung", (*redisproc.Server).Pause, (*redisproc.Server).Resume)
+}
+
+// standaloneFault runs the fault that begin and end bring on a standalone
+// Redis, under each failure mode.
+func standaloneFault(t *testing.T, name string, begin, end func(*redisproc.Server)) {
 	for _, m := range []faultMode{modeFallback, modeClosed} {
 		t.Run(modeName(m), func(t *testing.T) {
 			srv := redisproc.Start(t)
-			fr := &faultRun{name: "hung/" + modeName(m), mode: m}
+			fr := &faultRun{name: name + "/" + modeName(m), mode: m}
 			newFaultBackend(t, fr, standaloneClient(t, srv))
-			runFault(t, fr, srv.Pause, srv.Resume, outage)
+			runFault(t, fr, func() { begin(srv) }, func() { end(srv) }, outage)
 			fr.check(t)
 		})
 	}
