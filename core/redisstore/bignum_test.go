@@ -75,25 +75,14 @@ func TestLargeNumbers(t *testing.T) {
 			t.Fatalf("seed %d: the reference admits %d of %d checks; the trace should mix admissions and denials", seed, admitted, checks)
 		}
 	}
-	_, mini := newMiniredis(t)
-	for _, b := range []struct {
-		name   string
-		client func(t *testing.T) redis.UniversalClient
-	}{
-		{"miniredis", func(*testing.T) redis.UniversalClient { return mini }},
-		{"redis", func(t *testing.T) redis.UniversalClient { return redistest.Client(t) }},
-		{"cluster", func(t *testing.T) redis.UniversalClient { return redistest.Cluster(t) }},
-	} {
-		t.Run(b.name, func(t *testing.T) {
-			c := b.client(t)
-			for seed := uint64(1); seed <= 4; seed++ {
-				s := newStore(t, c, redisstore.WithPrefix(redistest.Prefix(t)), redisstore.WithTTLMargin(realMargin))
-				if err := backendtest.Diff(context.Background(), bigTrace(seed, 150), backendtest.NewReference(), s); err != nil {
-					t.Fatalf("seed %d: %v", seed, err)
-				}
+	onEachServer(t, func(t *testing.T, c redis.UniversalClient, _ time.Duration) {
+		for seed := uint64(1); seed <= 4; seed++ {
+			s := newStore(t, c, redisstore.WithPrefix(redistest.Prefix(t)), redisstore.WithTTLMargin(realMargin))
+			if err := backendtest.Diff(context.Background(), bigTrace(seed, 150), backendtest.NewReference(), s); err != nil {
+				t.Fatalf("seed %d: %v", seed, err)
 			}
-		})
-	}
+		}
+	})
 }
 
 // admissions runs the checks of steps, a trace of checks and peeks, on the
@@ -139,22 +128,12 @@ func TestSlidingWindowRounding(t *testing.T) {
 	if d, err := ref.AllowN(ctx, "round", p, 210650798); err != nil || d.Allowed || d.RetryAfter != 30626934066*time.Microsecond {
 		t.Fatalf("reference: %v %+v; the case no longer tests rounding", err, d)
 	}
-	_, mini := newMiniredis(t)
-	for _, b := range []struct {
-		name   string
-		client func(t *testing.T) redis.UniversalClient
-	}{
-		{"miniredis", func(*testing.T) redis.UniversalClient { return mini }},
-		{"redis", func(t *testing.T) redis.UniversalClient { return redistest.Client(t) }},
-		{"cluster", func(t *testing.T) redis.UniversalClient { return redistest.Cluster(t) }},
-	} {
-		t.Run(b.name, func(t *testing.T) {
-			s := newStore(t, b.client(t), redisstore.WithPrefix(redistest.Prefix(t)))
-			if err := backendtest.Diff(ctx, steps, backendtest.NewReference(), s); err != nil {
-				t.Fatal(err)
-			}
-		})
-	}
+	onEachServer(t, func(t *testing.T, c redis.UniversalClient, _ time.Duration) {
+		s := newStore(t, c, redisstore.WithPrefix(redistest.Prefix(t)))
+		if err := backendtest.Diff(ctx, steps, backendtest.NewReference(), s); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
 
 // rateBased reports whether a is driven by a rate and a burst (token

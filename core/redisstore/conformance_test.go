@@ -142,16 +142,6 @@ const (
 // memory store, and the Redis store on miniredis, a real Redis and a real
 // Cluster, and requires identical outcomes everywhere.
 func TestDifferential(t *testing.T) {
-	_, mini := newMiniredis(t)
-	backends := []struct {
-		name   string
-		client func(t *testing.T) redis.UniversalClient
-		margin time.Duration
-	}{
-		{"miniredis", func(*testing.T) redis.UniversalClient { return mini }, 0},
-		{"redis", func(t *testing.T) redis.UniversalClient { return redistest.Client(t) }, realMargin},
-		{"cluster", func(t *testing.T) redis.UniversalClient { return redistest.Cluster(t) }, realMargin},
-	}
 	years := map[int]bool{}
 	traces := make([][]backendtest.Step, diffSeeds)
 	for i := range traces {
@@ -162,16 +152,25 @@ func TestDifferential(t *testing.T) {
 		t.Fatalf("traces start in years %v; want 2026, 2100 and 1969", years)
 	}
 	ctx := context.Background()
-	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			c := b.client(t)
-			for i, steps := range traces {
-				s := newStore(t, c, redisstore.WithPrefix(redistest.Prefix(t)), redisstore.WithTTLMargin(b.margin))
-				// Backends 1 and 2: memstore and the Redis store.
-				if err := backendtest.Diff(ctx, steps, backendtest.NewReference(), must.Do(memstore.New()), s); err != nil {
-					t.Fatalf("seed %d on %s: %v", 1000+i, b.name, err)
-				}
+	onEachServer(t, func(t *testing.T, c redis.UniversalClient, margin time.Duration) {
+		for i, steps := range traces {
+			s := newStore(t, c, redisstore.WithPrefix(redistest.Prefix(t)), redisstore.WithTTLMargin(margin))
+			// Backends 1 and 2: memstore and the Redis store.
+			if err := backendtest.Diff(ctx, steps, backendtest.NewReference(), must.Do(memstore.New()), s); err != nil {
+				t.Fatalf("seed %d: %v", 1000+i, err)
 			}
-		})
-	}
+		}
+	})
+}
+
+// onEachServer runs f as a subtest on miniredis, a real Redis and a real
+// Cluster, given the server's client and the TTL margin a server running
+// on its own clock needs.
+func onEachServer(t *testing.T, f func(t *testing.T, c redis.UniversalClient, margin time.Duration)) {
+	t.Run("miniredis", func(t *testing.T) {
+		_, c := newMiniredis(t)
+		f(t, c, 0)
+	})
+	t.Run("redis", func(t *testing.T) { f(t, redistest.Client(t), realMargin) })
+	t.Run("cluster", func(t *testing.T) { f(t, redistest.Cluster(t), realMargin) })
 }
