@@ -56,17 +56,6 @@ func installCert(t *testing.T, dir string, p testcerts.Pair) {
 	}
 }
 
-func pool(t *testing.T, caFile string) *x509.CertPool {
-	t.Helper()
-	b, err := os.ReadFile(caFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := x509.NewCertPool()
-	p.AppendCertsFromPEM(b)
-	return p
-}
-
 func keyPair(t *testing.T, p testcerts.Pair) []tls.Certificate {
 	t.Helper()
 	c, err := tls.LoadX509KeyPair(p.CertFile, p.KeyFile)
@@ -115,7 +104,7 @@ func TestServiceTLS(t *testing.T) {
 	ca := testcerts.NewCA(t, "service")
 	clients := testcerts.NewCA(t, "clients")
 	intruders := testcerts.NewCA(t, "intruders")
-	roots := pool(t, ca.File)
+	roots := ca.Pool()
 	good, bad := keyPair(t, clients.Client("envoy")), keyPair(t, intruders.Client("envoy"))
 
 	t.Run("TLS", func(t *testing.T) {

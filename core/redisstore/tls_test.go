@@ -2,7 +2,6 @@ package redisstore_test
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"os"
 	"strings"
 	"testing"
@@ -25,12 +24,7 @@ func TestConformanceTLSAndACL(t *testing.T) {
 	ca := testcerts.NewCA(t, "test")
 	const prefix = "rltls:"
 	_, addr := redisproc.StartTLS(t, ca, redisproc.StoreACL("ratelimit", "s3cret", prefix))
-	pem, err := os.ReadFile(ca.File)
-	if err != nil {
-		t.Fatal(err)
-	}
-	roots := x509.NewCertPool()
-	roots.AppendCertsFromPEM(pem)
+	roots := ca.Pool()
 	opts := &redis.Options{Addr: addr, Username: "ratelimit", Password: "s3cret",
 		TLSConfig: &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}}
 	resilient.RedisOptions(opts, resilient.DefaultBudget)
@@ -77,12 +71,7 @@ func TestConformanceClusterTLS(t *testing.T) {
 	ca := testcerts.NewCA(t, "cluster")
 	const prefix = "rlctls:"
 	_, addrs := redisproc.StartClusterTLS(t, ca, 3, 2*time.Second, redisproc.StoreACL("ratelimit", "s3cret", prefix)+" +cluster|slots")
-	pem, err := os.ReadFile(ca.File)
-	if err != nil {
-		t.Fatal(err)
-	}
-	roots := x509.NewCertPool()
-	roots.AppendCertsFromPEM(pem)
+	roots := ca.Pool()
 	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, Username: "ratelimit", Password: "s3cret", MaxRetries: -1,
 		TLSConfig: &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}})
 	t.Cleanup(func() { _ = c.Close() })

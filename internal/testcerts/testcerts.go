@@ -59,6 +59,14 @@ func NewCA(t testing.TB, name string) *CA {
 	return ca
 }
 
+// Pool returns a pool holding the CA's certificate, for a tls.Config's
+// RootCAs or ClientCAs.
+func (ca *CA) Pool() *x509.CertPool {
+	p := x509.NewCertPool()
+	p.AddCert(ca.cert)
+	return p
+}
+
 // Server makes a server certificate for 127.0.0.1, ::1, localhost and the
 // given extra DNS names, usable as a client certificate as well.
 func (ca *CA) Server(name string, dnsNames ...string) Pair {
