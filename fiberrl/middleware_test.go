@@ -125,6 +125,9 @@ func TestUseMiddlewareResolvesPatterns(t *testing.T) {
 		{"case-sensitive", fiber.Config{CaseSensitive: true}, "GET", "/LOGIN", ""},
 		{"parameter, case-insensitive", fiber.Config{}, "GET", "/USERS/42", "/users/:id"},
 		{"parameter, case-sensitive", fiber.Config{CaseSensitive: true}, "GET", "/USERS/42", ""},
+		// Fiber folds ASCII letters only: the long s is not an s.
+		{"static, non-ASCII", fiber.Config{UnescapePath: true}, "GET", "/u\u017fers/me", ""},
+		{"parameter, non-ASCII", fiber.Config{UnescapePath: true}, "GET", "/u\u017fers/42", ""},
 		{"parameter first", fiber.Config{}, "GET", "/de/about", "/:lang/about"},
 		{"wildcard without its slash", fiber.Config{}, "GET", "/files", "/files/*"},
 		{"trailing slash by default", fiber.Config{}, "GET", "/login/", "/login"},

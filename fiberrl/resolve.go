@@ -44,7 +44,7 @@ func (r *resolver) lookup(app *fiber.App, method, path string) string {
 	path = trimSlash(path, t.cfg.StrictRouting)
 	for _, p := range t.byMethod[method] {
 		if p.static {
-			if p.pretty == path || (!t.cfg.CaseSensitive && strings.EqualFold(p.pretty, path)) {
+			if p.pretty == path || (!t.cfg.CaseSensitive && equalASCIIFold(p.pretty, path)) {
 				return p.path
 			}
 			continue
@@ -88,8 +88,8 @@ func trimSlash(path string, strict bool) string {
 	return path
 }
 
-// hasPrefix reports whether path starts with prefix, ignoring case unless
-// caseSensitive.
+// hasPrefix reports whether path starts with prefix, ignoring the case of
+// ASCII letters unless caseSensitive.
 func hasPrefix(path, prefix string, caseSensitive bool) bool {
 	if len(path) < len(prefix) {
 		return false
@@ -97,5 +97,29 @@ func hasPrefix(path, prefix string, caseSensitive bool) bool {
 	if caseSensitive {
 		return path[:len(prefix)] == prefix
 	}
-	return strings.EqualFold(path[:len(prefix)], prefix)
+	return equalASCIIFold(path[:len(prefix)], prefix)
+}
+
+// equalASCIIFold reports whether a and b are equal but for the case of
+// ASCII letters: Fiber lowercases paths and patterns byte by byte, so that
+// no other letter matches another (strings.EqualFold would match the
+// Kelvin sign with k, the long s with s).
+func equalASCIIFold(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		if lower(a[i]) != lower(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// lower returns the ASCII letter c in lower case, any other byte as it is.
+func lower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }
