@@ -161,5 +161,5 @@ func BenchmarkAllowResolveStatic(b *testing.B) { benchTarget(b, routedApp(b), "/
 
 // BenchmarkAllowResolveParam is BenchmarkAllow with the pattern of a route
 // with a parameter, registered after 20 static ones, resolved by Use
-// middleware with fiber.RoutePatternMatch.
+// middleware segment by segment.
 func BenchmarkAllowResolveParam(b *testing.B) { benchTarget(b, routedApp(b), "/users/7") }

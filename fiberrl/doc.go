@@ -12,8 +12,9 @@
 // Route reports its route's pattern, Ctx.Route().Path. Fiber chooses a
 // request's route only after the middleware of App.Use has run, so
 // Middleware, when it has a route table, finds the route Fiber will choose:
-// the first one registered for the method whose pattern matches the path,
-// under the app's CaseSensitive and StrictRouting settings, re-reading the
-// route list when routes are added. A request the middleware answers itself
+// of the routes of the method that Fiber tries for the path's first three
+// bytes, the first registered whose pattern matches the path, under the
+// app's CaseSensitive and StrictRouting settings, re-reading the route list
+// when routes are added. A request the middleware answers itself
 // does not reach the next handler, and the middleware returns nil.
 package fiberrl

@@ -31,6 +31,14 @@ type pattern struct {
 	// the constant part before its first parameter, wildcard or escape,
 	// without a trailing slash: a prefix of every path it matches.
 	pretty string
+	// bucket is the first three bytes of the pattern's constant prefix, or
+	// "" when that is shorter: Fiber tries the route only for paths that
+	// start with them (see tree).
+	bucket string
+	// segs are the segments of a pattern made of constant segments and
+	// whole-segment parameters ("/users/:id/posts"), "" for a parameter;
+	// nil for any other, matched by fiber.RoutePatternMatch.
+	segs []string
 }
 
 // lookup returns the pattern of the first route for method matching path,
@@ -42,18 +50,63 @@ func (r *resolver) lookup(app *fiber.App, method, path string) string {
 		r.table.Store(t)
 	}
 	path = trimSlash(path, t.cfg.StrictRouting)
+	tree := tree(path)
 	for _, p := range t.byMethod[method] {
-		if p.static {
-			if p.pretty == path || (!t.cfg.CaseSensitive && equalASCIIFold(p.pretty, path)) {
+		switch {
+		case p.static: // equal to path, it has path's bucket
+			if t.equal(p.pretty, path) {
 				return p.path
 			}
-			continue
-		}
-		if hasPrefix(path, p.pretty, t.cfg.CaseSensitive) && fiber.RoutePatternMatch(path, p.path, t.cfg) {
+		case p.bucket != "" && !t.equal(p.bucket, tree):
+		case p.segs != nil:
+			if t.matchSegments(p.segs, path) {
+				return p.path
+			}
+		case hasPrefix(path, p.pretty, t.cfg.CaseSensitive) && fiber.RoutePatternMatch(path, p.path, t.cfg):
 			return p.path
 		}
 	}
 	return ""
+}
+
+// tree returns the first three bytes of path, or "" when it is shorter:
+// Fiber tries only the routes whose bucket is that or "", in the order of
+// registration.
+func tree(path string) string {
+	if len(path) < 3 {
+		return ""
+	}
+	return path[:3]
+}
+
+// equal reports whether a and b are equal under the app's case setting.
+func (t *routeTable) equal(a, b string) bool {
+	return a == b || (!t.cfg.CaseSensitive && equalASCIIFold(a, b))
+}
+
+// matchSegments reports whether path matches a pattern of segments segs,
+// as Fiber matches it: each constant segment equal, each parameter a
+// non-empty segment.
+func (t *routeTable) matchSegments(segs []string, path string) bool {
+	if path == "" || path[0] != '/' {
+		return false
+	}
+	rest := path[1:]
+	for i, s := range segs {
+		part := rest
+		if j := strings.IndexByte(rest, '/'); i < len(segs)-1 {
+			if j < 0 {
+				return false
+			}
+			part, rest = rest[:j], rest[j+1:]
+		} else if j >= 0 {
+			return false
+		}
+		if s == "" && part == "" || s != "" && !t.equal(s, part) {
+			return false
+		}
+	}
+	return true
 }
 
 func newRouteTable(app *fiber.App) *routeTable {
@@ -66,14 +119,61 @@ func newRouteTable(app *fiber.App) *routeTable {
 	}
 	for _, rt := range app.GetRoutes(true) {
 		p := pattern{path: rt.Path}
+		pretty := trimSlash(rt.Path, cfg.StrictRouting)
 		if i := strings.IndexAny(rt.Path, ":*+\\"); i >= 0 {
-			p.pretty = strings.TrimRight(rt.Path[:i], "/")
+			p.pretty, p.segs = strings.TrimRight(rt.Path[:i], "/"), segments(pretty)
 		} else {
-			p.static, p.pretty = true, trimSlash(rt.Path, cfg.StrictRouting)
+			p.static, p.pretty = true, pretty
+		}
+		if c := constPrefix(pretty); len(c) >= 3 {
+			p.bucket = c[:3]
 		}
 		t.byMethod[rt.Method] = append(t.byMethod[rt.Method], p)
 	}
 	return t
+}
+
+// constPrefix returns what Fiber takes for the constant part of pattern
+// before its first parameter or wildcard, its escapes removed.
+func constPrefix(pattern string) string {
+	const starts = ":+*"
+	for i := 0; i < len(pattern); i++ {
+		if strings.IndexByte(starts, pattern[i]) < 0 || i > 0 && pattern[i-1] == '\\' {
+			continue
+		}
+		// A parameter start followed by another belongs to the constant.
+		if pattern[i] != '*' && i+1 < len(pattern) && strings.IndexByte(starts, pattern[i+1]) >= 0 {
+			i++
+		}
+		return fiber.RemoveEscapeChar(pattern[:i])
+	}
+	return fiber.RemoveEscapeChar(pattern)
+}
+
+// segments returns the segments of a pattern of constant segments and
+// whole-segment parameters named by letters, digits and underscores, ""
+// for each parameter; nil for any other pattern.
+func segments(pattern string) []string {
+	if !strings.HasPrefix(pattern, "/") || strings.ContainsAny(pattern, "*+?\\<>") {
+		return nil
+	}
+	segs := strings.Split(pattern[1:], "/")
+	for i, s := range segs {
+		switch {
+		case s == "":
+			return nil
+		case s[0] == ':':
+			if len(s) == 1 || strings.IndexFunc(s[1:], func(r rune) bool {
+				return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '_')
+			}) >= 0 {
+				return nil
+			}
+			segs[i] = ""
+		case strings.IndexByte(s, ':') >= 0:
+			return nil
+		}
+	}
+	return segs
 }
 
 // trimSlash returns path without its trailing slashes unless routing is
