@@ -33,7 +33,7 @@ type pattern struct {
 	pretty string
 	// bucket is the first three bytes of the pattern's constant prefix, or
 	// "" when that is shorter: Fiber tries the route only for paths that
-	// start with them (see tree).
+	// start with them.
 	bucket string
 	// segs are the segments of a pattern made of constant segments and
 	// whole-segment parameters ("/users/:id/posts"), "" for a parameter;
@@ -50,7 +50,7 @@ func (r *resolver) lookup(app *fiber.App, method, path string) string {
 		r.table.Store(t)
 	}
 	path = trimSlash(path, t.cfg.StrictRouting)
-	tree := tree(path)
+	tree := path[:min(len(path), 3)] // Fiber's bucket of path, if as long as one
 	for _, p := range t.byMethod[method] {
 		switch {
 		case p.static: // equal to path, it has path's bucket
@@ -62,21 +62,11 @@ func (r *resolver) lookup(app *fiber.App, method, path string) string {
 			if t.matchSegments(p.segs, path) {
 				return p.path
 			}
-		case hasPrefix(path, p.pretty, t.cfg.CaseSensitive) && fiber.RoutePatternMatch(path, p.path, t.cfg):
+		case len(path) >= len(p.pretty) && t.equal(path[:len(p.pretty)], p.pretty) && fiber.RoutePatternMatch(path, p.path, t.cfg):
 			return p.path
 		}
 	}
 	return ""
-}
-
-// tree returns the first three bytes of path, or "" when it is shorter:
-// Fiber tries only the routes whose bucket is that or "", in the order of
-// registration.
-func tree(path string) string {
-	if len(path) < 3 {
-		return ""
-	}
-	return path[:3]
 }
 
 // equal reports whether a and b are equal under the app's case setting.
@@ -188,18 +178,6 @@ func trimSlash(path string, strict bool) string {
 	return path
 }
 
-// hasPrefix reports whether path starts with prefix, ignoring the case of
-// ASCII letters unless caseSensitive.
-func hasPrefix(path, prefix string, caseSensitive bool) bool {
-	if len(path) < len(prefix) {
-		return false
-	}
-	if caseSensitive {
-		return path[:len(prefix)] == prefix
-	}
-	return equalASCIIFold(path[:len(prefix)], prefix)
-}
-
 // equalASCIIFold reports whether a and b are equal but for the case of
 // ASCII letters: Fiber lowercases paths and patterns byte by byte, so that
 // no other letter matches another (strings.EqualFold would match the
@@ -209,17 +187,9 @@ func equalASCIIFold(a, b string) bool {
 		return false
 	}
 	for i := 0; i < len(a); i++ {
-		if lower(a[i]) != lower(b[i]) {
+		if x, y := a[i]|0x20, b[i]|0x20; a[i] != b[i] && (x != y || x < 'a' || x > 'z') {
 			return false
 		}
 	}
 	return true
-}
-
-// lower returns the ASCII letter c in lower case, any other byte as it is.
-func lower(c byte) byte {
-	if 'A' <= c && c <= 'Z' {
-		return c + 'a' - 'A'
-	}
-	return c
 }
