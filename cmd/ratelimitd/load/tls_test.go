@@ -73,4 +73,3 @@ func TestTLS(t *testing.T) {
 		t.Error("-ca without -tls accepted")
 	}
 }
-
