@@ -16,16 +16,19 @@ import (
 )
 
 // Backend returns b with the latency of every call recorded in
-// ratelimit_backend_call_duration_seconds{op}; wrap the primary inside
+// ratelimit_backend_call_duration_seconds{op}, op being "check", "peek",
+// "adjust" (a refund or a charge) or "reset", as in
+// resilient.PrimaryEvent.Op; wrap the primary inside
 // core/resilient to see the store's own latency. The result is
 // core.Bounded when b is; errors pass through unchanged.
 func (c *Collector) Backend(b core.Backend) core.Backend {
-	return &instrumented{b: b, check: c.latency.WithLabelValues("check"), peek: c.latency.WithLabelValues("peek"), reset: c.latency.WithLabelValues("reset")}
+	return &instrumented{b: b, check: c.latency.WithLabelValues("check"), peek: c.latency.WithLabelValues("peek"),
+		adjust: c.latency.WithLabelValues("adjust"), reset: c.latency.WithLabelValues("reset")}
 }
 
 type instrumented struct {
-	b                  core.Backend
-	check, peek, reset prometheus.Observer
+	b                          core.Backend
+	check, peek, adjust, reset prometheus.Observer
 }
 
 // Bounded implements core.Bounded with the answer of the instrumented
@@ -40,6 +43,8 @@ func (i *instrumented) Do(ctx context.Context, items []core.Item, now time.Time,
 		switch items[0].Op {
 		case core.OpPeek:
 			o = i.peek
+		case core.OpRefund, core.OpCharge:
+			o = i.adjust
 		case core.OpReset:
 			o = i.reset
 		}

@@ -352,6 +352,25 @@ func TestBackendIsBoundedAsItsStore(t *testing.T) {
 	}
 }
 
+// TestBackendLatencyByOp: each operation's calls are timed under its own
+// op label, as resilient's events name them.
+func TestBackendLatencyByOp(t *testing.T) {
+	c, reg := registered(t)
+	b := c.Backend(must.Do(memstore.New()))
+	out := make([]core.Decision, 1)
+	for _, op := range []core.Op{core.OpConsume, core.OpPeek, core.OpRefund, core.OpCharge, core.OpCharge, core.OpReset} {
+		if err := b.Do(context.Background(), []core.Item{{Key: "k", Policy: core.MustParsePolicy("10/s"), Cost: 1, Op: op}}, t0, out); err != nil {
+			t.Fatalf("op %d: %v", op, err)
+		}
+	}
+	text, mfs := scrape(t, reg)
+	for op, want := range map[string]float64{"check": 1, "peek": 1, "adjust": 3, "reset": 1} {
+		if got := value(mfs, "ratelimit_backend_call_duration_seconds", "op", op); got != want {
+			t.Errorf("op %q: %v calls, want %v\n%s", op, got, want, text)
+		}
+	}
+}
+
 // TestWatchLease: a lease backend's counters are exported under its name,
 // and match its Stats at the scrape.
 func TestWatchLease(t *testing.T) {
