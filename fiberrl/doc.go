@@ -15,6 +15,6 @@
 // of the routes of the method that Fiber tries for the path's first three
 // bytes, the first registered whose pattern matches the path, under the
 // app's CaseSensitive and StrictRouting settings, re-reading the route list
-// when routes are added. A request the middleware answers itself
-// does not reach the next handler, and the middleware returns nil.
+// when routes are added. A request the middleware answers itself does not
+// reach the next handler, and the middleware returns nil.
 package fiberrl

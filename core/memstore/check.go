@@ -171,9 +171,10 @@ func (s *Store) check(items []core.Item, pis []*policyInfo, now time.Time, out [
 }
 
 // peek reports the state of every item of a validated batch of OpPeek items,
-// pis their registered policies, and writes nothing. A batch of OpRefund or OpCharge items is applied the
-// same way, each state once, just before it reports; a charge of a new key
-// in a full store fails with ErrStoreFull, the other items still applied.
+// pis their registered policies, and writes nothing. A batch of OpRefund or
+// OpCharge items is applied the same way, each state once, just before it
+// reports; a charge of a new key in a full store fails with ErrStoreFull,
+// the other items still applied.
 func (s *Store) peek(items []core.Item, pis []*policyInfo, now time.Time, out []core.Decision) error {
 	n := now.UnixMicro()
 	var first error

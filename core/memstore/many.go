@@ -9,8 +9,8 @@ import (
 
 // checkMany decides a validated batch of consuming items of several keys,
 // all or nothing, pis their registered policies, their shards locked in
-// ascending order. A full store
-// (WithMaxKeys) fails such a check with ErrStoreFull, reclaiming nothing.
+// ascending order. A full store (WithMaxKeys) fails such a check with
+// ErrStoreFull, reclaiming nothing.
 func (s *Store) checkMany(items []core.Item, pis []*policyInfo, now time.Time, out []core.Decision) error {
 	type located struct {
 		sh *shard
