@@ -16,20 +16,8 @@
 # run is bounded (LOAD_N requests or LOAD_DURATION, 64 clients by default;
 # LOAD_RATE, 25,000 by default, is the pace of the paced runs).
 set -euo pipefail
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-redis=${RATELIMIT_REDIS_ADDR:-127.0.0.1:16379}
+source "$(dirname "${BASH_SOURCE[0]}")/service-env.sh"
 conc=${LOAD_C:-64} n=${LOAD_N:-200000} dur=${LOAD_DURATION:-10s}
-peer=${RATELIMIT_PEER:-$(command -v service_cmd || { [[ -x /tmp/peers/service_cmd ]] && echo /tmp/peers/service_cmd; } || true)}
-
-(cd "$root" && go build -o "$work/ratelimitd" ./cmd/ratelimitd && go build -o "$work/load" ./cmd/ratelimitd/load)
 
 # The same rule everywhere: 1,000 requests per second per user, 1,000 users,
 # so that the load is checked, mostly admitted, and denied now and then.

@@ -17,21 +17,9 @@
 #
 # Every process it starts is stopped by its PID on exit.
 set -euo pipefail
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-redis=${RATELIMIT_REDIS_ADDR:-127.0.0.1:16379}
+source "$(dirname "${BASH_SOURCE[0]}")/service-env.sh"
 dur=${SOAK_DURATION:-5m} keys=${SOAK_KEYS:-1000000} every=${SOAK_EVERY:-10} stores=${SOAK_STORES:-memory redis}
-peer=${RATELIMIT_PEER:-$(command -v service_cmd || { [[ -x /tmp/peers/service_cmd ]] && echo /tmp/peers/service_cmd; } || true)}
 rcli() { redis-cli -h "${redis%:*}" -p "${redis##*:}" "$@"; }
-
-(cd "$root" && go build -o "$work/ratelimitd" ./cmd/ratelimitd && go build -o "$work/load" ./cmd/ratelimitd/load)
 
 # 100 requests a minute per key: at about 50,000 requests/s over 1,000,000
 # keys, each key is hit every 20 s or so and stays admitted, and its state

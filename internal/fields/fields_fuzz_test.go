@@ -51,14 +51,7 @@ func FuzzHeaders(f *testing.F) {
 		}
 		switch m {
 		case Draft11:
-			pol, err := httpsfv.UnmarshalList(rec.h.Values(hdrRateLimitPolicy))
-			if err != nil {
-				t.Fatalf("RateLimit-Policy %q: %v", rec.h.Get(hdrRateLimitPolicy), err)
-			}
-			lim, err := httpsfv.UnmarshalList(rec.h.Values(hdrRateLimit))
-			if err != nil {
-				t.Fatalf("RateLimit %q: %v", rec.h.Get(hdrRateLimit), err)
-			}
+			pol, lim := parseDraft11(t, rec)
 			it := lim[0].(httpsfv.Item)
 			if it.Value != PolicyName(p) || pol[0].(httpsfv.Item).Value != PolicyName(p) {
 				t.Fatalf("name %q came back as %v", PolicyName(p), it.Value)

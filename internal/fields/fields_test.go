@@ -32,14 +32,7 @@ func TestDraft11Fields(t *testing.T) {
 	rec := newRecorder()
 	s.WriteHeaders(rec, ds, 1, nil)
 
-	pol, err := httpsfv.UnmarshalList(rec.h.Values(hdrRateLimitPolicy))
-	if err != nil {
-		t.Fatalf("RateLimit-Policy %q: %v", rec.h.Get(hdrRateLimitPolicy), err)
-	}
-	lim, err := httpsfv.UnmarshalList(rec.h.Values(hdrRateLimit))
-	if err != nil {
-		t.Fatalf("RateLimit %q: %v", rec.h.Get(hdrRateLimit), err)
-	}
+	pol, lim := parseDraft11(t, rec)
 	if len(pol) != 2 || len(lim) != 2 {
 		t.Fatalf("want 2 members each, got %q and %q", rec.h.Get(hdrRateLimitPolicy), rec.h.Get(hdrRateLimit))
 	}
@@ -61,6 +54,21 @@ func TestDraft11Fields(t *testing.T) {
 		checkParam(t, li.Params, "r", w.r)
 		checkParam(t, li.Params, "t", w.tsec)
 	}
+}
+
+// parseDraft11 parses the two fields rec holds as the structured lists
+// draft 11 says they are.
+func parseDraft11(t *testing.T, rec *recorder) (pol, lim httpsfv.List) {
+	t.Helper()
+	pol, err := httpsfv.UnmarshalList(rec.h.Values(hdrRateLimitPolicy))
+	if err != nil {
+		t.Fatalf("RateLimit-Policy %q: %v", rec.h.Get(hdrRateLimitPolicy), err)
+	}
+	lim, err = httpsfv.UnmarshalList(rec.h.Values(hdrRateLimit))
+	if err != nil {
+		t.Fatalf("RateLimit %q: %v", rec.h.Get(hdrRateLimit), err)
+	}
+	return pol, lim
 }
 
 func checkParam(t *testing.T, p *httpsfv.Params, name string, want int64) {
