@@ -43,14 +43,6 @@ YAML
 mkdir -p "$work/runtime/ratelimit/config"
 cp "$work/load.yaml" "$work/runtime/ratelimit/config/load.yaml"
 
-wait_port() { # host:port
-  for _ in $(seq 1 100); do
-    (exec 3<>"/dev/tcp/${1%:*}/${1##*:}") 2>/dev/null && return 0
-    sleep 0.1
-  done
-  echo "bench-service: nothing listens on $1" >&2
-  return 1
-}
 load() { "$work/load" -c "$conc" -n "$n" -duration "$dur" -client "${LOAD_CLIENT:-raw}" "$@"; }
 
 # The CPU time, in clock ticks, a process has used so far.

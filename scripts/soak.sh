@@ -29,15 +29,6 @@ policies:
   api: "100/1m;algorithm=fixed_window"
 YAML
 
-wait_port() {
-  for _ in $(seq 1 100); do
-    (exec 3<>"/dev/tcp/${1%:*}/${1##*:}") 2>/dev/null && return 0
-    sleep 0.1
-  done
-  echo "soak: nothing listens on $1" >&2
-  return 1
-}
-
 # sample PID: one line of the service's figures.
 sample() {
   local rss gor keys
