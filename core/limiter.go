@@ -77,16 +77,17 @@ func (l *Limiter) single(ctx context.Context, key string, p *Policy, cost int, o
 	q.Name, q.Limit, q.Window, q.Burst, q.Algorithm, q.MaxDelay, q.Shadow = p.Name, p.Limit, p.Window, p.Burst, p.Algorithm, p.MaxDelay, p.Shadow
 	q.Calendar, q.Zone = p.Calendar, p.Zone
 	err := l.backend.Do(ctx, s.item[:], l.clock.Now(), s.d[:])
-	// Field by field, as stores write them: a block copy of fields just
-	// stored one by one stalls on store forwarding.
+	// Field by field into locals, and the result built in the return
+	// statement: a Decision held in a variable is copied to the result in
+	// wide moves, which stall on the narrow stores that built it.
 	r := &s.d[0]
-	d := Decision{Allowed: r.Allowed, Limit: r.Limit, Remaining: r.Remaining, RetryAfter: r.RetryAfter, ResetAfter: r.ResetAfter, Delay: r.Delay, Source: r.Source}
+	allowed, limit, remaining, retry, reset, delay, src := r.Allowed, r.Limit, r.Remaining, r.RetryAfter, r.ResetAfter, r.Delay, r.Source
 	it.Key = "" // keep no key alive in the pool
 	onePool.Put(s)
 	if err != nil {
 		return Decision{}, err
 	}
-	return d, nil
+	return Decision{Allowed: allowed, Limit: limit, Remaining: remaining, RetryAfter: retry, ResetAfter: reset, Delay: delay, Source: src}, nil
 }
 
 // Check checks cost units for key under every policy at once ("10 per second
