@@ -95,3 +95,40 @@ func BenchmarkMemSethvargo(b *testing.B) { memBench(b, newTheirs(b, 1_000_000, t
 // timed take is denied.
 func BenchmarkMemOursGCRADeny(b *testing.B)  { memBench(b, newOurs(b, 1, time.Hour), false) }
 func BenchmarkMemSethvargoDeny(b *testing.B) { memBench(b, newTheirs(b, 1, time.Hour), false) }
+
+// decided is what the two functions below return from, so that neither
+// is folded into a constant.
+var decided = [1]core.Decision{{Allowed: true, Limit: 5, Remaining: 3}}
+
+//go:noinline
+func returnDecision(i int) (core.Decision, error) {
+	r := &decided[0]
+	return core.Decision{Allowed: r.Allowed, Limit: r.Limit + i, Remaining: r.Remaining, RetryAfter: r.RetryAfter, ResetAfter: r.ResetAfter, Delay: r.Delay, Source: r.Source}, nil
+}
+
+//go:noinline
+func returnScalars(i int) (bool, int, int, time.Duration, error) {
+	r := &decided[0]
+	return r.Allowed, r.Limit + i, r.Remaining, r.ResetAfter, nil
+}
+
+var returnSink bool
+
+// BenchmarkReturnDecision and BenchmarkReturnScalars price the shape of a
+// check's answer at the caller's site, with nothing behind it: a
+// core.Decision and an error (nine words, returned in registers, which
+// the caller stores to a temporary one by one and then copies into its
+// variable in wide moves), against go-limiter's four values and an error.
+func BenchmarkReturnDecision(b *testing.B) {
+	for i := 0; b.Loop(); i++ {
+		d, _ := returnDecision(i)
+		returnSink = d.Allowed
+	}
+}
+
+func BenchmarkReturnScalars(b *testing.B) {
+	for i := 0; b.Loop(); i++ {
+		ok, _, _, _, _ := returnScalars(i)
+		returnSink = ok
+	}
+}
