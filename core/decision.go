@@ -7,6 +7,10 @@ type Decision struct {
 	// Allowed reports whether this policy admits the check. A multi-policy
 	// check is admitted only when every policy admits it (see Result).
 	Allowed bool
+	// Source says what decided: SourcePrimary (the zero value) when the
+	// Limiter's backend did, or, behind core/resilient, the deny cache, the
+	// fallback, or a failure mode.
+	Source Source
 	// Limit is the policy's quota (Policy.Limit), for headers.
 	Limit int
 	// Remaining is the number of units left: after this check when it was
@@ -24,10 +28,6 @@ type Decision struct {
 	// admitted requests leave at a constant rate. Only LeakyBucket sets it;
 	// zero otherwise and whenever the check was not admitted.
 	Delay time.Duration
-	// Source says what decided: SourcePrimary (the zero value) when the
-	// Limiter's backend did, or, behind core/resilient, the deny cache, the
-	// fallback, or a failure mode.
-	Source Source
 }
 
 // Source says what decided a check: the backend itself, or a part of a

@@ -55,19 +55,26 @@ func NewLimiter(b Backend, opts ...Option) *Limiter {
 func (l *Limiter) Clock() Clock { return l.clock }
 
 // Allow checks one unit for key under p. It is AllowN with cost 1.
-func (l *Limiter) Allow(ctx context.Context, key string, p Policy) (Decision, error) {
-	return l.single(ctx, key, &p, 1, OpConsume)
+func (l *Limiter) Allow(ctx context.Context, key string, p Policy) (d Decision, err error) {
+	err = l.single(ctx, key, &p, 1, OpConsume, &d)
+	return
 }
 
 // AllowN checks cost units for key under p and consumes them if admitted.
 // Invalid arguments yield a typed error (ErrInvalidKey, ErrInvalidPolicy,
 // ErrInvalidCost, ErrCostExceedsCapacity) and change nothing.
-func (l *Limiter) AllowN(ctx context.Context, key string, p Policy, cost int) (Decision, error) {
-	return l.single(ctx, key, &p, cost, OpConsume)
+func (l *Limiter) AllowN(ctx context.Context, key string, p Policy, cost int) (d Decision, err error) {
+	err = l.single(ctx, key, &p, cost, OpConsume, &d)
+	return
 }
 
-// single decides a batch of one item in pooled space.
-func (l *Limiter) single(ctx context.Context, key string, p *Policy, cost int, op Op) (Decision, error) {
+// single decides a batch of one item in pooled space, and copies the
+// decision to out unless it fails. Allow, AllowN and Peek are inlined into
+// their callers and return what single wrote: a Decision returned from
+// here would reach the caller in registers, be stored to a temporary field
+// by field and copied on in 16-byte moves, which stall on the narrow
+// stores (scripts/peers, BenchmarkReturnDecision).
+func (l *Limiter) single(ctx context.Context, key string, p *Policy, cost int, op Op, out *Decision) error {
 	s := onePool.Get().(*one)
 	it := &s.item[0]
 	// Field by field: assigning the whole Policy to heap memory is a call
@@ -77,17 +84,12 @@ func (l *Limiter) single(ctx context.Context, key string, p *Policy, cost int, o
 	q.Name, q.Limit, q.Window, q.Burst, q.Algorithm, q.MaxDelay, q.Shadow = p.Name, p.Limit, p.Window, p.Burst, p.Algorithm, p.MaxDelay, p.Shadow
 	q.Calendar, q.Zone = p.Calendar, p.Zone
 	err := l.backend.Do(ctx, s.item[:], l.clock.Now(), s.d[:])
-	// Field by field into locals, and the result built in the return
-	// statement: a Decision held in a variable is copied to the result in
-	// wide moves, which stall on the narrow stores that built it.
-	r := &s.d[0]
-	allowed, limit, remaining, retry, reset, delay, src := r.Allowed, r.Limit, r.Remaining, r.RetryAfter, r.ResetAfter, r.Delay, r.Source
 	it.Key = "" // keep no key alive in the pool
-	onePool.Put(s)
-	if err != nil {
-		return Decision{}, err
+	if err == nil {
+		*out = s.d[0]
 	}
-	return Decision{Allowed: allowed, Limit: limit, Remaining: remaining, RetryAfter: retry, ResetAfter: reset, Delay: delay, Source: src}, nil
+	onePool.Put(s)
+	return err
 }
 
 // Check checks cost units for key under every policy at once ("10 per second
@@ -125,8 +127,9 @@ func (l *Limiter) Do(ctx context.Context, items []Item, out []Decision) (Result,
 }
 
 // Peek reports the state of key under p without consuming anything.
-func (l *Limiter) Peek(ctx context.Context, key string, p Policy) (Decision, error) {
-	return l.single(ctx, key, &p, 0, OpPeek)
+func (l *Limiter) Peek(ctx context.Context, key string, p Policy) (d Decision, err error) {
+	err = l.single(ctx, key, &p, 0, OpPeek, &d)
+	return
 }
 
 // Reset forgets the state of key under the given policies, so that its next

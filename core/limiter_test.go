@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/backendtest"
@@ -343,5 +344,15 @@ func TestLimiterPassesTheWholePolicy(t *testing.T) {
 	}
 	if len(rec.checks) != 2 || len(rec.peeks) != 1 {
 		t.Fatalf("%d checks and %d peeks, want 2 and 1", len(rec.checks), len(rec.peeks))
+	}
+}
+
+// A Decision is three 16-byte words: Go copies a larger struct whose size
+// is not a multiple of 16 with an overlapping last move, and a copy that
+// follows another copy of it then waits on the overlap (Source after
+// Delay made it 56 bytes).
+func TestDecisionSize(t *testing.T) {
+	if n := unsafe.Sizeof(core.Decision{}); n != 48 {
+		t.Errorf("core.Decision is %d bytes, want 48: keep its two one-byte fields together", n)
 	}
 }

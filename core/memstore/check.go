@@ -32,24 +32,28 @@ const (
 func (m mode) writes() bool { return m != evaluate && m != stage }
 
 // checkOne decides a batch of one consuming item, the common case, without
-// the batch's bookkeeping.
-func (s *Store) checkOne(ctx context.Context, key string, p *core.Policy, cost int, now time.Time) (o algo.Answer, err error) {
+// the batch's bookkeeping, and fills out unless it fails. Except for a
+// sliding window, out is filled before the shard's lock is released: the
+// unlock's atomic instruction commits those narrow stores, so the caller's
+// 16-byte copy of out does not stall on them.
+func (s *Store) checkOne(ctx context.Context, key string, p *core.Policy, cost int, now time.Time, out *core.Decision) (err error) {
+	var o algo.Answer
 	if ctx != nil {
 		if err := ctx.Err(); err != nil {
-			return algo.Answer{}, err
+			return err
 		}
 	}
 	if err := core.ValidateKey(key); err != nil {
-		return algo.Answer{}, err
+		return err
 	}
 	pi := s.reg.lookup(p) // get, below, only for a policy seen the first time
 	if pi == nil {
 		if pi, err = s.reg.get(p); err != nil {
-			return algo.Answer{}, err
+			return err
 		}
 	}
 	if cost <= 0 || int64(cost) > pi.params.Capacity {
-		return algo.Answer{}, p.CheckCost(cost)
+		return p.CheckCost(cost)
 	}
 	n := now.UnixMicro()
 	sh, h := s.locate(key)
@@ -66,16 +70,22 @@ func (s *Store) checkOne(ctx context.Context, key string, p *core.Policy, cost i
 			})
 	} else {
 		o, _, err = s.apply(sh, pi, key, h, int64(cost), n, commit)
+		if err == nil {
+			o.Fill(out, p)
+		}
 	}
 	sh.mu.Unlock()
 	if err != nil {
-		return algo.Answer{}, err
+		return err
 	}
-	if pi.kind == kindSlidingWindow && !o.Allowed {
-		// A denial wrote nothing: its wait is found outside the lock.
-		o.Wait = algo.SlidingWindowWait(&pi.params, sw, int64(cost), n)
+	if pi.kind == kindSlidingWindow {
+		if !o.Allowed {
+			// A denial wrote nothing: its wait is found outside the lock.
+			o.Wait = algo.SlidingWindowWait(&pi.params, sw, int64(cost), n)
+		}
+		o.Fill(out, p)
 	}
-	return o, nil
+	return nil
 }
 
 // Do implements core.Backend. A batch of one key takes that key's shard
@@ -89,12 +99,10 @@ func (s *Store) Do(ctx context.Context, items []core.Item, now time.Time, out []
 	out = out[:len(items)]
 	if len(items) == 1 && items[0].Op == core.OpConsume {
 		it := &items[0]
-		o, err := s.checkOne(ctx, it.Key, &it.Policy, it.Cost, now)
-		if err != nil {
+		if err := s.checkOne(ctx, it.Key, &it.Policy, it.Cost, now, &out[0]); err != nil {
 			out[0] = core.Decision{}
 			return err
 		}
-		o.Fill(&out[0], &it.Policy)
 		return nil
 	}
 	if ctx != nil {
