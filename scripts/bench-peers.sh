@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Runs the side-by-side benchmarks against other libraries (scripts/peers, a
 # module of its own that no module of the project requires): the HTTP allow
-# and deny paths against go-chi/httprate in the README's harness, and the
-# memory store's serial GCRA against sethvargo/go-limiter, and the Fiber and
-# Echo adapters against the limiters those frameworks ship. Each benchmark
-# runs RUNS times (7 by default), interleaved with the others, and the
-# script prints the median ns/op and allocations of each. Not part of
-# CI: it takes about a minute.
+# and deny paths against go-chi/httprate in the README's harness, the memory
+# store's serial GCRA (admitting and denying) against sethvargo/go-limiter,
+# and the Fiber and Echo adapters against the limiters those frameworks
+# ship. Each benchmark runs RUNS times (7 by default), interleaved with the
+# others, and the script prints the median ns/op and allocations of each.
+# Not part of CI: it takes about five minutes.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 runs=${RUNS:-7}
@@ -34,8 +34,9 @@ ratio() { # ours peer
        END {for (k = 1; k <= i && k <= j; k++) printf "%.3f ", x[k] / y[k]}' "$work/out"
 }
 # The floor rows' ratios show how much of httprate's request the recorder
-# alone takes for our header fields, with no limiter at all.
-for pair in "OursAllow HttprateAllow" "OursDeny HttprateDeny" "FloorAllow HttprateAllow" "FloorDeny HttprateDeny" "MemOursGCRA MemSethvargo" \
+# alone takes for our header fields, with no limiter at all; ReturnDecision
+# over ReturnScalars what returning a core.Decision costs its caller.
+for pair in "OursAllow HttprateAllow" "OursDeny HttprateDeny" "FloorAllow HttprateAllow" "FloorDeny HttprateDeny" "MemOursGCRA MemSethvargo" "MemOursGCRADeny MemSethvargoDeny" "ReturnDecision ReturnScalars" \
   "FiberOursAllow FiberTheirsAllow" "FiberOursDeny FiberTheirsDeny" "FiberOursSlidingDeny FiberTheirsSlidingDeny" "FiberFloorDeny FiberTheirsDeny" \
   "EchoOursAllow EchoTheirsAllow" "EchoOursDeny EchoTheirsDeny" "EchoOursAllowServer EchoTheirsAllowServer" "EchoFloorAllowServer EchoTheirsAllowServer" "EchoOursDenyServer EchoTheirsDenyServer"; do
   set -- $pair
