@@ -116,7 +116,7 @@ var returnSink bool
 
 // BenchmarkReturnDecision and BenchmarkReturnScalars price the shape of a
 // check's answer at the caller's site, with nothing behind it: a
-// core.Decision and an error (nine words, returned in registers, which
+// core.Decision and an error (returned in nine registers, which
 // the caller stores to a temporary one by one and then copies into its
 // variable in wide moves), against go-limiter's four values and an error.
 func BenchmarkReturnDecision(b *testing.B) {
