@@ -182,25 +182,25 @@ func RemoteIP(r Request) (string, error) {
 // IPResolver, normalised but not masked: useful for logs. Its error is a
 // *MissingKeyError when RemoteAddr is unusable.
 func (res *IPResolver) ClientIP(r Request) (netip.Addr, error) {
-	f, err := res.resolve(r)
-	return f.addr, err
+	a, _, _, err := res.resolve(r)
+	return a, err
 }
 
 // Key returns the client's address masked to the configured prefix length,
 // as canonical text. It is a KeyFunc: pass res.Key to the middleware.
 func (res *IPResolver) Key(r Request) (string, error) {
-	f, err := res.resolve(r)
+	a, host, plain, err := res.resolve(r)
 	if err != nil {
 		return "", err
 	}
-	bits := res.bitsFor(f.addr)
-	if bits == f.addr.BitLen() {
-		if f.plain {
-			return f.host, nil
+	bits := res.bitsFor(a)
+	if bits == a.BitLen() {
+		if plain {
+			return host, nil
 		}
-		return f.addr.String(), nil
+		return a.String(), nil
 	}
-	p, err := f.addr.Prefix(bits)
+	p, err := a.Prefix(bits)
 	if err != nil {
 		// Unreachable: bits is in range and the zone is already removed.
 		return "", errNoClientAddr()
@@ -229,34 +229,28 @@ func (res *IPResolver) isTrusted(a netip.Addr) bool {
 	return slices.ContainsFunc(res.trusted, func(p netip.Prefix) bool { return p.Contains(a) })
 }
 
-// found is a resolved address with the text it was parsed from.
-type found struct {
-	addr  netip.Addr
-	host  string // the address text in the request
-	plain bool   // host is the canonical text of addr
-}
-
 // errNoClientAddr is returned when the direct peer's address is unusable.
 func errNoClientAddr() error { return &MissingKeyError{Source: "client address", Status: 400} }
 
-// resolve applies the rules documented on IPResolver.
-func (res *IPResolver) resolve(r Request) (found, error) {
-	var peer found
+// resolve applies the rules documented on IPResolver. It returns the
+// address, the text it was parsed from, and whether that text is the
+// address's canonical form. (Separate results, not a struct: a struct
+// this size is returned through memory, and the caller's copy of it
+// stalls on the stores that built it.)
+func (res *IPResolver) resolve(r Request) (addr netip.Addr, host string, plain bool, err error) {
 	if ra, ok := r.(interface{ RemoteAddrPort() netip.AddrPort }); ok {
 		if ap := ra.RemoteAddrPort(); ap.IsValid() {
-			peer.addr = ap.Addr().WithZone("").Unmap()
+			addr = ap.Addr().WithZone("").Unmap()
 		}
 	}
-	if !peer.addr.IsValid() {
-		a, host, plain, ok := parseAddr(r.RemoteAddr())
-		if !ok {
-			return found{}, errNoClientAddr()
+	if !addr.IsValid() {
+		var ok bool
+		if addr, host, plain, ok = parseAddr(r.RemoteAddr()); !ok {
+			return netip.Addr{}, "", false, errNoClientAddr()
 		}
-		peer = found{addr: a, host: host, plain: plain}
 	}
-	a := peer.addr
-	if len(res.headers) == 0 || !res.isTrusted(a) {
-		return peer, nil
+	if len(res.headers) == 0 || !res.isTrusted(addr) {
+		return addr, host, plain, nil
 	}
 	for _, h := range res.headers {
 		values := headerValues(r, h.lookupName())
@@ -265,21 +259,23 @@ func (res *IPResolver) resolve(r Request) (found, error) {
 		}
 		switch h {
 		case XForwardedFor:
-			return res.walkList(values, peer), nil
+			addr, host, plain = res.walkList(values, addr, host, plain)
+			return addr, host, plain, nil
 		case XRealIP:
 			if a, host, plain, ok := parseAddr(values[len(values)-1]); ok {
-				return found{addr: a, host: host, plain: plain}, nil
+				return a, host, plain, nil
 			}
-			return peer, nil
+			return addr, host, plain, nil
 		case Forwarded:
 			fors, ok := parseForwardedFor(values)
 			if !ok {
-				return peer, nil
+				return addr, host, plain, nil
 			}
-			return res.walkList(fors, peer), nil
+			addr, host, plain = res.walkList(fors, addr, host, plain)
+			return addr, host, plain, nil
 		}
 	}
-	return peer, nil
+	return addr, host, plain, nil
 }
 
 // present reports whether any of values is not empty.

@@ -1,14 +1,17 @@
 package keyfuncs
 
-import "strings"
+import (
+	"net/netip"
+	"strings"
+)
 
 // walkList reads a comma-separated address list spread over several header
 // lines from right to left, as IPResolver documents: trusted addresses are
 // hops to skip, the first untrusted one is the client, a malformed entry ends
 // the walk at the last address reached. Empty list elements are ignored
-// (RFC 9110 allows them). It does not allocate.
-func (res *IPResolver) walkList(values []string, peer found) found {
-	last := peer
+// (RFC 9110 allows them). It starts from the peer's address (addr, host,
+// plain, as resolve returns them) and does not allocate.
+func (res *IPResolver) walkList(values []string, addr netip.Addr, host string, plain bool) (netip.Addr, string, bool) {
 	for i := len(values) - 1; i >= 0; i-- {
 		v := values[i]
 		for v != "" {
@@ -21,17 +24,17 @@ func (res *IPResolver) walkList(values []string, peer found) found {
 			if trimBlanks(entry) == "" {
 				continue
 			}
-			a, host, plain, ok := parseAddr(entry)
+			a, h, p, ok := parseAddr(entry)
 			if !ok {
-				return last
+				return addr, host, plain
 			}
-			last = found{addr: a, host: host, plain: plain}
+			addr, host, plain = a, h, p
 			if !res.isTrusted(a) {
-				return last
+				return addr, host, plain
 			}
 		}
 	}
-	return last
+	return addr, host, plain
 }
 
 // badFor stands for a Forwarded element whose for= is missing or cannot be
