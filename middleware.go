@@ -274,7 +274,7 @@ func (m *Middleware) admit(ctx context.Context, req keyfuncs.Request, res adapte
 	if len(set.Policies) == 0 { // shadow policies only: nothing is enforced
 		result = core.Result{Allowed: true, Decisions: sc.d[:0], Policies: set.Policies[:0]}
 	} else {
-		result, err = m.check(ctx, sc, key, set.Policies, cost, &sc.d)
+		err = m.check(ctx, sc, key, set.Policies, cost, &sc.d, &result)
 	}
 	if err != nil {
 		ev := Event{Key: key, Plan: plan, Policies: set.Policies, Cost: cost, Err: err}
@@ -306,7 +306,7 @@ func (m *Middleware) admit(ctx context.Context, req keyfuncs.Request, res adapte
 		var shadow core.Result
 		var shadowErr error
 		if set.Shadow != nil {
-			shadow, shadowErr = m.check(ctx, sc, key, set.Shadow, cost, &sc.sd)
+			shadowErr = m.check(ctx, sc, key, set.Shadow, cost, &sc.sd, &shadow)
 		}
 		if set.Slots || len(result.Decisions) > 0 && (m.s.usage || m.s.route || m.routed.Load()) {
 			if result.At.IsZero() { // shadow policies alone: theirs is the charge
@@ -378,8 +378,11 @@ func (m *Middleware) admit(ctx context.Context, req keyfuncs.Request, res adapte
 }
 
 // check asks the limiter for a check of cost units for key under policies,
-// with the items in sc and the decisions in *out, which grows as needed.
-func (m *Middleware) check(ctx context.Context, sc *scratch, key string, policies []core.Policy, cost int, out *[]core.Decision) (core.Result, error) {
+// with the items in sc and the decisions in *out, which grows as needed,
+// and writes its result to *r. (Through a pointer: a Result returned would
+// be stored to a temporary field by field and copied on in 16-byte moves,
+// which stall on those stores.)
+func (m *Middleware) check(ctx context.Context, sc *scratch, key string, policies []core.Policy, cost int, out *[]core.Decision, r *core.Result) (err error) {
 	if sc.itemsOf != &policies[0] || len(sc.items) != len(policies) {
 		sc.items = sc.items[:0]
 		for i := range policies {
@@ -393,15 +396,15 @@ func (m *Middleware) check(ctx context.Context, sc *scratch, key string, policie
 			sc.items[i].Cost = 1 // a request takes one slot, whatever its cost
 		}
 	}
-	result, err := m.limiter.Do(ctx, sc.items, (*out)[:0])
+	*r, err = m.limiter.Do(ctx, sc.items, (*out)[:0])
 	for i := range sc.items {
 		sc.items[i].Key = "" // keep no key alive in the pool
 	}
-	if cap(result.Decisions) > cap(*out) {
-		*out = result.Decisions[:0]
+	if cap(r.Decisions) > cap(*out) {
+		*out = r.Decisions[:0]
 	}
-	result.Policies = policies
-	return result, err
+	r.Policies = policies
+	return err
 }
 
 // callerError handles an error of the key function or the plan function:
