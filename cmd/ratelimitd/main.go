@@ -115,14 +115,17 @@ func run(ctx context.Context, args []string, lookupEnv func(string) (string, boo
 	if err != nil {
 		return err
 	}
+	handler := s.handler()
+	if handlerHook != nil {
+		handler = handlerHook(handler)
+	}
 	httpSrv := &http.Server{
-		Handler:           s.handler(),
+		Handler:           handler,
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       10 * time.Second,
 		WriteTimeout:      10 * time.Second,
 		IdleTimeout:       60 * time.Second,
 		MaxHeaderBytes:    16 << 10,
-		ConnState:         connStateHook,
 		// net/http's own messages (a refused TLS handshake, a client
 		// without a certificate under mTLS) as JSON lines too.
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
@@ -204,6 +207,6 @@ func run(ctx context.Context, args []string, lookupEnv func(string) (string, boo
 	return err
 }
 
-// connStateHook, when set (by tests, before run), sees every state change
-// of the HTTP server's connections.
-var connStateHook func(net.Conn, http.ConnState)
+// handlerHook, when set (by tests, before run), wraps the HTTP server's
+// handler: it sees every request that enters a handler.
+var handlerHook func(http.Handler) http.Handler
