@@ -64,3 +64,7 @@ func (adapter) Handler(t testing.TB, s httpsuite.Setup) http.Handler {
 }
 
 func TestConformance(t *testing.T) { httpsuite.Run(t, adapter{}) }
+
+// TestE2E serves the app on a real loopback server and checks that a
+// retrying client honouring Retry-After gets through (httpsuite.E2E).
+func TestE2E(t *testing.T) { httpsuite.RunE2E(t, adapter{}) }

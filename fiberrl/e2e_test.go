@@ -18,7 +18,7 @@ import (
 // through. The shared check speaks to an http.Handler, so the handler it
 // gets is a reverse proxy to the Fiber server: every request crosses a
 // real socket into Fiber, and the key (the peer address) is the proxy's,
-// the same for every request. It waits about 1 s.
+// the same for every request.
 func TestE2E(t *testing.T) {
 	httpsuite.E2E(t, func(m *ratelimit.Middleware) http.Handler {
 		return httputil.NewSingleHostReverseProxy(serveFiber(t, newApp(httpsuite.Setup{Global: m})))
