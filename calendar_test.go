@@ -13,6 +13,7 @@ import (
 // month's length in w=, and its reset and Retry-After are the start of the
 // next month in that zone, on admissions and denials alike.
 func TestCalendarHeaders(t *testing.T) {
+	t.Parallel()
 	lim, clk := newLimiter(t)
 	p := core.MustParsePolicy("2/1mo;tz=Europe/Paris;name=monthly")
 	for _, mode := range []ratelimit.HeaderMode{ratelimit.HeadersDraft11, ratelimit.HeadersDraft07} {

@@ -16,6 +16,7 @@ import (
 // a limiter that silently limits nothing fails at New with a typed error
 // naming the option and the value.
 func TestMisconfigurationIsAnError(t *testing.T) {
+	t.Parallel()
 	p := core.MustParsePolicy("10/1m;name=p")
 	key := ratelimit.WithKeyFunc(keyfuncs.RemoteIP)
 	plan := func(keyfuncs.Request) (string, error) { return "free", nil }
@@ -85,6 +86,7 @@ func TestMisconfigurationIsAnError(t *testing.T) {
 // repeated a prefix, lost the input, gave advice for another call or were a
 // nil dereference.
 func TestErrorMessagesSayWhatIsWrong(t *testing.T) {
+	t.Parallel()
 	key := ratelimit.WithKeyFunc(keyfuncs.RemoteIP)
 	_, err := core.ParsePolicy("0/1m")
 	mustSay(t, err, core.ErrInvalidPolicy, `ratelimit: invalid policy "0/1m": limit 0: must be at least 1`)

@@ -78,6 +78,7 @@ func (failing) Do(context.Context, []core.Item, time.Time, []core.Decision) erro
 }
 
 func TestKeyFuncRequired(t *testing.T) {
+	t.Parallel()
 	_, err := ratelimit.New(ratelimit.WithPolicy(core.MustParsePolicy("1/s")))
 	if !errors.Is(err, ratelimit.ErrInvalidConfig) || !strings.Contains(err.Error(), "WithKeyFunc") {
 		t.Fatalf("err = %v, want ErrInvalidConfig", err)
@@ -85,6 +86,7 @@ func TestKeyFuncRequired(t *testing.T) {
 }
 
 func TestConstructionErrors(t *testing.T) {
+	t.Parallel()
 	kf := ratelimit.WithKeyFunc(byHeader)
 	for name, opts := range map[string][]ratelimit.Option{
 		"bad policy":   {kf, ratelimit.WithPolicy(core.Policy{Limit: -1, Window: time.Second})},
@@ -103,6 +105,7 @@ func TestConstructionErrors(t *testing.T) {
 }
 
 func TestAllowThenDenyThenRecover(t *testing.T) {
+	t.Parallel()
 	lim, clk := newLimiter(t)
 	p := core.MustParsePolicy("2/10s;algorithm=fixed_window;name=api")
 	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(p))
@@ -155,6 +158,7 @@ func TestAllowThenDenyThenRecover(t *testing.T) {
 }
 
 func TestMultiPolicyIsAtomic(t *testing.T) {
+	t.Parallel()
 	lim, clk := newLimiter(t)
 	perSec := core.MustParsePolicy("2/1s;algorithm=fixed_window;name=second")
 	perMin := core.MustParsePolicy("3/1m;algorithm=fixed_window;name=minute")
@@ -201,6 +205,7 @@ func checkedPolicies(t *testing.T, m *ratelimit.Middleware, method, route string
 }
 
 func TestRouteTable(t *testing.T) {
+	t.Parallel()
 	lim, _ := newLimiter(t)
 	global := core.MustParsePolicy("100/1m;name=global")
 	login := core.MustParsePolicy("1/1m;name=login")
@@ -246,6 +251,7 @@ func TestRouteTable(t *testing.T) {
 }
 
 func TestRouteOnlyLimitsListedRoutes(t *testing.T) {
+	t.Parallel()
 	lim, _ := newLimiter(t)
 	var seen []ratelimit.Outcome
 	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader),
@@ -267,6 +273,7 @@ func TestRouteOnlyLimitsListedRoutes(t *testing.T) {
 }
 
 func TestDerivedRouteMiddleware(t *testing.T) {
+	t.Parallel()
 	lim, _ := newLimiter(t)
 	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(core.MustParsePolicy("100/1m;name=g")),
 		ratelimit.WithRoute("GET", "/x", core.MustParsePolicy("50/1m;name=x")))
@@ -290,6 +297,7 @@ func TestDerivedRouteMiddleware(t *testing.T) {
 }
 
 func TestSkipRules(t *testing.T) {
+	t.Parallel()
 	lim, _ := newLimiter(t)
 	p := core.MustParsePolicy("1/1m")
 	skipHealth := func(r keyfuncs.Request) bool { return r.Path() == "/healthz" }
@@ -317,6 +325,7 @@ func TestSkipRules(t *testing.T) {
 }
 
 func TestMissingKeyRefused(t *testing.T) {
+	t.Parallel()
 	lim, _ := newLimiter(t)
 	var got ratelimit.Event
 	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(core.MustParsePolicy("1/1m")),
@@ -334,6 +343,7 @@ func TestMissingKeyRefused(t *testing.T) {
 }
 
 func TestUnusableKeyAndCost(t *testing.T) {
+	t.Parallel()
 	lim, _ := newLimiter(t)
 	long := strings.Repeat("k", core.MaxKeyLen+1)
 	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(core.MustParsePolicy("5/1m")),
@@ -349,6 +359,7 @@ func TestUnusableKeyAndCost(t *testing.T) {
 }
 
 func TestFailureModes(t *testing.T) {
+	t.Parallel()
 	lim := core.NewLimiter(failing{})
 	for _, c := range []struct {
 		mode    ratelimit.FailureMode
@@ -384,6 +395,7 @@ func TestFailureModes(t *testing.T) {
 // is a bug of the caller's code, answered 500 under either failure mode:
 // fail-open is for a store that is down, not an unlimited pass.
 func TestCallerFunctionErrorIs500(t *testing.T) {
+	t.Parallel()
 	broken := func(keyfuncs.Request) (string, error) { return "", errSecret }
 	negative := func(keyfuncs.Request) int { return -1 }
 	for _, mode := range []ratelimit.FailureMode{ratelimit.FailOpen, ratelimit.FailClosed} {
@@ -407,6 +419,7 @@ func TestCallerFunctionErrorIs500(t *testing.T) {
 }
 
 func TestCustomHandlers(t *testing.T) {
+	t.Parallel()
 	lim, _ := newLimiter(t)
 	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(core.MustParsePolicy("1/1m;name=p")),
 		ratelimit.WithHeaders(ratelimit.HeadersXRateLimit),
@@ -422,6 +435,7 @@ func TestCustomHandlers(t *testing.T) {
 }
 
 func TestShapingHoldsLeakyBucketRequests(t *testing.T) {
+	t.Parallel()
 	lim, _ := newLimiter(t)
 	var waited []time.Duration
 	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader),
@@ -442,6 +456,7 @@ func TestShapingHoldsLeakyBucketRequests(t *testing.T) {
 }
 
 func TestDefaultLimiterWorks(t *testing.T) {
+	t.Parallel()
 	m := mustNew(t, ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(core.MustParsePolicy("1/1h")))
 	if !m.Handle(context.Background(), req("GET", "/", "k"), newRecorder(), nil) ||
 		m.Handle(context.Background(), req("GET", "/", "k"), newRecorder(), nil) {
@@ -450,6 +465,7 @@ func TestDefaultLimiterWorks(t *testing.T) {
 }
 
 func TestConcurrentHandleCountsExactly(t *testing.T) {
+	t.Parallel()
 	lim, _ := newLimiter(t)
 	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(core.MustParsePolicy("50/1m"), core.MustParsePolicy("80/1h")))
 	var mu sync.Mutex
@@ -475,6 +491,7 @@ func TestConcurrentHandleCountsExactly(t *testing.T) {
 }
 
 func TestHandlersThatWriteNothingStillRefuse(t *testing.T) {
+	t.Parallel()
 	lim, _ := newLimiter(t)
 	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(core.MustParsePolicy("1/1m")),
 		ratelimit.WithDeniedHandler(func(keyfuncs.Request, adapter.Response, core.Result) error { return nil }),
@@ -491,6 +508,7 @@ func TestHandlersThatWriteNothingStillRefuse(t *testing.T) {
 }
 
 func TestWithAlgorithm(t *testing.T) {
+	t.Parallel()
 	lim, clk := newLimiter(t)
 	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithAlgorithm(core.FixedWindow),
 		ratelimit.WithPolicy(core.MustParsePolicy("2/10s;name=fw"), core.MustParsePolicy("100/1h;algorithm=gcra;name=g")))

@@ -54,6 +54,7 @@ func shadowBackends(t *testing.T) map[string]func(t *testing.T) core.Backend {
 // denials reach observers, and it never changes the enforced decision, the
 // header fields, Retry-After, or what the enforced policies consume.
 func TestShadowPolicies(t *testing.T) {
+	t.Parallel()
 	for name, newBackend := range shadowBackends(t) {
 		t.Run(name, func(t *testing.T) {
 			clock := core.NewManualClock(time.Date(2026, 4, 1, 12, 0, 10, 0, time.UTC))
@@ -140,6 +141,7 @@ func TestShadowPolicies(t *testing.T) {
 // TestObserverPanicIsRecovered: a panicking observer never crashes the
 // request path; the panic is counted and the other observers still run.
 func TestObserverPanicIsRecovered(t *testing.T) {
+	t.Parallel()
 	seen := 0
 	m, err := ratelimit.New(ratelimit.WithKeyFunc(keyfuncs.Constant("k")),
 		ratelimit.WithPolicy(core.MustParsePolicy("1/1h;name=p")),
@@ -161,6 +163,7 @@ func TestObserverPanicIsRecovered(t *testing.T) {
 // TestShadowPerRouteAndPlan: a shadow policy in a route table entry or a
 // plan is a dry run there too.
 func TestShadowPerRouteAndPlan(t *testing.T) {
+	t.Parallel()
 	var last ratelimit.Event
 	m, err := ratelimit.New(ratelimit.WithKeyFunc(keyfuncs.Constant("k")),
 		ratelimit.WithRoute("GET", "/search", core.MustParsePolicy("5/1m;name=search"), core.MustParsePolicy("1/1m;name=search-next;shadow=true")),
@@ -192,6 +195,7 @@ func TestShadowPerRouteAndPlan(t *testing.T) {
 // TestRouteDropsPlans: a per-route middleware derived from one with plans
 // checks the route's policies, not the caller's plan.
 func TestRouteDropsPlans(t *testing.T) {
+	t.Parallel()
 	base, err := ratelimit.New(ratelimit.WithKeyFunc(keyfuncs.Constant("k")),
 		ratelimit.WithPlans(func(keyfuncs.Request) (string, error) { return "pro", nil },
 			map[string][]core.Policy{"pro": {core.MustParsePolicy("100/1m;name=pro")}}),

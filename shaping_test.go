@@ -19,6 +19,7 @@ import (
 // its MaxDelay (1s by default) and denies the rest with the exact
 // Retry-After, consuming nothing.
 func TestShapingHasACeiling(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		opts  []ratelimit.Option
@@ -97,6 +98,7 @@ func shaped(limit time.Duration) core.Policy {
 // applies: a leaky bucket 3/1m admits its capacity at once, as the stores
 // do, and then denies with the exact Retry-After.
 func TestNoShapingMeters(t *testing.T) {
+	t.Parallel()
 	clock := core.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	m := must.Do(ratelimit.New(
 		ratelimit.WithLimiter(core.NewLimiter(must.Do(memstore.New()), core.WithClock(clock))),

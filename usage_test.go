@@ -38,6 +38,7 @@ func remaining(t *testing.T, lim *core.Limiter, key string, p core.Policy) int {
 // The Usage a handler sees names its request, and is gone without
 // WithUsage.
 func TestUsageInContext(t *testing.T) {
+	t.Parallel()
 	lim, _ := newLimiter(t)
 	p := core.MustParsePolicy("5/1m;name=p")
 	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(p), ratelimit.WithUsage(nil))
@@ -69,6 +70,7 @@ func TestUsageInContext(t *testing.T) {
 
 // A handler that panics is settled as a 500 and the panic goes on.
 func TestUsagePanickingHandler(t *testing.T) {
+	t.Parallel()
 	lim, _ := newLimiter(t)
 	p := core.MustParsePolicy("5/1m;name=p")
 	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(p),
@@ -91,6 +93,7 @@ func TestUsagePanickingHandler(t *testing.T) {
 // requests exactly the limit's 10 run, even though every one of them
 // succeeds and is refunded afterwards.
 func TestCountIfHoldsUnderConcurrency(t *testing.T) {
+	t.Parallel()
 	lim, _ := newLimiter(t)
 	p := core.MustParsePolicy("10/1m;algorithm=fixed_window;name=p")
 	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(p),
@@ -131,6 +134,7 @@ func TestCountIfHoldsUnderConcurrency(t *testing.T) {
 // A Route inside the router's middleware: one Usage covering both checks;
 // SetCost settles both, each at its own policies.
 func TestUsageAcrossRoute(t *testing.T) {
+	t.Parallel()
 	lim, _ := newLimiter(t)
 	global := core.MustParsePolicy("100/1m;algorithm=fixed_window;name=global")
 	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(global), ratelimit.WithUsage(nil))
@@ -314,6 +318,7 @@ func TestConcurrencyRenewalOnTheSystemClock(t *testing.T) {
 // A concurrency limit in a dry run (shadow) counts the requests in flight
 // as the enforced one would, and gives their slots back.
 func TestShadowConcurrencyLimit(t *testing.T) {
+	t.Parallel()
 	lim, clk := newLimiter(t)
 	slots := core.MustParsePolicy("1;algorithm=concurrency;name=inflight;shadow=true")
 	var shadowAllowed []bool
@@ -338,6 +343,7 @@ func TestShadowConcurrencyLimit(t *testing.T) {
 // A cost set after time has passed is charged at the end, on top of what
 // the request took: not as a renewal of its first charge.
 func TestSetCostLater(t *testing.T) {
+	t.Parallel()
 	lim, clk := newLimiter(t)
 	p := core.MustParsePolicy("100/1h;algorithm=fixed_window;name=p")
 	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(p), ratelimit.WithUsage(nil))

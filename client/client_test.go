@@ -58,6 +58,7 @@ func fake() *httptest.Server {
 }
 
 func TestClient(t *testing.T) {
+	t.Parallel()
 	srv := fake()
 	defer srv.Close()
 	c, err := client.New(srv.URL, client.WithToken("t0ken"))

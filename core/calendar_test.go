@@ -23,6 +23,7 @@ func zoned(t *testing.T, zone string, y int, m time.Month, d, h, min int) time.T
 // ISO weeks and months, across daylight-saving changes (23- and 25-hour
 // days, a zone whose clocks skip midnight) and month lengths.
 func TestCalendarBounds(t *testing.T) {
+	t.Parallel()
 	utc := func(y int, m time.Month, d, h int) time.Time { return time.Date(y, m, d, h, 0, 0, 0, time.UTC) }
 	tests := []struct {
 		policy     string
@@ -77,6 +78,7 @@ func TestCalendarBounds(t *testing.T) {
 // changes: every day is one window, the next begins where it ends, and
 // each holds the local noon of its date.
 func TestCalendarEveryDay(t *testing.T) {
+	t.Parallel()
 	for _, zone := range []string{"Europe/Paris", "America/Santiago", "America/Havana", "Australia/Lord_Howe", "Asia/Beirut"} {
 		pr, err := core.MustParsePolicy("1/1d;tz=" + zone).Params()
 		if err != nil {
@@ -100,6 +102,7 @@ func TestCalendarEveryDay(t *testing.T) {
 }
 
 func TestParseCalendar(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]core.Policy{
 		"1000/1mo;tz=Europe/Paris": {Limit: 1000, Calendar: "month", Zone: "Europe/Paris", Algorithm: core.FixedWindow},
 		"5/1w":                     {Limit: 5, Calendar: "week", Algorithm: core.FixedWindow},

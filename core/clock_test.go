@@ -9,6 +9,7 @@ import (
 )
 
 func TestManualClockMoves(t *testing.T) {
+	t.Parallel()
 	start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.FixedZone("X", 3600))
 	c := core.NewManualClock(start)
 	if got := c.Now(); !got.Equal(start) || got.Location() != time.UTC {
@@ -39,6 +40,7 @@ func TestManualClockMoves(t *testing.T) {
 // Concurrent Advance calls are never lost and concurrent readers only ever
 // see readings the clock actually passed through. Run with -race.
 func TestManualClockConcurrent(t *testing.T) {
+	t.Parallel()
 	start := time.Unix(1_700_000_000, 0)
 	c := core.NewManualClock(start)
 	const workers, steps = 8, 1000

@@ -77,6 +77,7 @@ var (
 )
 
 func TestLimiterAllow(t *testing.T) {
+	t.Parallel()
 	rec := &recorder{}
 	clk := core.NewManualClock(t0)
 	l := core.NewLimiter(rec, core.WithClock(clk))
@@ -108,6 +109,7 @@ func TestLimiterAllow(t *testing.T) {
 // The pooled scratch space must never leak one caller's decision into
 // another's. Run with -race.
 func TestLimiterPooledPathConcurrent(t *testing.T) {
+	t.Parallel()
 	rec := &recorder{answer: func(key string, _ int, p core.Policy, cost int) core.Decision {
 		return core.Decision{Allowed: true, Limit: p.Limit, Remaining: cost}
 	}}
@@ -131,6 +133,7 @@ func TestLimiterPooledPathConcurrent(t *testing.T) {
 }
 
 func TestLimiterCheckBinding(t *testing.T) {
+	t.Parallel()
 	type spec struct {
 		allowed       bool
 		remaining     int
@@ -177,6 +180,7 @@ func TestLimiterCheckBinding(t *testing.T) {
 }
 
 func TestLimiterCheckOutSlice(t *testing.T) {
+	t.Parallel()
 	rec := &recorder{}
 	l := core.NewLimiter(rec, core.WithClock(core.NewManualClock(t0)))
 	ctx := context.Background()
@@ -213,6 +217,7 @@ func TestLimiterCheckOutSlice(t *testing.T) {
 }
 
 func TestLimiterPeek(t *testing.T) {
+	t.Parallel()
 	rec := &recorder{}
 	clk := core.NewManualClock(t0)
 	l := core.NewLimiter(rec, core.WithClock(clk))
@@ -234,6 +239,7 @@ func TestLimiterPeek(t *testing.T) {
 }
 
 func TestLimiterResetValidates(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		key      string
@@ -288,6 +294,7 @@ func TestLimiterConstruction(t *testing.T) {
 }
 
 func TestResultDecisionOutOfRange(t *testing.T) {
+	t.Parallel()
 	for _, r := range []core.Result{{}, {Binding: 2, Decisions: make([]core.Decision, 2)}, {Binding: -1, Decisions: make([]core.Decision, 1)}} {
 		if d := r.Decision(); d != (core.Decision{}) {
 			t.Errorf("%+v.Decision() = %+v, want zero", r, d)
@@ -296,6 +303,7 @@ func TestResultDecisionOutOfRange(t *testing.T) {
 }
 
 func TestValidateItems(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		items    []core.Item
 		sentinel error
@@ -326,6 +334,7 @@ func TestValidateItems(t *testing.T) {
 // into their pooled item field by field; every field must reach the
 // backend, and a field added to Policy must be added to that copy too.
 func TestLimiterPassesTheWholePolicy(t *testing.T) {
+	t.Parallel()
 	if n := reflect.TypeFor[core.Policy]().NumField(); n != 9 {
 		t.Fatalf("core.Policy has %d fields; Limiter.single copies 9: copy the new one too, then update this count", n)
 	}
@@ -352,6 +361,7 @@ func TestLimiterPassesTheWholePolicy(t *testing.T) {
 // follows another copy of it then waits on the overlap (Source after
 // Delay made it 56 bytes).
 func TestDecisionSize(t *testing.T) {
+	t.Parallel()
 	if n := unsafe.Sizeof(core.Decision{}); n != 48 {
 		t.Errorf("core.Decision is %d bytes, want 48: keep its two one-byte fields together", n)
 	}

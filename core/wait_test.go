@@ -165,6 +165,7 @@ func TestWaitersSpread(t *testing.T) {
 }
 
 func TestWaitRefusesBadInput(t *testing.T) {
+	t.Parallel()
 	l := core.NewLimiter(backendtest.NewReference())
 	if _, err := l.WaitN(context.Background(), "k", core.MustParsePolicy("5/1s"), 6); !errors.Is(err, core.ErrCostExceedsCapacity) {
 		t.Fatalf("WaitN above the capacity: %v", err)

@@ -74,6 +74,7 @@ func isBounded(b core.Backend) bool {
 // TestBounded: a backend is bounded only when it implements core.Bounded
 // and says yes.
 func TestBounded(t *testing.T) {
+	t.Parallel()
 	if !isBounded(must.Do(memstore.New())) {
 		t.Error("the memory store is not bounded")
 	}

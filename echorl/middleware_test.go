@@ -21,6 +21,7 @@ func noContent(c echo.Context) error { return c.NoContent(http.StatusNoContent) 
 // A denied request reaches neither later middleware nor the handler, and
 // Echo's error handler is not involved: the 429 is complete.
 func TestDenialStopsTheChain(t *testing.T) {
+	t.Parallel()
 	mw, err := echorl.New(ratelimit.WithLimiter(httpsuite.Limiter()), ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
 		ratelimit.WithPolicy(core.MustParsePolicy("1/1m;name=p")))
 	if err != nil {
@@ -48,6 +49,7 @@ func TestDenialStopsTheChain(t *testing.T) {
 // The request view reports Echo's pattern, parameters and all, and no
 // pattern for a request that matched no route.
 func TestRoutePatterns(t *testing.T) {
+	t.Parallel()
 	var routes []string
 	mw, err := echorl.New(ratelimit.WithLimiter(httpsuite.Limiter()), ratelimit.WithPolicy(core.MustParsePolicy("100/1m")),
 		ratelimit.WithKeyFunc(keyfuncs.Compose(keyfuncs.RemoteIP, keyfuncs.Route)),

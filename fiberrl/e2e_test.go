@@ -20,6 +20,7 @@ import (
 // real socket into Fiber, and the key (the peer address) is the proxy's,
 // the same for every request.
 func TestE2E(t *testing.T) {
+	t.Parallel()
 	httpsuite.E2E(t, func(m *ratelimit.Middleware) http.Handler {
 		return httputil.NewSingleHostReverseProxy(serveFiber(t, newApp(httpsuite.Setup{Global: m})))
 	})

@@ -47,6 +47,7 @@ func do(t *testing.T, app *fiber.App, method, target string) *http.Response {
 // A denied request reaches neither later middleware nor the handler, and
 // Fiber's error handler is not involved: the 429 is complete.
 func TestDenialStopsTheChain(t *testing.T) {
+	t.Parallel()
 	mw, err := fiberrl.New(ratelimit.WithLimiter(httpsuite.Limiter()), ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
 		ratelimit.WithPolicy(core.MustParsePolicy("1/1m;name=p")))
 	if err != nil {
@@ -104,6 +105,7 @@ func (p *patternRecorder) last(t *testing.T) string {
 // Use middleware reports the pattern of the route Fiber then chooses,
 // under the app's routing settings.
 func TestUseMiddlewareResolvesPatterns(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name   string
 		cfg    fiber.Config
@@ -155,6 +157,7 @@ func TestUseMiddlewareResolvesPatterns(t *testing.T) {
 
 // Routes added after the first request are seen.
 func TestUseMiddlewareSeesRoutesAddedLater(t *testing.T) {
+	t.Parallel()
 	var rec patternRecorder
 	app := newFiber()
 	app.Use(fiberrl.Middleware(rec.middleware(t)))
@@ -173,6 +176,7 @@ func TestUseMiddlewareSeesRoutesAddedLater(t *testing.T) {
 // The per-route form reports its route's pattern, and the client sees the
 // fields of both checks.
 func TestRouteMiddleware(t *testing.T) {
+	t.Parallel()
 	var rec patternRecorder
 	m := rec.middleware(t)
 	app := newFiber()
@@ -195,6 +199,7 @@ func TestRouteMiddleware(t *testing.T) {
 // address) must still read the same after many requests on one
 // keep-alive connection.
 func TestStringsOutliveTheRequest(t *testing.T) {
+	t.Parallel()
 	type seen struct{ key, path, remote string }
 	var mu sync.Mutex
 	var kept []seen
@@ -247,6 +252,7 @@ func TestStringsOutliveTheRequest(t *testing.T) {
 // The peer address reads as net/http spells RemoteAddr, an IPv4-mapped
 // address as IPv4 (as net.TCPAddr.String gives it).
 func TestRemoteAddrFormat(t *testing.T) {
+	t.Parallel()
 	var got string
 	mw, err := fiberrl.New(ratelimit.WithLimiter(httpsuite.Limiter()), ratelimit.WithPolicy(core.MustParsePolicy("1000/1m")),
 		ratelimit.WithKeyFunc(func(r keyfuncs.Request) (string, error) { got = r.RemoteAddr(); return "k", nil }))
@@ -276,6 +282,7 @@ func TestRemoteAddrFormat(t *testing.T) {
 // Concurrent requests resolve their own patterns: the route snapshot is
 // built once and shared.
 func TestConcurrentResolution(t *testing.T) {
+	t.Parallel()
 	var rec patternRecorder
 	var mu sync.Mutex
 	wrong := 0

@@ -17,6 +17,7 @@ import (
 // random paths, the pattern Use middleware resolves is the pattern of the
 // route Fiber then runs, or "" when Fiber runs none.
 func TestResolverAgreesWithFiber(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
 	path := func(from []string, n int, last string) string {
 		var b strings.Builder

@@ -18,6 +18,7 @@ import (
 // A denied request aborts the chain: neither later middleware nor the
 // handler runs.
 func TestDenialAbortsTheChain(t *testing.T) {
+	t.Parallel()
 	mw, err := ginrl.New(ratelimit.WithLimiter(httpsuite.Limiter()), ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
 		ratelimit.WithPolicy(core.MustParsePolicy("1/1m;name=p")))
 	if err != nil {
@@ -42,6 +43,7 @@ func TestDenialAbortsTheChain(t *testing.T) {
 // The request view reports Gin's pattern, parameters and all, and no
 // pattern for a request that matched no route.
 func TestRoutePatterns(t *testing.T) {
+	t.Parallel()
 	var routes []string
 	mw, err := ginrl.New(ratelimit.WithLimiter(httpsuite.Limiter()), ratelimit.WithPolicy(core.MustParsePolicy("100/1m")),
 		ratelimit.WithKeyFunc(keyfuncs.Compose(keyfuncs.RemoteIP, keyfuncs.Route)),

@@ -15,6 +15,7 @@ import (
 // TestDashboard: the Grafana dashboard is valid JSON, every panel has a
 // query, and every metric a query names is one the Collector exports.
 func TestDashboard(t *testing.T) {
+	t.Parallel()
 	raw, err := os.ReadFile("dashboard/ratelimit.json")
 	if err != nil {
 		t.Fatal(err)

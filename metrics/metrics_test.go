@@ -155,6 +155,7 @@ next:
 // resilient store and a capped fallback, then scrapes, lints and checks the
 // counts.
 func TestMetrics(t *testing.T) {
+	t.Parallel()
 	r := newRig(t)
 	r.request("a")  // allowed; the shadow policy admits
 	r.request("a")  // allowed; the shadow policy would deny
@@ -257,6 +258,7 @@ func (*netErr) Temporary() bool { return true }
 
 // TestKeysNeverBecomeLabels: 10,000 distinct keys add no series.
 func TestKeysNeverBecomeLabels(t *testing.T) {
+	t.Parallel()
 	r := newRig(t)
 	r.request("warm-up")
 	r.request("warm-up")
@@ -284,6 +286,7 @@ func TestKeysNeverBecomeLabels(t *testing.T) {
 // TestPolicyNamesAreBounded: past WithMaxPolicies distinct names, further
 // ones are counted as "other".
 func TestPolicyNamesAreBounded(t *testing.T) {
+	t.Parallel()
 	c, err := metrics.New(metrics.WithMaxPolicies(3))
 	if err != nil {
 		t.Fatal(err)
@@ -306,6 +309,7 @@ func TestPolicyNamesAreBounded(t *testing.T) {
 }
 
 func TestErrors(t *testing.T) {
+	t.Parallel()
 	c, _ := metrics.New()
 	reg := prometheus.NewRegistry()
 	if err := reg.Register(c); err != nil {
@@ -337,6 +341,7 @@ func TestErrors(t *testing.T) {
 // exactly when the store is, so that resilient over it calls it on the
 // caller's goroutine, as it would the store; and it passes batches through.
 func TestBackendIsBoundedAsItsStore(t *testing.T) {
+	t.Parallel()
 	c, _ := metrics.New()
 	b := c.Backend(must.Do(memstore.New()))
 	out := make([]core.Decision, 2)
@@ -355,6 +360,7 @@ func TestBackendIsBoundedAsItsStore(t *testing.T) {
 // TestBackendLatencyByOp: each operation's calls are timed under its own
 // op label, as resilient's events name them.
 func TestBackendLatencyByOp(t *testing.T) {
+	t.Parallel()
 	c, reg := registered(t)
 	b := c.Backend(must.Do(memstore.New()))
 	out := make([]core.Decision, 1)

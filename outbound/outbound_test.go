@@ -58,6 +58,7 @@ func short() (context.Context, context.CancelFunc) {
 // for the Limiter, or fails at once when the wait cannot fit its deadline,
 // without reaching the upstream.
 func TestClientLimitHolds(t *testing.T) {
+	t.Parallel()
 	clock := core.NewManualClock(t0)
 	var served atomic.Int64
 	srv := upstream(t, clock, "100/1m", &served)
@@ -126,6 +127,7 @@ func waitFor(t *testing.T, cond func() bool) {
 // request that cannot wait fails without reaching the upstream, and at the
 // reset requests go through again.
 func TestUpstreamHoldsTheKey(t *testing.T) {
+	t.Parallel()
 	clock := core.NewManualClock(t0)
 	var served atomic.Int64
 	srv := upstream(t, clock, "2/1m;algorithm=fixed_window", &served)
@@ -158,6 +160,7 @@ func TestUpstreamHoldsTheKey(t *testing.T) {
 // remaining holds the key until their reset, in each of the forms
 // upstreams send.
 func TestRateLimitFieldsHold(t *testing.T) {
+	t.Parallel()
 	for name, fields := range map[string]http.Header{
 		"draft 08+":  {"Ratelimit": {`"api";r=0;t=30`}},
 		"draft 06":   {"Ratelimit-Remaining": {"0"}, "Ratelimit-Reset": {"30"}},
@@ -201,6 +204,7 @@ func TestRateLimitFieldsHold(t *testing.T) {
 }
 
 func TestNewRefusesBadInput(t *testing.T) {
+	t.Parallel()
 	if _, err := outbound.New(nil, core.MustParsePolicy("1/1s")); err == nil {
 		t.Fatal("a nil Limiter accepted")
 	}
@@ -224,6 +228,7 @@ func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { retur
 // upstream's 429 it returns holds the key for the requests after it; a nil
 // base leaves the default.
 func TestWithBase(t *testing.T) {
+	t.Parallel()
 	clock := core.NewManualClock(t0)
 	var sent atomic.Int64
 	base := roundTripper(func(r *http.Request) (*http.Response, error) {

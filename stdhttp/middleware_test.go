@@ -21,6 +21,7 @@ import (
 func ok(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }
 
 func TestStripMethodFromPattern(t *testing.T) {
+	t.Parallel()
 	var route string
 	mw, err := stdhttp.New(ratelimit.WithLimiter(httpsuite.Limiter()), ratelimit.WithPolicy(core.MustParsePolicy("10/1m")),
 		ratelimit.WithKeyFunc(func(r keyfuncs.Request) (string, error) { route = r.Route(); return "k", nil }))
@@ -47,6 +48,7 @@ func TestStripMethodFromPattern(t *testing.T) {
 }
 
 func TestWrappingTheMuxResolvesRoutes(t *testing.T) {
+	t.Parallel()
 	m, err := ratelimit.New(ratelimit.WithLimiter(httpsuite.Limiter()), ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
 		ratelimit.WithPolicy(core.MustParsePolicy("100/1m;name=global")),
 		ratelimit.WithRoute("POST", "/login", core.MustParsePolicy("1/1m;name=login")))
@@ -73,6 +75,7 @@ func TestWrappingTheMuxResolvesRoutes(t *testing.T) {
 }
 
 func TestRouteMiddlewarePanicsOnInvalidPolicy(t *testing.T) {
+	t.Parallel()
 	m, err := ratelimit.New(ratelimit.WithLimiter(httpsuite.Limiter()), ratelimit.WithKeyFunc(keyfuncs.RemoteIP), ratelimit.WithPolicy(core.MustParsePolicy("100/1m")))
 	if err != nil {
 		t.Fatal(err)
@@ -86,6 +89,7 @@ func TestRouteMiddlewarePanicsOnInvalidPolicy(t *testing.T) {
 }
 
 func TestCheckWithAFrameworkPattern(t *testing.T) {
+	t.Parallel()
 	var route string
 	m, err := ratelimit.New(ratelimit.WithLimiter(httpsuite.Limiter()),
 		ratelimit.WithKeyFunc(func(r keyfuncs.Request) (string, error) { route = r.Route(); return "k", nil }),
@@ -111,6 +115,7 @@ func TestCheckWithAFrameworkPattern(t *testing.T) {
 // ServeMux is refused unless the mux is named or the middleware runs inside
 // it; patterns ServeMux never reports are refused too.
 func TestRouteTableNeedsTheMux(t *testing.T) {
+	t.Parallel()
 	m, err := ratelimit.New(ratelimit.WithLimiter(httpsuite.Limiter()), ratelimit.WithKeyFunc(keyfuncs.Constant("k")),
 		ratelimit.WithRoute("GET", "/search", core.MustParsePolicy("1/1m;name=search")))
 	if err != nil {
@@ -161,6 +166,7 @@ func TestRouteTableNeedsTheMux(t *testing.T) {
 // mux routes elsewhere or nowhere is refused when wrapping; entries it
 // serves, wildcards and "" for every method included, are accepted.
 func TestRouteTheMuxDoesNotServe(t *testing.T) {
+	t.Parallel()
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /login", ok)
 	mux.HandleFunc("GET /users/{id}", ok)
@@ -198,6 +204,7 @@ func TestRouteTheMuxDoesNotServe(t *testing.T) {
 // TestNilMiddlewareIsAClearError: a nil *ratelimit.Middleware is a
 // configuration error, not a nil dereference.
 func TestNilMiddlewareIsAClearError(t *testing.T) {
+	t.Parallel()
 	if _, err := stdhttp.Wrap(nil, http.NewServeMux()); !errors.Is(err, ratelimit.ErrInvalidConfig) {
 		t.Fatalf("Wrap(nil) = %v", err)
 	}

@@ -74,6 +74,7 @@ func (b *broken) Peek(ctx context.Context, key string, ps []core.Policy, now tim
 }
 
 func TestPropertiesCatchBrokenBackends(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, bug := range []string{"consume-on-deny", "early-retry", "admit-window"} {
 		caught := false

@@ -52,6 +52,7 @@ func newLeased(t *testing.T, store core.Backend, ps []core.Policy, opts ...lease
 }
 
 func TestNewErrors(t *testing.T) {
+	t.Parallel()
 	_, err := lease.New(must.Do(memstore.New()), []core.Policy{{Limit: 10, Window: time.Second, Algorithm: core.LeakyBucket}})
 	if !errors.Is(err, core.ErrUnsupported) {
 		t.Errorf("leaky bucket: %v, want ErrUnsupported", err)
@@ -74,6 +75,7 @@ func TestNewErrors(t *testing.T) {
 
 // TestBounded: a lease backend is core.Bounded exactly when its store is.
 func TestBounded(t *testing.T) {
+	t.Parallel()
 	ps := []core.Policy{{Limit: 10, Window: time.Second}}
 	if b := newLeased(t, must.Do(memstore.New()), ps); !bounded(b) {
 		t.Error("over the memory store: not bounded")
@@ -96,6 +98,7 @@ func allowance(p core.Policy, start, t time.Time) int64 {
 // for 1 s of manual time, under a GCRA policy of 200,000 per second: every
 // check is admitted, and leases serve all but a few without a store call.
 func TestHotKeyFromLeases(t *testing.T) {
+	t.Parallel()
 	p := core.Policy{Limit: 200_000, Window: time.Second, Algorithm: core.GCRA}
 	store := &counting{Backend: must.Do(memstore.New())}
 	b := newLeased(t, store, []core.Policy{p})
@@ -118,6 +121,7 @@ func TestHotKeyFromLeases(t *testing.T) {
 // instant has more been admitted than the policy allows, and every denial
 // comes from the store, with its exact RetryAfter: a lease never denies.
 func TestHotKeyOverItsLimit(t *testing.T) {
+	t.Parallel()
 	p := core.Policy{Limit: 50_000, Window: time.Second, Algorithm: core.GCRA}
 	store := &counting{Backend: must.Do(memstore.New())}
 	b := newLeased(t, store, []core.Policy{p})
@@ -146,6 +150,7 @@ func TestHotKeyOverItsLimit(t *testing.T) {
 // TestColdKeyGoesToStore: a key checked 10 times a second never gets a
 // lease: every check is the store's.
 func TestColdKeyGoesToStore(t *testing.T) {
+	t.Parallel()
 	p := core.Policy{Limit: 100, Window: time.Second}
 	store := &counting{Backend: must.Do(memstore.New())}
 	b := newLeased(t, store, []core.Policy{p})
@@ -163,6 +168,7 @@ func TestColdKeyGoesToStore(t *testing.T) {
 // TestFixedWindowLeaseEndsWithWindow: a fixed window's lease never serves a
 // check after its window ends, so no window admits more than its limit.
 func TestFixedWindowLeaseEndsWithWindow(t *testing.T) {
+	t.Parallel()
 	p := core.Policy{Limit: 20_000, Window: time.Second, Algorithm: core.FixedWindow}
 	b := newLeased(t, must.Do(memstore.New()), []core.Policy{p}, lease.WithLifetime(time.Second))
 	perWindow := map[int64]int{}
@@ -187,6 +193,7 @@ func TestFixedWindowLeaseEndsWithWindow(t *testing.T) {
 // TestUnlistedAndMultiPolicyChecksPassThrough: only single-policy checks of
 // the policies given to New are leased.
 func TestUnlistedAndMultiPolicyChecksPassThrough(t *testing.T) {
+	t.Parallel()
 	p := core.Policy{Limit: 1_000_000, Window: time.Hour, Algorithm: core.FixedWindow}
 	q := core.Policy{Name: "other", Limit: 1_000_000, Window: time.Hour, Algorithm: core.FixedWindow}
 	store := &counting{Backend: must.Do(memstore.New())}
@@ -209,6 +216,7 @@ func TestUnlistedAndMultiPolicyChecksPassThrough(t *testing.T) {
 // TestResetDropsLeases: Reset through the Backend forgets its lease, so the
 // next check sees the store's fresh state.
 func TestResetDropsLeases(t *testing.T) {
+	t.Parallel()
 	p := core.Policy{Limit: 50_000, Window: time.Second}
 	b := newLeased(t, must.Do(memstore.New()), []core.Policy{p})
 	ctx := context.Background()
@@ -316,6 +324,7 @@ func testInstances(t *testing.T, newClient func(t *testing.T) redis.UniversalCli
 // to expire; the units it held are counted as wasted, at most the largest
 // lease, and the store never gets them back (they were consumed).
 func TestWasteIsCountedAndBounded(t *testing.T) {
+	t.Parallel()
 	p := core.Policy{Limit: 1_000_000, Window: time.Minute, Algorithm: core.TokenBucket}
 	b := newLeased(t, must.Do(memstore.New()), []core.Policy{p}, lease.WithMaxUnits(500))
 	ctx := context.Background()
@@ -341,6 +350,7 @@ func TestWasteIsCountedAndBounded(t *testing.T) {
 // past WithMaxKeys; keys beyond it go to the store untracked and still get
 // the store's exact answers.
 func TestTrackedKeysBounded(t *testing.T) {
+	t.Parallel()
 	p := core.Policy{Limit: 10, Window: time.Minute}
 	store := &counting{Backend: must.Do(memstore.New())}
 	b := newLeased(t, store, []core.Policy{p}, lease.WithMaxKeys(64))
@@ -360,6 +370,7 @@ func TestTrackedKeysBounded(t *testing.T) {
 // and sometimes jumping: at every admission, the units admitted so far are
 // at most the units the store has admitted (consumed) so far.
 func TestNeverAdmitsUnconsumedUnits(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		a     core.Algorithm
 		limit int // 5,000: the key mostly has room; 2,000: it is mostly over its limit

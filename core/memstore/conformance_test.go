@@ -13,6 +13,7 @@ import (
 // TestConformance runs the shared backend suite against the store, with a
 // goroutine sweeping it while the suite runs.
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	backendtest.Run(t, func(t *testing.T) core.Backend {
 		s := must.Do(memstore.New())
 		sweeping(t, s)
@@ -39,5 +40,6 @@ func sweeping(t *testing.T, s *memstore.Store) {
 }
 
 func TestMultiKey(t *testing.T) {
+	t.Parallel()
 	backendtest.RunMultiKey(t, func(*testing.T) core.Backend { return must.Do(memstore.New(memstore.WithShards(4))) })
 }

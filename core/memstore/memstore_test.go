@@ -33,6 +33,7 @@ func hundred(a core.Algorithm) core.Policy {
 }
 
 func TestConcurrentChecksOnOneKeyAdmitExactlyTheLimit(t *testing.T) {
+	t.Parallel()
 	for _, a := range core.Algorithms() {
 		t.Run(string(a), func(t *testing.T) {
 			s := newStore(t)
@@ -67,6 +68,7 @@ func TestConcurrentChecksOnOneKeyAdmitExactlyTheLimit(t *testing.T) {
 }
 
 func TestMultiPolicyCheckIsAllOrNothing(t *testing.T) {
+	t.Parallel()
 	for _, a := range core.Algorithms() {
 		t.Run(string(a), func(t *testing.T) {
 			s := newStore(t)
@@ -109,6 +111,7 @@ func TestMultiPolicyCheckIsAllOrNothing(t *testing.T) {
 }
 
 func TestDuplicatePolicyIsConsumedOnce(t *testing.T) {
+	t.Parallel()
 	s := newStore(t)
 	lim := core.NewLimiter(s, core.WithClock(core.NewManualClock(t0)))
 	p := core.Policy{Limit: 4, Window: time.Minute, Algorithm: core.SlidingLog}
@@ -128,6 +131,7 @@ func TestDuplicatePolicyIsConsumedOnce(t *testing.T) {
 }
 
 func TestMaxKeys(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := newStore(t, memstore.WithShards(1), memstore.WithMaxKeys(3))
 	clock := core.NewManualClock(t0)
@@ -193,6 +197,7 @@ func TestMaxKeys(t *testing.T) {
 }
 
 func TestBadInputIsATypedErrorAndChangesNothing(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := newStore(t)
 	good := core.Policy{Name: "good", Limit: 3, Window: time.Minute, Algorithm: core.TokenBucket}
@@ -267,6 +272,7 @@ func TestBadInputIsATypedErrorAndChangesNothing(t *testing.T) {
 }
 
 func TestPeekWritesNothing(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := newStore(t)
 	p := core.Policy{Limit: 2, Window: time.Second, Algorithm: core.LeakyBucket}
@@ -294,6 +300,7 @@ func TestPeekWritesNothing(t *testing.T) {
 }
 
 func TestResetForgetsOnlyTheGivenPolicies(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := newStore(t)
 	lim := core.NewLimiter(s, core.WithClock(core.NewManualClock(t0)))
@@ -368,6 +375,7 @@ func TestNoAllocationsForMultiPolicyChecksAndPeeks(t *testing.T) {
 // TestSweepReclaims: a sweep removes every expired state, by the time of the
 // store's most recent check, while checks run on other goroutines.
 func TestSweepReclaims(t *testing.T) {
+	t.Parallel()
 	s := must.Do(memstore.New())
 	sweeping(t, s)
 	p := core.Policy{Limit: 10, Window: time.Second}
@@ -387,6 +395,7 @@ func TestSweepReclaims(t *testing.T) {
 }
 
 func TestLenCountsStatesPerPolicy(t *testing.T) {
+	t.Parallel()
 	s := newStore(t)
 	lim := core.NewLimiter(s, core.WithClock(core.NewManualClock(t0)))
 	ps := []core.Policy{hundred(core.GCRA), hundred(core.FixedWindow), hundred(core.SlidingLog)}
@@ -411,6 +420,7 @@ func distinctPolicies(n int) []core.Policy {
 }
 
 func TestManyPoliciesKeepSeparateState(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := newStore(t)
 	lim := core.NewLimiter(s, core.WithClock(core.NewManualClock(t0)))
@@ -438,6 +448,7 @@ func TestManyPoliciesKeepSeparateState(t *testing.T) {
 // the registry's index rebuilds, and the policies registered between
 // them, lose none.
 func TestManyPoliciesRegisteredConcurrently(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := newStore(t)
 	lim := core.NewLimiter(s, core.WithClock(core.NewManualClock(t0)))
@@ -488,6 +499,7 @@ func TestManyPoliciesRegisteredConcurrently(t *testing.T) {
 // steps that stay in a window, cross one or jump several, and a clock that
 // sometimes goes back.
 func TestBatchOfOneMatchesBatchOfOneKey(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, a := range core.Algorithms() {
 		t.Run(string(a), func(t *testing.T) {
@@ -528,6 +540,7 @@ func TestBatchOfOneMatchesBatchOfOneKey(t *testing.T) {
 // names the wait the algorithm gives for the state it was decided on, which
 // is the final state, since nothing is admitted once the limit is reached.
 func TestConcurrentSlidingWindowDenialsAreExact(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := newStore(t)
 	p := core.Policy{Name: "p", Limit: 50, Window: time.Minute, Algorithm: core.SlidingWindow}

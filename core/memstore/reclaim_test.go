@@ -34,6 +34,7 @@ func TestNewStartsNoGoroutine(t *testing.T) {
 // states held stay bounded by those still live plus what the incremental
 // walk has not reached yet, instead of growing with every key ever seen.
 func TestIncrementalReclaimBoundsMemory(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, a := range core.Algorithms() {
 		t.Run(string(a), func(t *testing.T) {
@@ -63,6 +64,7 @@ func TestIncrementalReclaimBoundsMemory(t *testing.T) {
 // state 100 ms past its expiry, so that a key used again soon after is
 // updated in place, and takes it after that.
 func TestHotKeyKeptThroughItsGrace(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := must.Do(memstore.New())
 	p := core.Policy{Name: "p", Limit: 10, Window: time.Second, Algorithm: core.GCRA} // one admission expires in 100 ms

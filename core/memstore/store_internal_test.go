@@ -42,6 +42,7 @@ func (s *Store) held() int {
 // TestClockSetBackKeepsState moves the clock far ahead on one key, then
 // back: state written on the earlier clock is not swept by the later one.
 func TestClockSetBackKeepsState(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := must.Do(New())
 	p := core.Policy{Limit: 1, Window: time.Hour}
@@ -61,6 +62,7 @@ func TestClockSetBackKeepsState(t *testing.T) {
 }
 
 func TestWithShardsRoundsToPowerOfTwo(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ in, want int }{{0, defaultShards}, {1, 1}, {3, 4}, {64, 64}, {65, 128}, {maxShards, maxShards}} {
 		s := must.Do(New(WithShards(c.in)))
 		if len(s.shards) != c.want || s.mask != uint64(c.want-1) {
@@ -73,6 +75,7 @@ func TestWithShardsRoundsToPowerOfTwo(t *testing.T) {
 // with an error naming it, instead of building a store that differs from
 // the one asked for (clamped or defaulted), and never a panic.
 func TestInvalidOptionsAreAnErrorAtNew(t *testing.T) {
+	t.Parallel()
 	for name, opt := range map[string]Option{
 		"WithShards(-5)":      WithShards(-5),
 		"WithShards(1048576)": WithShards(1 << 20),
@@ -88,6 +91,7 @@ func TestInvalidOptionsAreAnErrorAtNew(t *testing.T) {
 // TestSweepReclaimsExactlyTheExpired drives expiry with explicit instants:
 // a GCRA state of cost 1 under 10/s lives exactly 100ms.
 func TestSweepReclaimsExactlyTheExpired(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := must.Do(New(WithShards(4)))
 	p := core.Policy{Limit: 10, Window: time.Second, Algorithm: core.GCRA}
@@ -137,6 +141,7 @@ func TestSweepReclaimsExactlyTheExpired(t *testing.T) {
 // while other goroutines check, create and reset keys in it, and holds Len
 // to the states really held.
 func TestSweepInterleavesWithChecks(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := must.Do(New(WithShards(1)))
 	p := core.Policy{Limit: 10, Window: time.Second, Algorithm: core.FixedWindow}
@@ -227,6 +232,7 @@ func TestMemoryReturnsAfterExpiry(t *testing.T) {
 
 // TestKeysAreCloned passes keys that alias a buffer the caller reuses.
 func TestKeysAreCloned(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := must.Do(New())
 	p := core.Policy{Limit: 1, Window: time.Minute}
@@ -250,6 +256,7 @@ func TestKeysAreCloned(t *testing.T) {
 // TestKeysStayDistinct checks keys that differ only in trailing zero bytes
 // or in one byte at the end.
 func TestKeysStayDistinct(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := must.Do(New())
 	p := core.Policy{Limit: 1, Window: time.Minute}
@@ -281,6 +288,7 @@ func TestKeysStayDistinct(t *testing.T) {
 // TestSlidingLogMemoryIsBounded checks that a log never holds more than the
 // limit and that a sweep shrinks the buffer of an idle key.
 func TestSlidingLogMemoryIsBounded(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := must.Do(New(WithShards(1)))
 	p := core.Policy{Limit: 100, Window: time.Second, Algorithm: core.SlidingLog}
@@ -315,6 +323,7 @@ func TestSlidingLogMemoryIsBounded(t *testing.T) {
 // checks that key again with a second policy: its own expired state must
 // not be reclaimed under the check, or the count would drift.
 func TestReclaimSkipsTheCheckedKey(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := must.Do(New(WithShards(1), WithMaxKeys(2)))
 	a := core.Policy{Name: "a", Limit: 1, Window: time.Second}
@@ -343,6 +352,7 @@ func TestReclaimSkipsTheCheckedKey(t *testing.T) {
 // keys, small enough that probe sequences collide and wrap around, and
 // compares it with a Go map after every step.
 func TestTableMatchesAMap(t *testing.T) {
+	t.Parallel()
 	p := &core.Params{Window: 10}
 	seed := maphash.MakeSeed()
 	tb := newTable[algo.GCRAState](p, seed)
@@ -434,6 +444,7 @@ func TestTableMatchesAMap(t *testing.T) {
 // reclaims other keys' expired states (which moves entries in the tables),
 // the key's slots are looked up again, so each policy consumes exactly once.
 func TestStagedCommitAfterReclaim(t *testing.T) {
+	t.Parallel()
 	s := must.Do(New(WithShards(1), WithMaxKeys(4)))
 	ctx := context.Background()
 	ps := []core.Policy{

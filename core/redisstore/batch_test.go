@@ -144,6 +144,7 @@ func queueChecks(t *testing.T, s *Store, n int, key string, p core.Policy) (wait
 // all or, with one check per call, as one pipeline; each gets its own
 // correct decision.
 func TestBatchingGroupsQueuedChecks(t *testing.T) {
+	t.Parallel()
 	t.Run("one call", func(t *testing.T) { testGroupsQueued(t, defaultChecksPerCall) })
 	t.Run("pipeline", func(t *testing.T) { testGroupsQueued(t, 1) })
 }
@@ -188,6 +189,7 @@ func testGroupsQueued(t *testing.T, perCall int) {
 // the queued checks go out, as one shared script call or as a pipeline,
 // they are sent again with EVAL and succeed, each counted once.
 func TestBatchingNoScriptInPipeline(t *testing.T) {
+	t.Parallel()
 	t.Run("one call", func(t *testing.T) { testNoScriptQueued(t, defaultChecksPerCall) })
 	t.Run("pipeline", func(t *testing.T) { testNoScriptQueued(t, 1) })
 }
@@ -268,6 +270,7 @@ func TestBatchingQueuedCancel(t *testing.T) {
 // TestBatchingPipelineFailure: when a pipeline fails on the network every
 // check in it gets an error, never an admission.
 func TestBatchingPipelineFailure(t *testing.T) {
+	t.Parallel()
 	s, g, m := gatedStore(t, 1)
 	p := core.Policy{Limit: 100, Window: time.Minute}
 	first := g.holdFirst(s, "k", p) // on the wire: everything else queues

@@ -11,6 +11,7 @@ import (
 // neither (comments aside). It also must not create globals, which Redis
 // refuses.
 func TestScriptNeverFormatsNumbers(t *testing.T) {
+	t.Parallel()
 	for i, line := range strings.Split(scriptSource(), "\n") {
 		code, _, _ := strings.Cut(line, "--")
 		if strings.Contains(code, "tostring") || strings.Contains(code, "..") {

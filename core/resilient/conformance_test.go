@@ -80,6 +80,7 @@ func conformanceStore(t *testing.T, c redis.UniversalClient) *redisstore.Store {
 }
 
 func TestMultiKey(t *testing.T) {
+	t.Parallel()
 	backendtest.RunMultiKey(t, func(t *testing.T) core.Backend {
 		return must.Do(resilient.New(newMem(t), resilient.WithFallback(newMem(t))))
 	})
@@ -88,6 +89,7 @@ func TestMultiKey(t *testing.T) {
 // TestMultiKeyFailureModes: an unavailable primary sends a multi-key check to
 // the fallback, or fails it open or closed, like a single-key one.
 func TestMultiKeyFailureModes(t *testing.T) {
+	t.Parallel()
 	f := newFaulty(t)
 	f.set(failing)
 	items := []core.Item{{Key: "a", Policy: perSecond, Cost: 1}, {Key: "b", Policy: perMinute, Cost: 1}}

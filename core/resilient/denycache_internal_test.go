@@ -11,6 +11,7 @@ import (
 // TestDenyCacheBounded: a flood of distinct denied keys never grows the
 // cache past its capacity, and long keys or large policy sets are not kept.
 func TestDenyCacheBounded(t *testing.T) {
+	t.Parallel()
 	const capacity = 1024
 	c := newDenyCache(capacity)
 	p := []core.Policy{{Limit: 1, Window: time.Minute}}
@@ -58,6 +59,7 @@ func TestDenyCacheBounded(t *testing.T) {
 // TestDenyCacheExpiry: an entry stops answering at its deadline, and an
 // admission drops the denials it proves stale.
 func TestDenyCacheExpiry(t *testing.T) {
+	t.Parallel()
 	c := newDenyCache(16)
 	p := []core.Policy{{Limit: 1, Window: time.Minute}}
 	now := time.Unix(1_700_000_000, 0)

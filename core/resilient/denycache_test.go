@@ -52,6 +52,7 @@ func (r *recorder) Do(ctx context.Context, items []core.Item, now time.Time, out
 // decisions are exactly those of the primary alone, and the primary sees at
 // most one call per RetryAfter period while the key is denied.
 func TestDenyCacheHammer(t *testing.T) {
+	t.Parallel()
 	for _, alg := range core.Algorithms() {
 		t.Run(string(alg), func(t *testing.T) {
 			p := core.Policy{Name: "hammer", Limit: 10, Window: time.Second, Algorithm: alg}
@@ -104,6 +105,7 @@ func TestDenyCacheHammer(t *testing.T) {
 // TestDenyCacheCost: a denial answers the same or a larger cost, never a
 // smaller one.
 func TestDenyCacheCost(t *testing.T) {
+	t.Parallel()
 	p := core.Policy{Limit: 10, Window: time.Minute, Algorithm: core.FixedWindow}
 	rec := newRecorder(t)
 	b := must.Do(resilient.New(rec, resilient.WithDenyCache(16)))
@@ -145,6 +147,7 @@ func TestDenyCacheCost(t *testing.T) {
 // reach the primary and get its exact answer: the case the conformance
 // suite caught, RetryAfter 11h44m from the cache where 23h44m was right.
 func TestDenyCacheExactRetryAfter(t *testing.T) {
+	t.Parallel()
 	p := core.Policy{Limit: 2, Window: 24 * time.Hour, Algorithm: core.GCRA}
 	rec := newRecorder(t)
 	b := must.Do(resilient.New(rec, resilient.WithDenyCache(16)))
@@ -188,6 +191,7 @@ func TestDenyCacheExactRetryAfter(t *testing.T) {
 
 // TestDenyCacheIdentity: only the exact key and policy set are answered.
 func TestDenyCacheIdentity(t *testing.T) {
+	t.Parallel()
 	p := core.Policy{Name: "a", Limit: 1, Window: time.Minute, Algorithm: core.GCRA}
 	q := core.Policy{Name: "b", Limit: 5, Window: time.Minute, Algorithm: core.GCRA}
 	rec := newRecorder(t)
@@ -219,6 +223,7 @@ func TestDenyCacheIdentity(t *testing.T) {
 // TestDenyCacheMultiPolicy: a multi-policy denial holds until the earliest
 // RetryAfter of the denying policies, with consistent decisions.
 func TestDenyCacheMultiPolicy(t *testing.T) {
+	t.Parallel()
 	fast := core.Policy{Name: "fast", Limit: 2, Window: time.Second, Algorithm: core.FixedWindow}
 	slow := core.Policy{Name: "slow", Limit: 2, Window: 10 * time.Second, Algorithm: core.FixedWindow}
 	rec := newRecorder(t)
@@ -252,6 +257,7 @@ func TestDenyCacheMultiPolicy(t *testing.T) {
 
 // TestDenyCacheReset: Reset through the wrapper drops the key's denials.
 func TestDenyCacheReset(t *testing.T) {
+	t.Parallel()
 	p := core.Policy{Limit: 1, Window: time.Hour, Algorithm: core.SlidingLog}
 	rec := newRecorder(t)
 	b := must.Do(resilient.New(rec, resilient.WithDenyCache(16)))
@@ -313,6 +319,7 @@ func (r *manyRecorder) Do(ctx context.Context, items []core.Item, now time.Time,
 // descriptor) is answered by the deny cache, with the decisions of a
 // primary alone; batches of two keys always reach the primary.
 func TestDenyCacheOneItem(t *testing.T) {
+	t.Parallel()
 	p := core.Policy{Name: "one", Limit: 3, Window: time.Minute, Algorithm: core.GCRA}
 	rec := &manyRecorder{recorder: newRecorder(t)}
 	clk := core.NewManualClock(t0)
@@ -380,6 +387,7 @@ func TestDenyCacheOneItem(t *testing.T) {
 // any moment: every check reaches the primary, and the check after a
 // release passes.
 func TestDenyCacheSkipsConcurrency(t *testing.T) {
+	t.Parallel()
 	p := core.MustParsePolicy("1;algorithm=concurrency")
 	rec := newRecorder(t)
 	b := must.Do(resilient.New(rec, resilient.WithDenyCache(16)))

@@ -56,6 +56,7 @@ func callerFrame(b *resilient.Backend) error {
 // its context is done is called on the caller's goroutine; any other, on a
 // goroutine of the wrapper's.
 func TestBoundedPrimaryRunsOnTheCallersGoroutine(t *testing.T) {
+	t.Parallel()
 	for _, says := range []bool{true, false} {
 		p := &bounded{faultyBackend: newFaulty(t), says: says}
 		b := must.Do(resilient.New(p))
@@ -73,6 +74,7 @@ func TestBoundedPrimaryRunsOnTheCallersGoroutine(t *testing.T) {
 // budget is a timeout, as with a goroutine left behind, but nothing is left
 // behind: no abandoned call, no late result, and so never ErrOverloaded.
 func TestBoundedPrimaryBudget(t *testing.T) {
+	t.Parallel()
 	p := &bounded{faultyBackend: newFaulty(t), says: true}
 	p.set(hangCtx)
 	var ev eventLog
@@ -186,6 +188,7 @@ func (r *deadlineRecorder) Do(ctx context.Context, items []core.Item, now time.T
 // TestBackendBoundedByContext: the wrapper is bounded whatever its primary
 // does; with a fallback, as bounded as the fallback.
 func TestBackendBoundedByContext(t *testing.T) {
+	t.Parallel()
 	unbounded := &bounded{faultyBackend: newFaulty(t)}
 	for _, c := range []struct {
 		name string

@@ -36,6 +36,7 @@ func (s *syncBuffer) lines() []string {
 // TestLogRateLimited: an outage writes at most one line per interval, the
 // next line counts the suppressed ones, and recovery is always logged.
 func TestLogRateLimited(t *testing.T) {
+	t.Parallel()
 	var buf syncBuffer
 	logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{
 		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {

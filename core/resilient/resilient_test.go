@@ -23,6 +23,7 @@ var (
 // TestHealthyMatchesPrimary: while the primary answers, the wrapper's
 // decisions are the primary's, for single and multi-policy checks.
 func TestHealthyMatchesPrimary(t *testing.T) {
+	t.Parallel()
 	ref := core.NewLimiter(newMem(t), core.WithClock(core.NewManualClock(t0)))
 	clk := core.NewManualClock(t0)
 	b := must.Do(resilient.New(newMem(t), resilient.WithClock(clk)))
@@ -64,6 +65,7 @@ func TestHealthyMatchesPrimary(t *testing.T) {
 // TestValidationErrorsPassThrough: the core's typed errors reach the caller
 // unchanged, never touch the primary, and never trip the breaker.
 func TestValidationErrorsPassThrough(t *testing.T) {
+	t.Parallel()
 	f := newFaulty(t)
 	b := must.Do(resilient.New(f, resilient.WithBreaker(2, time.Second), resilient.WithFailOpen()))
 	ctx := context.Background()
@@ -120,6 +122,7 @@ func TestValidationErrorsPassThrough(t *testing.T) {
 // budget; its late result is discarded and its goroutine ends when it
 // returns.
 func TestBudgetHardStop(t *testing.T) {
+	t.Parallel()
 	f := newFaulty(t)
 	f.set(hang)
 	var ev eventLog
@@ -154,6 +157,7 @@ func TestBudgetHardStop(t *testing.T) {
 // TestBudgetDeadlineOnContext: every primary call carries the budget as its
 // context deadline, and a primary honouring it fails with ErrBudgetExceeded.
 func TestBudgetDeadlineOnContext(t *testing.T) {
+	t.Parallel()
 	f := newFaulty(t)
 	budget := 30 * time.Millisecond
 	b := must.Do(resilient.New(f, resilient.WithBudget(budget)))
@@ -186,6 +190,7 @@ func TestBudgetDeadlineOnContext(t *testing.T) {
 // TestCallerContextIsNotAFailure: a caller that gives up gets its own
 // context error, and the breaker learns nothing from it.
 func TestCallerContextIsNotAFailure(t *testing.T) {
+	t.Parallel()
 	f := newFaulty(t)
 	f.set(hangCtx)
 	b := must.Do(resilient.New(f, resilient.WithBreaker(1, time.Second), resilient.WithFailOpen()))
@@ -208,6 +213,7 @@ func TestCallerContextIsNotAFailure(t *testing.T) {
 // reaches the primary; probes go one per cooldown; a successful probe closes
 // it.
 func TestBreaker(t *testing.T) {
+	t.Parallel()
 	f := newFaulty(t)
 	clk := core.NewManualClock(t0)
 	var ev eventLog
@@ -284,6 +290,7 @@ func TestBreaker(t *testing.T) {
 // TestProbeOneAtATime: while a probe is in flight every other check goes to
 // the failure mode without touching the primary.
 func TestProbeOneAtATime(t *testing.T) {
+	t.Parallel()
 	f := newFaulty(t)
 	clk := core.NewManualClock(t0)
 	b := must.Do(resilient.New(f, resilient.WithClock(clk), resilient.WithBreaker(1, time.Second),
@@ -335,6 +342,7 @@ func TestProbeOneAtATime(t *testing.T) {
 
 // TestFailOpen: an unavailable primary admits, and the Report says so.
 func TestFailOpen(t *testing.T) {
+	t.Parallel()
 	f := newFaulty(t)
 	f.set(failing)
 	b := must.Do(resilient.New(f, resilient.WithFailOpen(), resilient.WithBreaker(2, time.Second)))
@@ -365,6 +373,7 @@ func TestFailOpen(t *testing.T) {
 // TestFailClosed: an unavailable primary denies, with a RetryAfter that is
 // the time until the next probe.
 func TestFailClosed(t *testing.T) {
+	t.Parallel()
 	f := newFaulty(t)
 	f.set(failing)
 	clk := core.NewManualClock(t0)
@@ -395,6 +404,7 @@ func TestFailClosed(t *testing.T) {
 // TestFallback: while the primary is down the fallback limits with the same
 // policies; once a probe succeeds checks return to the primary.
 func TestFallback(t *testing.T) {
+	t.Parallel()
 	f := newFaulty(t)
 	clk := core.NewManualClock(t0)
 	fb := newMem(t)
@@ -438,6 +448,7 @@ func TestFallback(t *testing.T) {
 // TestResetWhileDown: Reset clears the fallback and reports that the primary
 // was not reached.
 func TestResetWhileDown(t *testing.T) {
+	t.Parallel()
 	f := newFaulty(t)
 	fb := newMem(t)
 	b := must.Do(resilient.New(f, resilient.WithFallback(fb)))
@@ -459,6 +470,7 @@ func TestResetWhileDown(t *testing.T) {
 // TestMaxAbandoned: once the bound of abandoned calls is reached, calls fail
 // at once without starting another goroutine.
 func TestMaxAbandoned(t *testing.T) {
+	t.Parallel()
 	f := newFaulty(t)
 	f.set(hang)
 	b := must.Do(resilient.New(f, resilient.WithBudget(time.Millisecond), resilient.WithMaxAbandoned(2), resilient.WithBreaker(100, time.Second)))
@@ -481,6 +493,7 @@ func TestMaxAbandoned(t *testing.T) {
 
 // TestNilPrimaryPanics documents the programming error.
 func TestNilPrimaryPanics(t *testing.T) {
+	t.Parallel()
 	defer func() {
 		if recover() == nil {
 			t.Fatal("New(nil) did not panic")
@@ -505,6 +518,7 @@ func (boundedPanicky) Bounded() bool { return true }
 // TestPrimaryPanic: a panic in the primary, on the wrapper's own goroutine
 // or on the caller's, becomes a failure instead of ending the process.
 func TestPrimaryPanic(t *testing.T) {
+	t.Parallel()
 	for _, p := range []core.Backend{panicky{}, boundedPanicky{}} {
 		b := must.Do(resilient.New(p, resilient.WithFailClosed()))
 		d, err := backendtest.CheckOne(context.Background(), b, "k", perSecond, 1, t0)
@@ -524,6 +538,7 @@ func TestPrimaryPanic(t *testing.T) {
 // TestShortOut: an out slice shorter than the policies is an error, not a
 // panic.
 func TestShortOut(t *testing.T) {
+	t.Parallel()
 	b := must.Do(resilient.New(newMem(t)))
 	ps := []core.Policy{perSecond, perMinute}
 	if err := core.Check(context.Background(), b, "k", ps, 1, t0, make([]core.Decision, 1)); err == nil {
@@ -537,6 +552,7 @@ func TestShortOut(t *testing.T) {
 // TestDecisionSource: every decision says what made it, so that an observer
 // can tell the primary's "allowed" from the fallback's.
 func TestDecisionSource(t *testing.T) {
+	t.Parallel()
 	f := newFaulty(t)
 	b := must.Do(resilient.New(f, resilient.WithFallback(newMem(t)), resilient.WithBreaker(100, time.Second), resilient.WithDenyCache(0)))
 	d, err := backendtest.CheckOne(context.Background(), b, "k", perSecond, 1, t0)
@@ -569,6 +585,7 @@ func TestDecisionSource(t *testing.T) {
 // with an error naming it, instead of being ignored or clamped; so does a
 // nil primary.
 func TestInvalidOptionsAreAnErrorAtNew(t *testing.T) {
+	t.Parallel()
 	for name, opt := range map[string]resilient.Option{
 		"WithBudget(-1ms)":     resilient.WithBudget(-time.Millisecond),
 		"WithBreaker(-1, 0s)":  resilient.WithBreaker(-1, 0),
@@ -593,6 +610,7 @@ func TestInvalidOptionsAreAnErrorAtNew(t *testing.T) {
 // this instance (the limit per instance) and gives them back; failing
 // closed, every acquire is denied.
 func TestConcurrencyWhenThePrimaryFails(t *testing.T) {
+	t.Parallel()
 	slots := core.MustParsePolicy("2;algorithm=concurrency")
 	for _, tc := range []struct {
 		name string

@@ -22,6 +22,7 @@ func mustSet(t testing.TB, mode Mode, ps ...core.Policy) *Set {
 }
 
 func TestDraft11Fields(t *testing.T) {
+	t.Parallel()
 	api := core.Policy{Name: `a"p\i`, Limit: 100, Window: time.Minute}
 	burst := core.Policy{Limit: 10, Window: 1500 * time.Millisecond, Algorithm: core.TokenBucket}
 	s := mustSet(t, Draft11, api, burst)
@@ -84,6 +85,7 @@ func checkParam(t *testing.T, p *httpsfv.Params, name string, want int64) {
 }
 
 func TestSingleValueModesReportBinding(t *testing.T) {
+	t.Parallel()
 	a := core.Policy{Name: "a", Limit: 100, Window: time.Minute}
 	b := core.Policy{Name: "b", Limit: 1000, Window: time.Hour}
 	ds := []core.Decision{
@@ -131,6 +133,7 @@ func TestSingleValueModesReportBinding(t *testing.T) {
 }
 
 func TestSecondsRounding(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		d          time.Duration
 		ceil, retr int64
@@ -148,6 +151,7 @@ func TestSecondsRounding(t *testing.T) {
 }
 
 func TestRemainingNeverNegative(t *testing.T) {
+	t.Parallel()
 	p := core.Policy{Name: "p", Limit: 3, Window: time.Second}
 	rec := newRecorder()
 	mustSet(t, XRateLimit, p).WriteHeaders(rec, []core.Decision{{Remaining: -4, Limit: 3, RetryAfter: time.Second}}, 0, nil)
@@ -157,6 +161,7 @@ func TestRemainingNeverNegative(t *testing.T) {
 }
 
 func TestPolicySetRejectsDuplicateNames(t *testing.T) {
+	t.Parallel()
 	p := core.Policy{Name: "x", Limit: 1, Window: time.Second}
 	q := core.Policy{Name: "x", Limit: 2, Window: time.Second}
 	if _, err := NewSet(Draft11, []core.Policy{p, q}); err == nil {
@@ -171,6 +176,7 @@ func TestPolicySetRejectsDuplicateNames(t *testing.T) {
 // DeniedProblem's, the default denied handler's, for every set of violated policies, and sets too
 // large to cache still get theirs.
 func TestPreparedDeniedBodies(t *testing.T) {
+	t.Parallel()
 	ps := []core.Policy{core.MustParsePolicy("1/s;name=a"), core.MustParsePolicy("2/s;name=b"), core.MustParsePolicy("3/s;name=c")}
 	set := mustSet(t, Draft11, ps...)
 	for mask := 1; mask < 8; mask++ {
@@ -211,6 +217,7 @@ func (r *sharedRecorder) SetSharedHeader(name string, values []string) { r.h[nam
 // use of each (from the cache); denials they do not cover (something
 // remaining, two policies) are rendered as before.
 func TestPreparedDenials(t *testing.T) {
+	t.Parallel()
 	p := core.MustParsePolicy("100/1h;name=api")
 	q := core.MustParsePolicy("5/s;name=b")
 	denial := func(retry time.Duration, remaining int, ps ...core.Policy) core.Result {
@@ -262,6 +269,7 @@ func TestPreparedDenials(t *testing.T) {
 // into a denial's header values in place, or appends to them, changes its
 // own response and not the next one's.
 func TestSharedDenialValuesStayTrue(t *testing.T) {
+	t.Parallel()
 	s := mustSet(t, Draft11, core.MustParsePolicy("100/1h;name=api"))
 	r := core.Result{Decisions: []core.Decision{{Limit: 100, RetryAfter: 30 * time.Second}}}
 	first := &sharedRecorder{*newRecorder()}

@@ -8,6 +8,7 @@ import (
 type fn func() int
 
 func TestMarkIsPerValue(t *testing.T) {
+	t.Parallel()
 	mk := func(n int) fn { return func() int { return n } }
 	a, b := mk(1), mk(2)
 	bad := errors.New("bad")

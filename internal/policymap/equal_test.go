@@ -12,6 +12,7 @@ import (
 // Equal agrees with == on every field, whether or not the strings of
 // the two policies share their bytes.
 func TestEqualIsEquality(t *testing.T) {
+	t.Parallel()
 	base := core.Policy{Name: "api", Limit: 10, Window: time.Second, Burst: 3, Algorithm: core.LeakyBucket, MaxDelay: time.Millisecond}
 	variants := []func(p *core.Policy){
 		func(p *core.Policy) {},
@@ -42,6 +43,7 @@ func TestEqualIsEquality(t *testing.T) {
 // Equal compares every field of core.Policy: a field added to Policy and
 // not to Equal fails here.
 func TestEqualSeesEveryField(t *testing.T) {
+	t.Parallel()
 	base := core.Policy{Name: "api", Limit: 10, Window: time.Second, Burst: 3, Algorithm: core.LeakyBucket, MaxDelay: time.Millisecond}
 	typ := reflect.TypeOf(base)
 	for i := range typ.NumField() {

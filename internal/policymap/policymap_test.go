@@ -26,6 +26,7 @@ func policies(n int) []core.Policy {
 // a value for every lookup and keeps none, and a failed compute adds
 // nothing.
 func TestOneValuePerPolicy(t *testing.T) {
+	t.Parallel()
 	var m Map[*int]
 	ps := policies(3 * few)
 	first := make([]*int, len(ps))
@@ -57,6 +58,7 @@ func TestOneValuePerPolicy(t *testing.T) {
 // Concurrent first lookups of the same policies agree on one value each.
 // Run with -race.
 func TestConcurrentFirstLookups(t *testing.T) {
+	t.Parallel()
 	for range 200 {
 		var m Map[*int]
 		ps := policies(2 * few)

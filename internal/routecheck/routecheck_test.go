@@ -3,6 +3,7 @@ package routecheck
 import "testing"
 
 func TestUnserved(t *testing.T) {
+	t.Parallel()
 	routes := []Route{{"POST", "/login"}, {"GET", "/users/:id"}}
 	for _, c := range []struct {
 		method, pattern string

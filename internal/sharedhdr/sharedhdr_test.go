@@ -8,6 +8,7 @@ import (
 )
 
 func TestSliceIsSharedUntilWrittenInto(t *testing.T) {
+	t.Parallel()
 	v := sharedhdr.New("nosniff")
 	a, b := v.Slice(), v.Slice()
 	if len(a) != 1 || cap(a) != 1 || a[0] != "nosniff" || &a[0] != &b[0] {
@@ -40,6 +41,7 @@ func TestSliceIsSharedUntilWrittenInto(t *testing.T) {
 }
 
 func TestConcurrentUse(t *testing.T) {
+	t.Parallel()
 	v := sharedhdr.New("1")
 	done := make(chan bool)
 	for range 4 {
