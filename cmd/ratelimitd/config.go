@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -421,12 +423,7 @@ func loadConfig(path, redisURL string) (*runtime, error) {
 		return nil, bad(l.MemoryKeys.Line, "limits.memory_keys", "bounds the memory store; the backend is Redis (its fallback holds at most 1,000,000 states)")
 	}
 	// Policies.
-	names := make([]string, 0, len(fc.Policies))
-	for name := range fc.Policies {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(fc.Policies)) {
 		v := fc.Policies[name]
 		if !validName(name) {
 			return nil, bad(v.Line, "policies."+name, "a policy name is printable ASCII without spaces, at most %d bytes", core.MaxNameLen)

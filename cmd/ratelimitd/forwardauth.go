@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/netip"
 	"net/url"
 	"path"
-	"sort"
+	"slices"
 	"strings"
 
 	"golang.org/x/net/http/httpguts"
@@ -66,12 +67,7 @@ type forwardRuleSpec struct {
 // configured policies.
 func parseForwardAuth(file string, specs map[string]forwardEndpointSpec, policies map[string]core.Policy, maxPolicies int) (map[string]*forwardEndpoint, error) {
 	out := make(map[string]*forwardEndpoint, len(specs))
-	names := make([]string, 0, len(specs))
-	for name := range specs {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(specs)) {
 		ep, err := parseForwardEndpoint(file, name, specs[name], policies, maxPolicies)
 		if err != nil {
 			return nil, err
@@ -134,12 +130,7 @@ func parseForwardEndpoint(file, name string, spec forwardEndpointSpec, policies 
 	if len(spec.Rules) == 0 {
 		return nil, bad(0, ".rules", "no rule: give at least one, such as \"POST /login\": {policies: [login]}")
 	}
-	patterns := make([]string, 0, len(spec.Rules))
-	for p := range spec.Rules {
-		patterns = append(patterns, p)
-	}
-	sort.Strings(patterns)
-	for _, pattern := range patterns {
+	for _, pattern := range slices.Sorted(maps.Keys(spec.Rules)) {
 		rs := spec.Rules[pattern]
 		rf := ".rules." + pattern
 		line := 0

@@ -7,8 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -129,12 +130,7 @@ func loadVectors(t *testing.T) map[string][]vector {
 
 func runVectors(t *testing.T, newBackend Factory) {
 	files := loadVectors(t)
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(files)) {
 		t.Run(name, func(t *testing.T) {
 			b := newBackend(t)
 			for _, v := range files[name] {

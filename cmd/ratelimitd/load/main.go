@@ -44,6 +44,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -206,11 +207,7 @@ type result struct {
 }
 
 func (r result) String() string {
-	keys := make([]string, 0, len(r.codes))
-	for k := range r.codes {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+	keys := slices.Sorted(maps.Keys(r.codes))
 	var b bytes.Buffer
 	for _, k := range keys {
 		fmt.Fprintf(&b, " %s=%d", k, r.codes[k])
