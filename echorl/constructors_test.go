@@ -14,7 +14,6 @@ import (
 // TestConstructors: New leaks no goroutine and refuses patterns in
 // net/http's syntax.
 func TestConstructors(t *testing.T) {
-	t.Parallel()
 	httpsuite.RunConstructors(t, func(opts ...ratelimit.Option) (any, error) { return echorl.New(opts...) }, httpsuite.Constructors{
 		Route:      func(m *ratelimit.Middleware, ps ...core.Policy) any { return echorl.Route(m, ps...) },
 		Middleware: func(m *ratelimit.Middleware) any { return echorl.Middleware(m) },

@@ -48,7 +48,6 @@ func heapInUse() uint64 {
 // Nothing panics, the cap holds, the errors beyond it are typed, and the
 // heap grows by less than floodHeapBound (measured: 6 MiB).
 func TestKeyFloodFallback(t *testing.T) {
-	t.Parallel()
 	keys, maxKeys := 1_000_000, 100_000
 	if raceEnabled {
 		keys, maxKeys = keys/5, maxKeys/5

@@ -122,7 +122,6 @@ func TestValidationErrorsPassThrough(t *testing.T) {
 // budget; its late result is discarded and its goroutine ends when it
 // returns.
 func TestBudgetHardStop(t *testing.T) {
-	t.Parallel()
 	f := newFaulty(t)
 	f.set(hang)
 	var ev eventLog
@@ -157,7 +156,6 @@ func TestBudgetHardStop(t *testing.T) {
 // TestBudgetDeadlineOnContext: every primary call carries the budget as its
 // context deadline, and a primary honouring it fails with ErrBudgetExceeded.
 func TestBudgetDeadlineOnContext(t *testing.T) {
-	t.Parallel()
 	f := newFaulty(t)
 	budget := 30 * time.Millisecond
 	b := must.Do(resilient.New(f, resilient.WithBudget(budget)))

@@ -34,6 +34,8 @@ type Constructors struct {
 // policy, a route without a policy and a nil Middleware, as routes are
 // wired at start-up; and that CheckPatterns, given the router's routes,
 // refuses a route table entry no route serves.
+// It counts the process's goroutines, so the test calling it must not be
+// parallel.
 func RunConstructors(t *testing.T, newFn New, c Constructors) {
 	t.Run("NoGoroutine", func(t *testing.T) {
 		existing := goleak.IgnoreCurrent()
