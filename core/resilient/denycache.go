@@ -2,6 +2,7 @@ package resilient
 
 import (
 	"hash/maphash"
+	"slices"
 	"sync"
 	"time"
 
@@ -188,19 +189,10 @@ func (c *denyCache) forget(key string, p core.Policy) {
 		if e.until == 0 || e.key != key {
 			continue
 		}
-		if containsPolicy(e.policies, p) {
+		if slices.Contains(e.policies, p) {
 			e.clear()
 		}
 	}
-}
-
-func containsPolicy(ps []core.Policy, p core.Policy) bool {
-	for _, q := range ps {
-		if q == p {
-			return true
-		}
-	}
-	return false
 }
 
 // clear empties the entry, keeping its slices' capacity.

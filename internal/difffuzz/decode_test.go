@@ -1,6 +1,7 @@
 package difffuzz_test
 
 import (
+	"slices"
 	"time"
 
 	"github.com/ratelimit-go/ratelimit/core"
@@ -72,7 +73,7 @@ func decodeTrace(data []byte) []backendtest.Step {
 			// Faster than one unit per microsecond: slow it to the limit.
 			p.Window = time.Duration(p.Limit) * time.Microsecond * 1000
 		}
-		if !containsPolicy(pool, p) {
+		if !slices.Contains(pool, p) {
 			pool = append(pool, p)
 		}
 	}
@@ -132,15 +133,6 @@ func decodeAdvance(b byte) time.Duration {
 		return n * 7 * time.Second
 	}
 	return n * 17 * time.Minute
-}
-
-func containsPolicy(ps []core.Policy, p core.Policy) bool {
-	for _, q := range ps {
-		if q == p {
-			return true
-		}
-	}
-	return false
 }
 
 // rateBased reports whether a is driven by a rate and a burst (token
