@@ -1,7 +1,9 @@
 package keyfuncs_test
 
 import (
+	"fmt"
 	"net/netip"
+	"strconv"
 	"testing"
 
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
@@ -32,6 +34,27 @@ func BenchmarkRemoteIPv4(b *testing.B) {
 
 func BenchmarkRemoteIPv6(b *testing.B) {
 	benchKey(b, keyfuncs.RemoteIP, keyfuncstest.New("[2001:db8:1:2:3:4:5:6]:51234"))
+}
+
+// BenchmarkRemoteIPv6Clients: the /64 keys of n IPv6 clients in turn, on
+// one goroutine: 1,000 clients come back often, 1,048,576 hardly ever.
+func BenchmarkRemoteIPv6Clients(b *testing.B) {
+	for _, n := range []int{1_000, 1 << 20} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			reqs := make([]keyfuncs.Request, n)
+			for i := range reqs {
+				reqs[i] = keyfuncstest.New(fmt.Sprintf("[2001:db8:%x:%x::1]:5555", i>>16, i&0xffff))
+			}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				sink, _ = keyfuncs.RemoteIP(reqs[i])
+				if i++; i == n {
+					i = 0
+				}
+			}
+		})
+	}
 }
 
 func BenchmarkClientIPAddr(b *testing.B) {
