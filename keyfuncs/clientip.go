@@ -194,20 +194,15 @@ func (res *IPResolver) Key(r Request) (string, error) {
 		return "", err
 	}
 	bits := res.bitsFor(a)
-	if bits == a.BitLen() {
-		if plain {
-			return host, nil
-		}
-		return a.String(), nil
+	if bits == a.BitLen() && plain {
+		return host, nil
 	}
 	p, err := a.Prefix(bits)
 	if err != nil {
 		// Unreachable: bits is in range and the zone is already removed.
 		return "", errNoClientAddr()
 	}
-	// Same text as p.String(), formatted on the stack: one allocation.
-	var buf [64]byte
-	return string(p.AppendTo(buf[:0])), nil
+	return prefixText(p), nil
 }
 
 // bitsFor returns the prefix length configured for a's family.

@@ -337,3 +337,27 @@ func TestRemoteAddrPort(t *testing.T) {
 		t.Errorf("an invalid AddrPort: %q, %v; want RemoteAddr's 192.0.2.1", got, err)
 	}
 }
+
+// TestRepeatedClientAllocatesNothing: the key of a client seen again is
+// remembered, not formatted anew, for a whole address (from a peer that
+// gives its address unformatted, as Fiber's does) and for an IPv6 /64.
+// Sequential: it counts the process's allocations.
+func TestRepeatedClientAllocatesNothing(t *testing.T) {
+	for name, r := range map[string]keyfuncs.Request{
+		"IPv4 address":    addrPortRequest{keyfuncstest.New("192.0.2.7:1234"), netip.MustParseAddrPort("192.0.2.7:1234")},
+		"IPv6 /64 prefix": keyfuncstest.New("[2001:db8:1:2:3:4:5:6]:1234"),
+	} {
+		want, err := keyfuncs.RemoteIP(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		allocs := testing.AllocsPerRun(100, func() {
+			if k, _ := keyfuncs.RemoteIP(r); k != want {
+				t.Fatalf("%s: key %q, then %q", name, want, k)
+			}
+		})
+		if allocs != 0 {
+			t.Errorf("%s: %v allocations for a client seen before, want 0", name, allocs)
+		}
+	}
+}
