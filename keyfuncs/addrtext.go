@@ -17,10 +17,12 @@ var addrTexts [1 << addrTextBits]atomic.Pointer[addrText]
 const addrTextBits = 14
 
 // addrText is a prefix and its text, in one allocation with no pointer.
+// addr (the 16-byte form) and bits tell every prefix apart: an IPv4
+// prefix's addr starts with ::ffff, which no IPv6 prefix of 32 bits or
+// fewer has.
 type addrText struct {
 	addr [16]byte
 	bits int16
-	is4  bool
 	n    uint8
 	text [maxPrefixText]byte
 }
@@ -36,10 +38,10 @@ func prefixText(p netip.Prefix) string {
 	b := a.As16()
 	h := binary.LittleEndian.Uint64(b[:8])*0x9e3779b97f4a7c15 ^ binary.LittleEndian.Uint64(b[8:])*0xc2b2ae3d27d4eb4f ^ uint64(bits)
 	slot := &addrTexts[h>>(64-addrTextBits)]
-	if e := slot.Load(); e != nil && e.addr == b && int(e.bits) == bits && e.is4 == a.Is4() {
+	if e := slot.Load(); e != nil && e.addr == b && int(e.bits) == bits {
 		return unsafe.String(&e.text[0], e.n)
 	}
-	e := &addrText{addr: b, bits: int16(bits), is4: a.Is4()}
+	e := &addrText{addr: b, bits: int16(bits)}
 	var t []byte
 	if bits == a.BitLen() {
 		t = a.AppendTo(e.text[:0])
