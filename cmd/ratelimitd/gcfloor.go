@@ -12,14 +12,12 @@ import (
 //
 // The service's live heap is a few MiB (configuration, connections, the
 // state of the keys it sees), and Go's default goal is twice the live heap
-// with a floor of 4 MiB. net/http and gRPC allocate 2-3 KiB per request,
-// so at 25,000 requests/s the collector ran about 37 times a second here
-// (GODEBUG=gctrace=1), and its pauses and assists were the tail of the
-// latency: paced at 25,000 requests/s (load -rate 25000), four interleaved
-// rounds read /v1/check's p99 at 3.7-5.8 ms without the floor and 2.6-5.9 ms
-// with it, lower in three of four (the do-nothing server: 1.9-3.0 ms). A
-// floor of 64 MiB costs that much memory at most and leaves a large heap
-// (many keys) to the default.
+// with a floor of 4 MiB. net/http and gRPC allocate a few KiB per request,
+// so under load the collector would run many times a second and its pauses
+// and assists would be the tail of the latency (the README gives the
+// measurement, taken with GODEBUG=gctrace=1 and load -rate). A floor of
+// 64 MiB costs that much memory at most and leaves a large heap (many
+// keys) to the default.
 const heapFloor = 64 << 20
 
 // gcPercentFor returns the GOGC that moves the heap goal to floor bytes,

@@ -57,10 +57,8 @@ func openStore(spec backendSpec, memoryKeys int, c *metrics.Collector, log *slog
 	// CPU, not Redis, bounds its throughput, and checks that queue behind
 	// the call in flight go out together next (a pipeline of calls when
 	// more queue than one call decides), so fewer, fuller calls cost both
-	// sides less per check. With 64 gRPC clients on one Redis here: 12
-	// checks per call instead of 4, 11-15 us of Redis CPU per request
-	// instead of 16-22, the service's 47-55 us instead of 54-67, and
-	// throughput as high or higher (scripts/bench-service.sh).
+	// sides less per check (scripts/bench-service.sh; the figures are in
+	// the README's section "Load").
 	opts := []redisstore.Option{redisstore.WithPipelines(1)}
 	if _, ok := client.(*redis.ClusterClient); ok {
 		// Every descriptor of one Envoy request must be decided in one
