@@ -6,13 +6,14 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/examples/internal/exampletest"
 	"github.com/ratelimit-go/ratelimit/internal/fibertest"
 )
 
 func TestExample(t *testing.T) {
-	exampletest.Suite(t, func(l *core.Limiter) (http.Handler, error) {
+	exampletest.Suite(t, func(l *core.Limiter, _ ...ratelimit.Option) (http.Handler, error) {
 		app, err := newApp(l)
 		if err != nil {
 			return nil, err

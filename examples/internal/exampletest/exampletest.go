@@ -19,6 +19,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/internal/must"
@@ -291,13 +292,13 @@ func HungRedis(t *testing.T, run RunFunc, srv *redisproc.Server) (time.Duration,
 type RunFunc func(ctx context.Context, args []string, logw io.Writer) error
 
 // Suite runs every check an example's test makes: its app, built by newApp
-// on Limiter's manual clock, through Check; its main logic on a real socket
+// on Limiter's manual clock with no further option, through Check; its main logic on a real socket
 // with Serve, on memory and on miniredis; and, wired as the README advises,
 // every request answered within its 50 ms budget plus a few milliseconds
 // while its Redis is hung (SIGSTOP) or stopped (HungRedis). Once they are
 // done, no goroutine may be left but those ignore names: servers, stores and
 // clients are all closed.
-func Suite(t *testing.T, newApp func(*core.Limiter) (http.Handler, error), run RunFunc, ignore ...goleak.Option) {
+func Suite(t *testing.T, newApp func(*core.Limiter, ...ratelimit.Option) (http.Handler, error), run RunFunc, ignore ...goleak.Option) {
 	defer goleak.VerifyNone(t, ignore...)
 	t.Run("App", func(t *testing.T) {
 		limiter, clock := Limiter(t)
