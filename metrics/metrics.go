@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 
@@ -44,8 +45,9 @@ func WithNamespace(namespace string) Option { return func(c *config) { c.namespa
 // own (0: 1000; negative: an error of New); the rest count as "other".
 func WithMaxPolicies(n int) Option { return func(c *config) { c.maxPolicies = n } }
 
-// WithBuckets sets the backend latency histogram's buckets, in seconds (nil:
-// 100 µs to 1 s).
+// WithBuckets sets the backend latency histogram's upper bounds, in seconds,
+// strictly increasing (nil: 100 µs to 1 s; empty: +Inf alone); New refuses
+// any other order.
 func WithBuckets(b []float64) Option { return func(c *config) { c.buckets = b } }
 
 // defaultBuckets are the backend latency buckets: 100 µs to 1 s, fine
@@ -94,6 +96,11 @@ func New(opts ...Option) (*Collector, error) {
 	}
 	if cfg.buckets == nil {
 		cfg.buckets = defaultBuckets
+	}
+	for i, b := range cfg.buckets {
+		if math.IsNaN(b) || i > 0 && !(cfg.buckets[i-1] < b) {
+			return nil, fmt.Errorf("metrics: WithBuckets(%v): bounds must be strictly increasing", cfg.buckets)
+		}
 	}
 	ns, sub := cfg.namespace, "ratelimit"
 	c := &Collector{cfg: cfg}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -52,9 +54,9 @@ type rig struct {
 }
 
 // registered returns a new collector registered with a new registry.
-func registered(t *testing.T) (*metrics.Collector, *prometheus.Registry) {
+func registered(t *testing.T, opts ...metrics.Option) (*metrics.Collector, *prometheus.Registry) {
 	t.Helper()
-	c, err := metrics.New()
+	c, err := metrics.New(opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,6 +325,12 @@ func TestErrors(t *testing.T) {
 	if _, err := metrics.New(metrics.WithMaxPolicies(-1)); err == nil {
 		t.Fatal("WithMaxPolicies(-1) accepted")
 	}
+	// Prometheus would panic at the first observation, in a request.
+	for _, b := range [][]float64{{1, 0.5}, {0.1, 0.1}, {math.NaN()}, {0.1, math.NaN(), 1}} {
+		if _, err := metrics.New(metrics.WithBuckets(b)); err == nil || !strings.Contains(err.Error(), "WithBuckets") {
+			t.Fatalf("WithBuckets(%v): %v", b, err)
+		}
+	}
 	for _, v := range []any{nil, (*memstore.Store)(nil), (*resilient.Backend)(nil), "a store"} {
 		if err := c.Watch("m", v); err == nil || !strings.HasPrefix(err.Error(), "metrics: Watch: ") {
 			t.Fatalf("Watch(%#v): %v", v, err)
@@ -373,6 +381,36 @@ func TestBackendLatencyByOp(t *testing.T) {
 	for op, want := range map[string]float64{"check": 1, "peek": 1, "adjust": 3, "reset": 1} {
 		if got := value(mfs, "ratelimit_backend_call_duration_seconds", "op", op); got != want {
 			t.Errorf("op %q: %v calls, want %v\n%s", op, got, want, text)
+		}
+	}
+}
+
+// TestNamespaceAndBuckets: the namespace prefixes every name, and the
+// latency histogram has the buckets given.
+func TestNamespaceAndBuckets(t *testing.T) {
+	t.Parallel()
+	c, reg := registered(t, metrics.WithNamespace("myapp"), metrics.WithBuckets([]float64{0.001, 1}))
+	b := c.Backend(must.Do(memstore.New()))
+	if err := b.Do(context.Background(), []core.Item{{Key: "k", Policy: core.MustParsePolicy("10/s"), Cost: 1}}, t0, make([]core.Decision, 1)); err != nil {
+		t.Fatal(err)
+	}
+	text, mfs := scrape(t, reg)
+	for name := range mfs {
+		if !strings.HasPrefix(name, "myapp_ratelimit_") {
+			t.Errorf("%s: no namespace\n%s", name, text)
+		}
+	}
+	mf := mfs["myapp_ratelimit_backend_call_duration_seconds"]
+	if mf == nil {
+		t.Fatalf("no latency histogram\n%s", text)
+	}
+	for _, m := range mf.Metric {
+		var bounds []float64
+		for _, bk := range m.Histogram.Bucket {
+			bounds = append(bounds, bk.GetUpperBound())
+		}
+		if want := []float64{0.001, 1, math.Inf(1)}; !slices.Equal(bounds, want) {
+			t.Fatalf("buckets %v, want %v", bounds, want)
 		}
 	}
 }
