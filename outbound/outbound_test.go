@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -167,12 +168,13 @@ func TestRateLimitFieldsHold(t *testing.T) {
 		"X- delay":   {"X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {"30"}},
 		"X- unix":    {"X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {"1767225630"}}, // t0 + 30 s
 		"429 header": {"Retry-After": {"30"}},
+		"429 date":   {"Retry-After": {t0.Add(30 * time.Second).Format(http.TimeFormat)}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			clock := core.NewManualClock(t0)
 			var served atomic.Int64
 			status := 200
-			if name == "429 header" {
+			if strings.HasPrefix(name, "429") {
 				status = 429
 			}
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -213,10 +215,25 @@ func TestNewRefusesBadInput(t *testing.T) {
 		t.Fatalf("invalid policy: %v", err)
 	}
 	tr := must.Do(outbound.New(l, core.MustParsePolicy("1/1s"), outbound.WithKey(func(*http.Request) string { return "" })))
-	req, _ := http.NewRequest("GET", "http://127.0.0.1:1/", nil)
+	body := &closeCounter{Reader: strings.NewReader("x")}
+	req, _ := http.NewRequest("POST", "http://127.0.0.1:1/", body)
 	if _, err := tr.RoundTrip(req); err == nil {
 		t.Fatal("a request without a key was sent")
 	}
+	if body.closed != 1 {
+		t.Fatalf("a refused request's body closed %d times, want 1 (as a RoundTripper must)", body.closed)
+	}
+}
+
+// closeCounter is a request body that counts its Close calls.
+type closeCounter struct {
+	io.Reader
+	closed int
+}
+
+func (c *closeCounter) Close() error {
+	c.closed++
+	return nil
 }
 
 // roundTripper is an http.RoundTripper of a function.
