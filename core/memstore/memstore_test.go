@@ -194,6 +194,18 @@ func TestMaxKeys(t *testing.T) {
 	if d, err := lim.Allow(ctx, "e", long); err != nil || !d.Allowed {
 		t.Fatalf("e after a reset: %+v, %v; want admitted", d, err)
 	}
+	// Full again: a check of two new keys is refused whole and clears its
+	// decisions; one that a key of it denies needs no room.
+	out := []core.Decision{{Allowed: true, Limit: 9}, {Allowed: true, Limit: 9}}
+	if _, err := lim.Do(ctx, []core.Item{{Key: "f", Policy: long, Cost: 1}, {Key: "g", Policy: long, Cost: 1}}, out); !errors.Is(err, memstore.ErrStoreFull) || out[0] != (core.Decision{}) || out[1] != (core.Decision{}) {
+		t.Fatalf("two new keys in a full store: %v, decisions %+v; want ErrStoreFull and none", err, out)
+	}
+	if s.Len() != 3 || s.Refused() != 4 {
+		t.Fatalf("Len = %d, Refused = %d after a refused multi-key check; want 3 and 4", s.Len(), s.Refused())
+	}
+	if r, err := lim.Do(ctx, []core.Item{{Key: "f", Policy: long, Cost: 1}, {Key: "e", Policy: long, Cost: 1}}, out); err != nil || r.Allowed || !out[0].Allowed || out[1].Allowed {
+		t.Fatalf("a new key beside a denied one: %+v %v, decisions %+v; want a denial and no error", r, err, out)
+	}
 }
 
 func TestBadInputIsATypedErrorAndChangesNothing(t *testing.T) {

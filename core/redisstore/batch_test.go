@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"errors"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -182,6 +183,43 @@ func testGroupsQueued(t *testing.T, perCall int) {
 	// the queued checks are one EVALSHA.
 	if got := g.scripts.Load(); got != 3 || g.pipelines.Load() != 0 {
 		t.Fatalf("%d script calls and %d pipelines, want 3 calls (the first check twice, then the %d queued in one)", got, g.pipelines.Load(), n)
+	}
+}
+
+// TestBatchingManyPolicies: a script call deciding queued checks of more
+// distinct policies than it finds by a linear search (past 16, it indexes
+// them) names each check's own policy, for the first check of a policy and
+// for the ones after it.
+func TestBatchingManyPolicies(t *testing.T) {
+	t.Parallel()
+	s, g, _ := gatedStore(t, 1)
+	const policies, n = 20, 40
+	pol := make([]core.Policy, policies)
+	for i := range pol {
+		pol[i] = core.Policy{Name: "p" + strconv.Itoa(i), Limit: i + 2, Window: time.Minute, Algorithm: core.FixedWindow}
+	}
+	first := g.holdFirst(s, "first", pol[0])
+	results, errs := make([]core.Decision, n), make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			results[i], errs[i] = backendtest.CheckOne(context.Background(), s, "k"+strconv.Itoa(i), pol[i%policies], 1, testNow)
+		})
+	}
+	waitQueued(t, s, n)
+	close(g.release)
+	wg.Wait()
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	for i, d := range results {
+		p := pol[i%policies]
+		if errs[i] != nil || !d.Allowed || d.Limit != p.Limit || d.Remaining != p.Limit-1 {
+			t.Fatalf("check %d under %s: %+v %v, want admitted with %d remaining of %d", i, p.Name, d, errs[i], p.Limit-1, p.Limit)
+		}
+	}
+	if got := g.scripts.Load(); got != 3 {
+		t.Fatalf("%d script calls, want 3 (the first check twice, then the %d queued in one)", got, n)
 	}
 }
 
