@@ -2,6 +2,7 @@ package keyfuncs
 
 import (
 	"fmt"
+	"reflect"
 	"strconv"
 )
 
@@ -13,16 +14,15 @@ import (
 //	// after an auth middleware that ran ctx = context.WithValue(ctx, userKey{}, "u42")
 //	ratelimit.WithKeyFunc(keyfuncs.ContextValue(userKey{}))
 //
-// The value may be a string, a []byte, an integer or a fmt.Stringer; any
-// other, nil or "" is missing, refused with 401 by default (Header's
+// The value may be a string, a []byte, an integer (of any string, byte
+// slice or integer type: type UserID int64) or a fmt.Stringer; any other,
+// nil or "" is missing, refused with 401 by default (Header's
 // options change that). Safe values are used verbatim, others hashed as
 // Header does; Hashed hashes every value.
 func ContextValue(key any, opts ...HeaderOption) KeyFunc {
-	source := "context value"
-	if s, ok := key.(fmt.Stringer); ok {
-		source += " " + s.String()
-	} else if s, ok := key.(string); ok {
-		source += " " + strconv.Quote(s)
+	source := "context value " + fmt.Sprintf("%T", key)
+	if s := valueString(key); s != "" {
+		source = "context value " + strconv.Quote(s)
 	}
 	h := &headerKey{source: source, status: 401, verbatim: true, maxVerbatim: defaultMaxVerbatim}
 	for _, o := range opts {
@@ -56,16 +56,22 @@ func valueString(v any) string {
 		return strconv.Itoa(v)
 	case int64:
 		return strconv.FormatInt(v, 10)
-	case int32:
-		return strconv.FormatInt(int64(v), 10)
-	case uint:
-		return strconv.FormatUint(uint64(v), 10)
-	case uint64:
-		return strconv.FormatUint(v, 10)
-	case uint32:
-		return strconv.FormatUint(uint64(v), 10)
 	case fmt.Stringer:
 		return v.String()
+	case nil:
+		return ""
+	}
+	switch rv := reflect.ValueOf(v); rv.Kind() {
+	case reflect.String:
+		return rv.String()
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return strconv.FormatInt(rv.Int(), 10)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return strconv.FormatUint(rv.Uint(), 10)
+	case reflect.Slice:
+		if rv.Type().Elem().Kind() == reflect.Uint8 {
+			return string(rv.Bytes())
+		}
 	}
 	return ""
 }
