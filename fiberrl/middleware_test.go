@@ -2,12 +2,14 @@ package fiberrl_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -324,5 +326,47 @@ func TestConcurrentResolution(t *testing.T) {
 	wg.Wait()
 	if wrong != 0 {
 		t.Fatalf("%d of 400 requests saw the wrong pattern", wrong)
+	}
+}
+
+// The request's context, as key functions see it, is Ctx.UserContext with
+// Ctx.Locals in front: its deadline, its end and its values.
+func TestRequestContext(t *testing.T) {
+	t.Parallel()
+	type ctxKey string
+	deadline := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	var got struct {
+		deadline      time.Time
+		ok, done      bool
+		err           error
+		local, parent any
+	}
+	mw, err := fiberrl.New(ratelimit.WithLimiter(httpsuite.Limiter()), ratelimit.WithPolicy(core.MustParsePolicy("1000/1m")),
+		ratelimit.WithKeyFunc(func(r keyfuncs.Request) (string, error) {
+			ctx := r.Context()
+			got.deadline, got.ok = ctx.Deadline()
+			select {
+			case <-ctx.Done():
+				got.done = true
+			default:
+			}
+			got.err, got.local, got.parent = ctx.Err(), ctx.Value(ctxKey("local")), ctx.Value(ctxKey("parent"))
+			return "k", nil
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := newFiber()
+	app.Use(func(c *fiber.Ctx) error {
+		ctx, cancel := context.WithDeadline(context.WithValue(context.Background(), ctxKey("parent"), "p"), deadline)
+		cancel()
+		c.SetUserContext(ctx)
+		c.Locals(ctxKey("local"), "l")
+		return c.Next()
+	}, mw)
+	app.Get("/", noContent)
+	do(t, app, "GET", "/")
+	if !got.ok || !got.deadline.Equal(deadline) || !got.done || !errors.Is(got.err, context.Canceled) || got.local != "l" || got.parent != "p" {
+		t.Fatalf("the key function's context: %+v", got)
 	}
 }
