@@ -105,7 +105,7 @@ func Example_redisTLS() {
 
 // README, HTTP middleware.
 func Example_middleware() {
-	key := keyfuncs.Header("X-API-Key", keyfuncs.FallbackIfMissing(keyfuncs.RemoteIP)) // hashed: never stored verbatim
+	key := keyfuncs.RemoteIP // the client's address: behind a proxy, an IPResolver that trusts it
 	m, err := ratelimit.New(
 		ratelimit.WithKeyFunc(key),
 		ratelimit.WithPolicy(core.MustParsePolicy("100/1m;name=api")),

@@ -3,12 +3,12 @@
 //	go run ./examples/stdhttp [-addr 127.0.0.1:8080] [-redis redis://127.0.0.1:6379/0]
 //		[-redis-budget 50ms] [-on-redis-failure fallback|open|closed] [-metrics-addr 127.0.0.1:9090]
 //
-// Requests are keyed by their X-API-Key header, or by the client IP when
-// they have none. GET /search is limited to 10 per second and 1000 per
-// hour, checked together; GET /healthz is not limited; every other request
-// to 100 per minute, and POST /login also to 5 per 15 minutes. State lives in memory unless
-// -redis names a Redis to share it between instances. Redis is wired as the
-// README advises (exampleenv.OpenLimiter): a 50 ms latency budget, go-redis
+// Requests are keyed by the client IP. GET /search is limited to 10 per
+// second and 1000 per hour, checked together; GET /healthz is not limited;
+// every other request to 100 per minute, and POST /login also to 5 per 15
+// minutes. State lives in memory unless -redis names a Redis to share it
+// between instances. Redis is wired as the README advises
+// (exampleenv.OpenLimiter): a 50 ms latency budget, go-redis
 // set up with resilient.RedisOptions, and a failure mode chosen by flag, so
 // that a hung or stopped Redis costs a request at most the budget.
 package main
@@ -37,10 +37,12 @@ func run(ctx context.Context, args []string, logw io.Writer) error {
 func newApp(limiter *core.Limiter, opts ...ratelimit.Option) (http.Handler, error) {
 	m, err := ratelimit.New(append([]ratelimit.Option{
 		ratelimit.WithLimiter(limiter),
-		// The API key when there is one, else the client IP. Behind a
-		// proxy, use a keyfuncs.IPResolver with WithTrustedProxies instead
-		// of RemoteIP.
-		ratelimit.WithKeyFunc(keyfuncs.Header("X-API-Key", keyfuncs.FallbackIfMissing(keyfuncs.RemoteIP))),
+		// The client IP. Behind a proxy, use a keyfuncs.IPResolver with
+		// WithTrustedProxies instead of RemoteIP. Not a header such as
+		// X-API-Key before authentication has checked it: a client that
+		// sends a new one with each request gets a new quota each time
+		// (keyfuncs.ContextValue keys by the authenticated caller).
+		ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
 		ratelimit.WithPolicy(core.MustParsePolicy("100/1m;name=api")),
 		// Two policies checked together: a request passes only if both
 		// admit it, and a denial consumes neither.
