@@ -3,6 +3,7 @@ package ratelimit_test
 import (
 	"context"
 	"fmt"
+	"log"
 	"net/http"
 	"net/http/httptest"
 
@@ -107,7 +108,8 @@ func ExampleUsage_SetCost() {
 	chat := mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		used := 25_000 // reported by the model once the answer is complete
 		if err := ratelimit.FromContext(r.Context()).SetCost(used); err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
+			log.Print(err) // a middleware without WithUsage: for the logs, not the client
+			http.Error(w, "internal error", http.StatusInternalServerError)
 			return
 		}
 		fmt.Fprintln(w, "an answer")
