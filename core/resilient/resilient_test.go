@@ -338,6 +338,46 @@ func TestProbeOneAtATime(t *testing.T) {
 	}
 }
 
+// TestCancelledProbe: a probe whose caller gives up tells nothing about the
+// primary. The breaker goes back to open with a probe due at once, so the
+// next check probes, instead of staying half-open with every check
+// short-circuited.
+func TestCancelledProbe(t *testing.T) {
+	t.Parallel()
+	f := newFaulty(t)
+	clk := core.NewManualClock(t0)
+	var ev eventLog
+	b := must.Do(resilient.New(f, resilient.WithClock(clk), resilient.WithBreaker(1, time.Second),
+		resilient.WithBudget(time.Minute), resilient.WithFailClosed(), resilient.WithEvents(ev.add)))
+	f.set(failing)
+	_, _ = backendtest.CheckOne(context.Background(), b, "k", perSecond, 1, clk.Now())
+	clk.Advance(time.Second)
+	f.set(hangCtx)
+	calls := f.calls.Load()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() {
+		_, err := backendtest.CheckOne(ctx, b, "k", perSecond, 1, clk.Now())
+		done <- err
+	}()
+	waitFor(t, "the probe to reach the primary", func() bool { return f.calls.Load() == calls+1 })
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the cancelled probe: %v", err)
+	}
+	if s := b.Stats(); s.State != "open" || s.Failures != 1 {
+		t.Fatalf("after a cancelled probe: %+v; want open, and no failure counted", s)
+	}
+	f.set(healthy)
+	if d, err := backendtest.CheckOne(context.Background(), b, "k", perSecond, 1, clk.Now()); err != nil || !d.Allowed || f.calls.Load() != calls+2 {
+		t.Fatalf("the next check, at the same instant: %+v, %v, %d calls; want a probe that closes the breaker", d, err, f.calls.Load()-calls)
+	}
+	want := []string{"closed>open", "open>half_open", "half_open>open", "open>half_open", "half_open>closed"}
+	if got := ev.transitions(); !slices.Equal(got, want) {
+		t.Fatalf("transitions %v, want %v", got, want)
+	}
+}
+
 // TestFailOpen: an unavailable primary admits, and the Report says so.
 func TestFailOpen(t *testing.T) {
 	t.Parallel()
