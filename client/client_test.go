@@ -74,7 +74,7 @@ func TestClient(t *testing.T) {
 	}
 	_, err = c.Check(ctx, "nope", []string{"api"}, 1)
 	var e *client.Error
-	if !isStatus(err, 400) || !asError(err, &e) || e.Problem.Field != "key" {
+	if !isStatus(err, 400) || !asError(err, &e) || e.Problem.Field != "key" || err.Error() != "ratelimitd: 400 Bad Request: no such key" {
 		t.Fatalf("problem: %v", err)
 	}
 	if res, err := c.Inspect(ctx, "ok", []string{"api"}); err != nil || res.Decisions[0].Remaining != 3 {
@@ -84,7 +84,7 @@ func TestClient(t *testing.T) {
 		t.Fatalf("reset: %v", err)
 	}
 	other, _ := client.New(srv.URL)
-	if err := other.Reset(ctx, "ok", []string{"api"}); !isStatus(err, 403) {
+	if err := other.Reset(ctx, "ok", []string{"api"}); !isStatus(err, 403) || err.Error() != "ratelimitd: 403 Forbidden" {
 		t.Fatalf("reset without the token: %v", err)
 	}
 	for _, bad := range []string{"", "ftp://x", "127.0.0.1:8080"} {
