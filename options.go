@@ -78,8 +78,11 @@ func (s *settings) clone() settings {
 }
 
 // WithLimiter sets the limiter that decides checks. The default is a limiter
-// over a fresh in-memory store on the system clock, per process; give one
-// over core/redisstore to share quotas.
+// over a fresh in-memory store on the system clock, per process, holding at
+// most 1,000,000 states (one per key and policy): past that, a new key's
+// check fails with memstore.ErrStoreFull and the failure mode applies, while
+// the keys held go on being limited. Give a limiter over core/redisstore to
+// share quotas.
 func WithLimiter(l *core.Limiter) Option {
 	return func(s *settings) {
 		if l == nil {
