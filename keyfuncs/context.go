@@ -14,11 +14,11 @@ import (
 //	// after an auth middleware that ran ctx = context.WithValue(ctx, userKey{}, "u42")
 //	ratelimit.WithKeyFunc(keyfuncs.ContextValue(userKey{}))
 //
-// The value may be a string, a []byte, an integer (of any string, byte
-// slice or integer type: type UserID int64) or a fmt.Stringer; any other,
-// nil or "" is missing, refused with 401 by default (Header's
-// options change that). Safe values are used verbatim, others hashed as
-// Header does; Hashed hashes every value.
+// The value may be a string, a []byte or an integer, of a named type too
+// (type UserID int64), or a fmt.Stringer; any other, nil or "" is missing,
+// refused with 401 by default (Header's options change that). Safe values
+// are used verbatim, others hashed as Header does; Hashed hashes every
+// value.
 func ContextValue(key any, opts ...HeaderOption) KeyFunc {
 	source := "context value " + fmt.Sprintf("%T", key)
 	if s := valueString(key); s != "" {
