@@ -98,9 +98,11 @@ func MaxVerbatim(n int) HeaderOption {
 // (400). An empty or absent header is refused with 400 by default
 // (RefuseIfMissing; see FallbackIfMissing, SkipIfMissing).
 //
-// Clients choose header values: key by one only once it is authenticated,
-// or compose it with the client IP. A name that is not a header field name
-// makes ratelimit.New fail with ErrInvalidOption.
+// Clients choose header values: key by one only once authentication has
+// checked it (or by what authentication stored, with ContextValue), since a
+// client sending a new value with each request gets a new quota each time,
+// composed with its IP or not. A name that is not a header field name makes
+// ratelimit.New fail with ErrInvalidOption.
 func Header(name string, opts ...HeaderOption) KeyFunc {
 	// The canonical form lets net/http's Header.Get skip its own
 	// canonicalisation, which allocates for names like "X-API-Key".
