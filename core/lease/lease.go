@@ -125,10 +125,13 @@ func (b *Backend) Bounded() bool { s, ok := b.store.(core.Bounded); return ok &&
 
 // New returns a Backend over store that may lease the given policies. It
 // fails for a leaky-bucket policy (core.ErrUnsupported), an invalid policy,
-// a nil store or an invalid option.
+// no policy, a nil store or an invalid option.
 func New(store core.Backend, policies []core.Policy, opts ...Option) (*Backend, error) {
 	if store == nil {
 		return nil, errors.New("lease: New called with a nil store")
+	}
+	if len(policies) == 0 {
+		return nil, errors.New("lease: New called with no policy to lease: it would only pass checks on")
 	}
 	c := config{Errs: opt.Errs{Pkg: "lease"}, hotRate: defaultHotRate, maxUnits: defaultMaxUnits, maxKeys: defaultMaxKeys, lifetime: defaultLifetime}
 	opt.Apply(&c, opts)

@@ -63,11 +63,15 @@ func TestNewErrors(t *testing.T) {
 	if _, err := lease.New(nil, nil); err == nil {
 		t.Error("nil store: no error")
 	}
+	if _, err := lease.New(must.Do(memstore.New()), nil); err == nil {
+		t.Error("no policy to lease: no error")
+	}
+	ps := []core.Policy{{Limit: 10, Window: time.Second}}
 	for name, o := range map[string]lease.Option{
 		"hot rate": lease.WithHotRate(-1), "lifetime": lease.WithLifetime(-time.Second),
 		"max units": lease.WithMaxUnits(-1), "max keys": lease.WithMaxKeys(-1),
 	} {
-		if _, err := lease.New(must.Do(memstore.New()), nil, o); err == nil {
+		if _, err := lease.New(must.Do(memstore.New()), ps, o); err == nil {
 			t.Errorf("negative %s: no error", name)
 		}
 	}
