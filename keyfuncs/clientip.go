@@ -113,7 +113,8 @@ func NewIPResolver(opts ...IPOption) (*IPResolver, error) {
 // headers are believed, e.g. netip.MustParsePrefix("10.0.0.0/8"). Repeated
 // calls add up. Without it (the default) no forwarding header is read.
 // IPv4-mapped IPv6 prefixes (::ffff:10.0.0.0/104) are stored as IPv4; an
-// invalid prefix or one with a zone is an error.
+// invalid prefix, one with a zone, or one of every address (0.0.0.0/0,
+// ::/0: any client could then name its own address) is an error.
 func WithTrustedProxies(prefixes ...netip.Prefix) IPOption {
 	return func(res *IPResolver) error {
 		for _, p := range prefixes {
@@ -123,6 +124,9 @@ func WithTrustedProxies(prefixes ...netip.Prefix) IPOption {
 			a, bits := p.Addr(), p.Bits()
 			if a.Is4In6() && bits >= 96 {
 				p = netip.PrefixFrom(a.Unmap(), bits-96)
+			}
+			if p.Bits() == 0 {
+				return fmt.Errorf("%w: trusted proxy prefix %s trusts every address: any client could name its own address in a forwarding header", ErrInvalidOption, p)
 			}
 			res.trusted = append(res.trusted, p.Masked())
 		}

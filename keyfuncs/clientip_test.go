@@ -217,6 +217,9 @@ func TestInvalidOptions(t *testing.T) {
 		"unknown header":     keyfuncs.WithProxyHeaders(keyfuncs.ProxyHeader(9)),
 		"zero header":        keyfuncs.WithProxyHeaders(keyfuncs.ProxyHeader(0)),
 		"prefix beyond bits": keyfuncs.WithTrustedProxies(netip.PrefixFrom(netip.MustParseAddr("10.0.0.0"), 33)),
+		"every IPv4 address": keyfuncs.WithTrustedProxies(netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("0.0.0.0/0")),
+		"every IPv6 address": keyfuncs.WithTrustedProxies(netip.MustParsePrefix("::/0")),
+		"every mapped IPv4":  keyfuncs.WithTrustedProxies(netip.MustParsePrefix("::ffff:0.0.0.0/96")),
 	} {
 		t.Run(name, func(t *testing.T) {
 			res, err := keyfuncs.NewIPResolver(opt)

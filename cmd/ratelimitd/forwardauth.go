@@ -104,6 +104,9 @@ func parseForwardEndpoint(file, name string, spec forwardEndpointSpec, policies 
 			}
 			pfx = netip.PrefixFrom(a, a.BitLen())
 		}
+		if _, err := keyfuncs.NewIPResolver(keyfuncs.WithTrustedProxies(pfx)); err != nil {
+			return nil, bad(p.Line, ".trusted_proxies", "%v", err) // every address: name the proxies
+		}
 		trusted = append(trusted, pfx)
 	}
 	opts = append(opts, keyfuncs.WithTrustedProxies(trusted...))

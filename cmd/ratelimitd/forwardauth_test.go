@@ -142,6 +142,7 @@ func TestForwardAuthConfigErrors(t *testing.T) {
 		{"bad header name", "  e:\n    trusted_proxies: [127.0.0.1]\n    rules:\n      \"/x\": {key: [\"header:X Y\"], policies: [login]}\n", "not a header name"},
 		{"client_ip not last", "  e:\n    trusted_proxies: [127.0.0.1]\n    rules:\n      \"/x\": {key: [client_ip, \"header:A\"], policies: [login]}\n", "put it last"},
 		{"bad proxy", "  e:\n    trusted_proxies: [localhost]\n    rules:\n      \"/x\": {policies: [login]}\n", `"localhost": want an address or a prefix`},
+		{"every address trusted", "  e:\n    trusted_proxies:\n      - 127.0.0.1\n      - ::/0\n    rules:\n      \"/x\": {policies: [login]}\n", "c.yaml:7: forward_auth.e.trusted_proxies: keyfuncs: invalid option: trusted proxy prefix ::/0 trusts every address"},
 		{"bad proxy header", "  e:\n    trusted_proxies: [127.0.0.1]\n    client_ip_headers: [X-Client]\n    rules:\n      \"/x\": {policies: [login]}\n", `"X-Client": want X-Forwarded-For`},
 		{"cost above capacity", "  e:\n    trusted_proxies: [127.0.0.1]\n    rules:\n      \"/x\": {policies: [login], cost: 4}\n", "forward_auth.e.rules./x.cost"},
 		{"no rules", "  e:\n    trusted_proxies: [127.0.0.1]\n", "no rule"},
