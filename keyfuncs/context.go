@@ -47,19 +47,8 @@ func ContextValue(key any, opts ...HeaderOption) KeyFunc {
 
 // valueString converts a context value to a key, "" when it cannot.
 func valueString(v any) string {
-	switch v := v.(type) {
-	case string:
-		return v
-	case []byte:
-		return string(v)
-	case int:
-		return strconv.Itoa(v)
-	case int64:
-		return strconv.FormatInt(v, 10)
-	case fmt.Stringer:
-		return v.String()
-	case nil:
-		return ""
+	if s, ok := v.(fmt.Stringer); ok {
+		return s.String()
 	}
 	switch rv := reflect.ValueOf(v); rv.Kind() {
 	case reflect.String:
