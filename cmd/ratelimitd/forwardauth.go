@@ -104,8 +104,10 @@ func parseForwardEndpoint(file, name string, spec forwardEndpointSpec, policies 
 			}
 			pfx = netip.PrefixFrom(a, a.BitLen())
 		}
+		// keyfuncs's own rule (no prefix of every address), asked entry by
+		// entry so that the error names the entry's line.
 		if _, err := keyfuncs.NewIPResolver(keyfuncs.WithTrustedProxies(pfx)); err != nil {
-			return nil, bad(p.Line, ".trusted_proxies", "%v", err) // every address: name the proxies
+			return nil, bad(p.Line, ".trusted_proxies", "%v", err)
 		}
 		trusted = append(trusted, pfx)
 	}
