@@ -76,3 +76,17 @@ func TestRoutePatterns(t *testing.T) {
 		t.Fatalf("routes %q, want %q", routes, want)
 	}
 }
+
+// TestConstructors: New leaks no goroutine and refuses patterns in
+// net/http's syntax.
+func TestConstructors(t *testing.T) {
+	httpsuite.RunConstructors(t, func(opts ...ratelimit.Option) (any, error) { return echorl.New(opts...) }, httpsuite.Constructors{
+		Route:      func(m *ratelimit.Middleware, ps ...core.Policy) any { return echorl.Route(m, ps...) },
+		Middleware: func(m *ratelimit.Middleware) any { return echorl.Middleware(m) },
+		CheckServed: func(m *ratelimit.Middleware) error {
+			e := echo.New()
+			e.POST("/login", func(echo.Context) error { return nil })
+			return echorl.CheckPatterns(m, e.Routes()...)
+		},
+	})
+}

@@ -370,3 +370,17 @@ func TestRequestContext(t *testing.T) {
 		t.Fatalf("the key function's context: %+v", got)
 	}
 }
+
+// TestConstructors: New leaks no goroutine and refuses patterns in
+// net/http's syntax.
+func TestConstructors(t *testing.T) {
+	httpsuite.RunConstructors(t, func(opts ...ratelimit.Option) (any, error) { return fiberrl.New(opts...) }, httpsuite.Constructors{
+		Route:      func(m *ratelimit.Middleware, ps ...core.Policy) any { return fiberrl.Route(m, ps...) },
+		Middleware: func(m *ratelimit.Middleware) any { return fiberrl.Middleware(m) },
+		CheckServed: func(m *ratelimit.Middleware) error {
+			app := fiber.New()
+			app.Post("/login", func(*fiber.Ctx) error { return nil })
+			return fiberrl.CheckPatterns(m, app.GetRoutes()...)
+		},
+	})
+}
