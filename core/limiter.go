@@ -62,7 +62,9 @@ func (l *Limiter) Allow(ctx context.Context, key string, p Policy) (d Decision, 
 
 // AllowN checks cost units for key under p and consumes them if admitted.
 // Invalid arguments yield a typed error (ErrInvalidKey, ErrInvalidPolicy,
-// ErrInvalidCost, ErrCostExceedsCapacity) and change nothing.
+// ErrInvalidCost, ErrCostExceedsCapacity) and change nothing. A Concurrency
+// policy is refused with ErrInvalidPolicy: its slot could not be given back
+// (Check's Result.At names it).
 func (l *Limiter) AllowN(ctx context.Context, key string, p Policy, cost int) (d Decision, err error) {
 	err = l.single(ctx, key, &p, cost, OpConsume, &d)
 	return
@@ -75,6 +77,10 @@ func (l *Limiter) AllowN(ctx context.Context, key string, p Policy, cost int) (d
 // by field and copied on in 16-byte moves, which stall on the narrow
 // stores (scripts/peers, BenchmarkReturnDecision).
 func (l *Limiter) single(ctx context.Context, key string, p *Policy, cost int, op Op, out *Decision) error {
+	if op == OpConsume && p.Algorithm == Concurrency {
+		return &PolicyError{Policy: p.Name, Field: "algorithm", Value: string(Concurrency), Err: ErrInvalidPolicy,
+			Reason: "a slot taken by Allow or Wait could not be given back; take it with Check, whose Result.At names it"}
+	}
 	s := onePool.Get().(*one)
 	it := &s.item[0]
 	// Field by field: assigning the whole Policy to heap memory is a call

@@ -238,6 +238,36 @@ func TestLimiterPeek(t *testing.T) {
 	}
 }
 
+// A concurrency slot taken by Allow or Wait could never be given back (the
+// check's instant names it, and only Check's Result carries it), so they
+// refuse such a policy before reaching the backend; Peek and Check take it.
+func TestLimiterAllowRefusesConcurrency(t *testing.T) {
+	t.Parallel()
+	rec := &recorder{}
+	l := core.NewLimiter(rec, core.WithClock(core.NewManualClock(t0)))
+	slots := core.MustParsePolicy("2;algorithm=concurrency;name=inflight")
+	ctx := context.Background()
+	for name, call := range map[string]func() error{
+		"Allow":  func() error { _, err := l.Allow(ctx, "k", slots); return err },
+		"AllowN": func() error { _, err := l.AllowN(ctx, "k", slots, 1); return err },
+		"Wait":   func() error { _, err := l.Wait(ctx, "k", slots); return err },
+	} {
+		var pe *core.PolicyError
+		if err := call(); !errors.As(err, &pe) || !errors.Is(err, core.ErrInvalidPolicy) || pe.Field != "algorithm" || pe.Policy != "inflight" {
+			t.Errorf("%s with a concurrency policy: %v", name, err)
+		}
+	}
+	if len(rec.checks) != 0 {
+		t.Fatalf("the backend saw %d checks", len(rec.checks))
+	}
+	if _, err := l.Peek(ctx, "k", slots); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := l.Check(ctx, "k", []core.Policy{slots}, 1, nil); err != nil || !res.Allowed || !res.At.Equal(t0) {
+		t.Fatalf("Check = %+v, %v", res, err)
+	}
+}
+
 func TestLimiterResetValidates(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

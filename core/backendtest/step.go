@@ -74,7 +74,8 @@ type stepResult struct {
 }
 
 // perform runs one step through a Limiter as users do: a single-policy
-// check through AllowN, or Limiter.Check when viaCheck is set; several
+// check through AllowN, or Limiter.Check when viaCheck is set or the policy
+// is a concurrency limit; several
 // policies through Limiter.Check; a peek or a reset likewise.
 func perform(ctx context.Context, lim *core.Limiter, clock *core.ManualClock, s Step, viaCheck bool) stepResult {
 	if !s.Set.IsZero() {
@@ -105,7 +106,7 @@ func perform(ctx context.Context, lim *core.Limiter, clock *core.ManualClock, s 
 		r, err = one(lim.Peek(ctx, s.Key, s.Policies[0]))
 	case s.Peek:
 		r, err = lim.Do(ctx, items(core.OpPeek, 0, time.Time{}), nil)
-	case len(s.Policies) == 1 && !viaCheck:
+	case len(s.Policies) == 1 && !viaCheck && s.Policies[0].Algorithm != core.Concurrency: // AllowN refuses slots
 		r, err = one(lim.AllowN(ctx, s.Key, s.Policies[0], s.Cost))
 	default:
 		r, err = lim.Check(ctx, s.Key, s.Policies, s.Cost, nil)
