@@ -115,6 +115,61 @@ func TestWaitEndsWithItsContext(t *testing.T) {
 	}
 }
 
+// TestWaitHoldsTheLeakyBucketDelay: a leaky bucket admits a call with a
+// Delay, its place in the queue; Wait returns only once that has passed, so
+// that calls leave at the policy's rate. A caller whose deadline comes
+// first, or whose context ends while held, gets its error and its place is
+// given back: the next call is held as long as it would have been.
+func TestWaitHoldsTheLeakyBucketDelay(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := core.NewManualClock(t0)
+	l := core.NewLimiter(backendtest.NewReference(), core.WithClock(clock))
+	p := core.MustParsePolicy("2/1s;algorithm=leaky_bucket")
+	ctx := context.Background()
+	if d, err := l.Wait(ctx, "k", p); err != nil || !d.Allowed || d.Delay != 0 || !clock.Now().Equal(t0) {
+		t.Fatalf("first Wait = %+v, %v", d, err)
+	}
+	done := make(chan waited, 1)
+	go func() {
+		d, err := l.Wait(ctx, "k", p)
+		done <- waited{d, err, clock.Now()}
+	}()
+	waitTimers(t, clock, 1)
+	clock.Advance(499 * time.Millisecond)
+	if core.PendingTimers(clock) != 1 {
+		t.Fatal("Wait returned before its Delay")
+	}
+	clock.Advance(time.Millisecond)
+	select {
+	case w := <-done:
+		if w.err != nil || !w.d.Allowed || w.d.Delay != 500*time.Millisecond || !w.at.Equal(t0.Add(500*time.Millisecond)) {
+			t.Fatalf("held Wait = %+v, %v at %v", w.d, w.err, w.at)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Wait was not released once its Delay had passed")
+	}
+
+	// Now at t0+500ms the queue holds one call (leaving at t0+1s): the next
+	// is admitted with a Delay of 500ms. A deadline shorter than that
+	// refuses at once, and a context ended while held ends the wait; both
+	// give their place back.
+	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	if d, err := l.Wait(short, "k", p); !errors.Is(err, context.DeadlineExceeded) || d.Delay != 500*time.Millisecond {
+		t.Fatalf("Wait past the deadline = %+v, %v; want DeadlineExceeded", d, err)
+	}
+	ended, end := context.WithCancel(ctx)
+	go func() { _, err := l.Wait(ended, "k", p); done <- waited{err: err} }()
+	waitTimers(t, clock, 1)
+	end()
+	if w := <-done; !errors.Is(w.err, context.Canceled) {
+		t.Fatalf("Wait whose context ended = %v", w.err)
+	}
+	if d, err := l.Allow(ctx, "k", p); err != nil || !d.Allowed || d.Delay != 500*time.Millisecond {
+		t.Fatalf("after two places given back, Allow = %+v, %v; want a Delay of 500ms", d, err)
+	}
+}
+
 // TestWaitersSpread: waiters denied at one instant do not all wake at the
 // same instant, and each is admitted once, in turn, with no busy loop.
 func TestWaitersSpread(t *testing.T) {

@@ -99,6 +99,47 @@ func TestClientLimitHolds(t *testing.T) {
 	}
 }
 
+// TestLeakyBucketSpacesRequests: under a leaky bucket (2 a second, so one
+// every 500ms), requests leave at the policy's rate: the second, asked at
+// the same instant as the first, reaches the upstream 500ms later on the
+// clock, however soon it was sent.
+func TestLeakyBucketSpacesRequests(t *testing.T) {
+	t.Parallel()
+	clock := core.NewManualClock(t0)
+	arrived := make(chan time.Time, 2)
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { arrived <- clock.Now() }))
+	t.Cleanup(srv.Close)
+	tr := must.Do(outbound.New(core.NewLimiter(must.Do(memstore.New()), core.WithClock(clock)), core.MustParsePolicy("2/1s;algorithm=leaky_bucket")))
+	c := &http.Client{Transport: tr}
+	done := make(chan error, 2)
+	for range 2 {
+		go func() { _, err := get(t, c, context.Background(), srv.URL); done <- err }()
+	}
+	var first, second time.Time
+	select {
+	case first = <-arrived:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no request reached the upstream within 10 s")
+	}
+	waitFor(t, func() bool {
+		select {
+		case second = <-arrived:
+			return true
+		default:
+			clock.Advance(50 * time.Millisecond)
+			return false
+		}
+	})
+	if !first.Equal(t0) || second.Sub(first) < 500*time.Millisecond {
+		t.Fatalf("requests reached the upstream at %v and %v; want the second 500ms after the first", first.Sub(t0), second.Sub(t0))
+	}
+	for range 2 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // pendingAdvance moves the clock a second and reports whether the waiting
 // request has finished, leaving its result in done.
 func pendingAdvance(clock *core.ManualClock, done chan error) bool {
