@@ -74,9 +74,10 @@ func WithKey(fn func(*http.Request) string) Option {
 
 // New returns a Transport that admits each request under policy, waiting
 // (Limiter.Wait) when the limit is reached. It returns an error matching
-// core.ErrInvalidPolicy for an invalid policy or a core.Concurrency one
-// (a Transport limits a rate: it would hold each request's slot for the
-// slot's whole lifetime), and an error for a nil Limiter.
+// core.ErrInvalidPolicy for an invalid policy, a core.Concurrency one (a
+// Transport limits a rate: it would hold each request's slot for the slot's
+// whole lifetime) or a Shadow one (a Transport has no dry run: it would
+// hold requests for real), and an error for a nil Limiter.
 func New(l *core.Limiter, policy core.Policy, opts ...Option) (*Transport, error) {
 	if l == nil {
 		return nil, errors.New("outbound: New needs a Limiter")
@@ -87,6 +88,10 @@ func New(l *core.Limiter, policy core.Policy, opts ...Option) (*Transport, error
 	if policy.Algorithm == core.Concurrency {
 		return nil, &core.PolicyError{Policy: policy.Name, Field: "algorithm", Value: string(core.Concurrency), Err: core.ErrInvalidPolicy,
 			Reason: "outbound limits a rate, and would hold each request's slot for its whole lifetime"}
+	}
+	if policy.Shadow {
+		return nil, &core.PolicyError{Policy: policy.Name, Field: "shadow", Value: "true", Err: core.ErrInvalidPolicy,
+			Reason: "outbound has no dry run, and would hold requests for real"}
 	}
 	t := &Transport{limiter: l, policy: policy, base: http.DefaultTransport, held: map[string]time.Time{},
 		key: func(r *http.Request) string { return strings.ToLower(r.URL.Host) }}

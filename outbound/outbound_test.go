@@ -258,6 +258,9 @@ func TestNewRefusesBadInput(t *testing.T) {
 	if _, err := outbound.New(l, core.MustParsePolicy("10;algorithm=concurrency")); !errors.Is(err, core.ErrInvalidPolicy) {
 		t.Fatalf("a concurrency policy: %v", err)
 	}
+	if _, err := outbound.New(l, core.MustParsePolicy("10/1s;shadow=true")); !errors.Is(err, core.ErrInvalidPolicy) {
+		t.Fatalf("a dry-run policy: %v", err)
+	}
 	tr := must.Do(outbound.New(l, core.MustParsePolicy("1/1s"), outbound.WithKey(func(*http.Request) string { return "" })))
 	body := &closeCounter{Reader: strings.NewReader("x")}
 	req, _ := http.NewRequest("POST", "http://127.0.0.1:1/", body)

@@ -435,6 +435,9 @@ func loadConfig(path, redisURL string) (*runtime, error) {
 		if p.Name != "" && p.Name != name {
 			return nil, bad(v.Line, "policies."+name, "the policy names itself %q; leave name= out, the key names it", p.Name)
 		}
+		if p.Shadow {
+			return nil, bad(v.Line, "policies."+name, "%s", errShadow)
+		}
 		p.Name = name
 		rt.policies[name] = p
 	}

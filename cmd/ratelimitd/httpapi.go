@@ -356,6 +356,10 @@ func jsonKind(t reflect.Type) string {
 	return "object"
 }
 
+// errShadow refuses a policy marked for a dry run where it would be
+// enforced: /v1/check and forward-auth rules enforce every policy they name.
+const errShadow = "shadow=true: the JSON API and forward-auth enforce every policy they name, so a dry run would deny; an Envoy domain's shadow_mode is ratelimitd's dry run"
+
 // resolve turns the request's policy names or inline policies into
 // policies.
 func (rt *runtime) resolve(names []string, field string) ([]core.Policy, error) {
@@ -377,6 +381,9 @@ func (rt *runtime) resolve(names []string, field string) ([]core.Policy, error) 
 			p, err := core.ParsePolicy(n)
 			if err != nil {
 				return nil, badRequest(f(), "%v", err)
+			}
+			if p.Shadow {
+				return nil, badRequest(f(), "%s", errShadow)
 			}
 			if p.Name == "" {
 				p.Name = n
