@@ -21,6 +21,7 @@
 // A key is hot from WithHotRate checks a second on one instance; a lease
 // holds about a lifetime of that rate, and halves after the store refuses
 // one. Cold keys, multi-policy checks and policies not named at New go to
-// the store. Leaky buckets are refused (core.ErrUnsupported): each admission
-// has its own Delay, which a lease cannot give.
+// the store. Leaky buckets and concurrency limits are refused
+// (core.ErrUnsupported): each admission has its own Delay, or its own slot
+// to give back, which a lease cannot keep.
 package lease

@@ -14,9 +14,10 @@ import (
 	"github.com/ratelimit-go/ratelimit/internal/opt"
 )
 
-// errLeaky reports a policy New cannot lease: a leaky bucket, whose
-// admitted requests each get their own Delay.
-var errLeaky = fmt.Errorf("%w: lease: leaky-bucket policies cannot be leased: each admitted request has its own delay", core.ErrUnsupported)
+// errUnleasable reports a policy New cannot lease: a leaky bucket, whose
+// admitted requests each get their own Delay, or a concurrency limit, whose
+// slots are given back one by one at the instant each was taken.
+var errUnleasable = fmt.Errorf("%w: lease: leaky buckets and concurrency limits cannot be leased: each admission has its own delay, or its own slot to give back", core.ErrUnsupported)
 
 // Defaults of the options.
 const (
@@ -124,8 +125,8 @@ var (
 func (b *Backend) Bounded() bool { s, ok := b.store.(core.Bounded); return ok && s.Bounded() }
 
 // New returns a Backend over store that may lease the given policies. It
-// fails for a leaky-bucket policy (core.ErrUnsupported), an invalid policy,
-// no policy, a nil store or an invalid option.
+// fails for a leaky-bucket or concurrency policy (core.ErrUnsupported), an
+// invalid policy, no policy, a nil store or an invalid option.
 func New(store core.Backend, policies []core.Policy, opts ...Option) (*Backend, error) {
 	if store == nil {
 		return nil, errors.New("lease: New called with a nil store")
@@ -145,8 +146,8 @@ func New(store core.Backend, policies []core.Policy, opts ...Option) (*Backend, 
 		if err != nil {
 			return nil, err
 		}
-		if pr.Algorithm == core.LeakyBucket {
-			return nil, fmt.Errorf("%w (policy %s)", errLeaky, p)
+		if pr.Algorithm == core.LeakyBucket || p.Algorithm == core.Concurrency {
+			return nil, fmt.Errorf("%w (policy %s)", errUnleasable, p)
 		}
 		b.leasable = append(b.leasable, p)
 		b.params = append(b.params, pr)

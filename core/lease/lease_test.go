@@ -57,6 +57,11 @@ func TestNewErrors(t *testing.T) {
 	if !errors.Is(err, core.ErrUnsupported) {
 		t.Errorf("leaky bucket: %v, want ErrUnsupported", err)
 	}
+	// A leased slot is taken at the lease's instant and given back at its
+	// check's: the store would keep it for its whole lifetime.
+	if _, err := lease.New(must.Do(memstore.New()), []core.Policy{core.MustParsePolicy("4;algorithm=concurrency")}); !errors.Is(err, core.ErrUnsupported) {
+		t.Errorf("concurrency limit: %v, want ErrUnsupported", err)
+	}
 	if _, err := lease.New(must.Do(memstore.New()), []core.Policy{{Limit: 0, Window: time.Second}}); !errors.Is(err, core.ErrInvalidPolicy) {
 		t.Errorf("invalid policy: %v", err)
 	}
