@@ -38,6 +38,9 @@ type Decision struct {
 	Remaining    int    `json:"remaining"`
 	RetryAfterMs int64  `json:"retry_after_ms"`
 	ResetAfterMs int64  `json:"reset_after_ms"`
+	// DelayMs, when a leaky bucket admitted the check, is how long to hold
+	// the request so that admitted requests leave at the policy's rate.
+	DelayMs int64 `json:"delay_ms,omitempty"`
 	// Algorithm and Window are set by Inspect. Window is a duration
 	// ("1m0s"), or a calendar period and its zone ("1mo;tz=Europe/Paris").
 	Algorithm string `json:"algorithm,omitempty"`

@@ -751,6 +751,24 @@ func TestReloadKeepsUnitsUsed(t *testing.T) {
 	}
 }
 
+// TestLeakyBucketDelay: a leaky bucket's admission names how long to hold
+// the request (delay_ms), so that a client of the JSON API can send at the
+// policy's rate; other answers carry no delay_ms.
+func TestLeakyBucketDelay(t *testing.T) {
+	in := start(t)
+	key := randomName(t)
+	for i, want := range []bool{false, true} {
+		code, res, _ := in.check(key, "10/1s;algorithm=leaky_bucket")
+		d := res.Decisions[0]
+		if code != 200 || !res.Allowed || (d.DelayMs > 0) != want || d.DelayMs > 100 {
+			t.Fatalf("check %d: %d %+v; want a delay_ms of at most 100 on the second only", i+1, code, res)
+		}
+	}
+	if _, res, _ := in.check(key, "10/1s"); res.Decisions[0].DelayMs != 0 {
+		t.Fatalf("a GCRA admission with a delay: %+v", res)
+	}
+}
+
 // TestInlinePolicyBound: a service takes a bounded number of distinct
 // inline policies in its life (the stores keep every policy they see);
 // past it a new one is refused with a 400 naming it, while those taken
@@ -851,6 +869,7 @@ func TestConfigErrors(t *testing.T) {
 		{"domain twice", []string{"c.yaml", "envoy:\n  files: [\"d*.yaml\"]\n", "d1.yaml", "domain: x\n", "d2.yaml", "domain: x\n"}, []string{"domain", "twice"}},
 		{"concurrency behind forward-auth", []string{"c.yaml", "policies:\n  slots: \"5;algorithm=concurrency\"\nforward_auth:\n  e:\n    trusted_proxies: [127.0.0.1]\n    rules:\n      \"/x\": {policies: [slots]}\n"}, []string{"c.yaml:7", `policy "slots" is a concurrency limit`, "never sees a request end"}},
 		{"concurrency in an Envoy domain", []string{"c.yaml", "envoy:\n  files: [\"d.yaml\"]\n", "d.yaml", "domain: x\ndescriptors:\n  - key: a\n    rate_limit:\n      unit: second\n      requests_per_unit: 1\n      algorithm: concurrency\n"}, []string{"d.yaml", "algorithm", "never says when a request ends"}},
+		{"leaky bucket in an Envoy domain", []string{"c.yaml", "envoy:\n  files: [\"d.yaml\"]\n", "d.yaml", "domain: x\ndescriptors:\n  - key: a\n    rate_limit:\n      unit: second\n      requests_per_unit: 1\n      algorithm: leaky_bucket\n"}, []string{"d.yaml:4", "rate_limit.algorithm", "cannot hold a request for its delay"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := writeConfig(t, tc.files...)

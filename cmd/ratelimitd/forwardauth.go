@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,13 +12,19 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"time"
 
 	"golang.org/x/net/http/httpguts"
 
 	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/internal/clocksleep"
 	"github.com/ratelimit-go/ratelimit/internal/fields"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
+
+// maxForwardHold bounds a leaky bucket's max_delay in a forward-auth rule:
+// the answer is held that long, well within the server's write timeout.
+const maxForwardHold = 5 * time.Second
 
 // forwardEndpoint is one validated forward_auth endpoint, served at
 // /v1/forward-auth/{name}: its rules matched as ServeMux patterns against
@@ -156,6 +163,15 @@ func parseForwardEndpoint(file, name string, spec forwardEndpointSpec, policies 
 			}
 			if p.Algorithm == core.Concurrency {
 				return nil, bad(pn.Line, rf+".policies", "policy %q is a concurrency limit: forward-auth never sees a request end, so its slot would never be given back", pn.V)
+			}
+			if p.Algorithm == core.LeakyBucket {
+				// The answer is held for the admission's delay, as the
+				// middleware holds a request: at most max_delay, 1 s unless
+				// the policy says, and never near the server's write timeout.
+				if p.MaxDelay > maxForwardHold {
+					return nil, bad(pn.Line, rf+".policies", "policy %q: max_delay %v: forward-auth holds the proxy's subrequest for the delay, at most %v", pn.V, p.MaxDelay, maxForwardHold)
+				}
+				p.MaxDelay = cmp.Or(p.MaxDelay, time.Second)
 			}
 			rule.policies = append(rule.policies, p)
 		}
@@ -359,6 +375,13 @@ func (s *service) handleForwardAuth(w *exchange, r *http.Request) error {
 	s.observe(rule.policies, res, rule.cost)
 	var buf [128]byte
 	if res.Allowed {
+		var delay time.Duration // a leaky bucket's: the forwarded request leaves at its rate
+		for _, d := range res.Decisions {
+			delay = max(delay, d.Delay)
+		}
+		if delay > 0 && clocksleep.Sleep(r.Context(), clock, delay) != nil {
+			return nil // the proxy went away
+		}
 		rule.set.WriteHeaders(&w.hdr, res.Decisions, res.Binding, buf[:0])
 		w.WriteHeader(http.StatusOK)
 		return nil

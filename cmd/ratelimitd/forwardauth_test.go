@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"net/http"
 	"os"
 	"strings"
 	"testing"
@@ -155,6 +156,49 @@ func TestForwardAuthConfigErrors(t *testing.T) {
 				t.Fatalf("error %v, want %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestForwardAuthHoldsALeakyBucket: a leaky bucket's admission is answered
+// once its delay has passed, so that the proxy forwards requests at the
+// policy's rate (20 a second: the second 50 ms after the first at the
+// earliest); a delay past max_delay (1 s unless the policy says) is a
+// denial with its Retry-After, not a hold.
+func TestForwardAuthHoldsALeakyBucket(t *testing.T) {
+	in := start(t, "-config", writeConfig(t, "c.yaml", `
+policies:
+  paced: "20/1s;algorithm=leaky_bucket"
+  slow: "2/1m;algorithm=leaky_bucket"
+forward_auth:
+  e:
+    trusted_proxies: ["127.0.0.1", "::1"]
+    rules:
+      "/paced": {key: ["header:X-Client"], policies: [paced]}
+      "/slow": {key: ["header:X-Client"], policies: [slow]}
+`))
+	client := randomName(t)
+	ask := func(uri string) (int, http.Header) {
+		code, h, _ := in.do("GET", "/v1/forward-auth/e", "", "", "X-Forwarded-Uri", uri, "X-Forwarded-Method", "GET", "X-Client", client)
+		return code, h
+	}
+	started := time.Now()
+	for i := range 2 {
+		if code, _ := ask("/paced"); code != 200 {
+			t.Fatalf("paced request %d: %d", i+1, code)
+		}
+	}
+	if took := time.Since(started); took < 50*time.Millisecond {
+		t.Fatalf("two requests at 20 a second answered within %v; want the second held to 50 ms after the first", took)
+	}
+	if code, _ := ask("/slow"); code != 200 {
+		t.Fatalf("first slow request: %d", code)
+	}
+	if code, h := ask("/slow"); code != 429 || h.Get("Retry-After") == "" {
+		t.Fatalf("a request 30 s behind in the queue: %d %v; want a denial, not a hold", code, h)
+	}
+	_, err := loadConfig(writeConfig(t, "c.yaml", "policies:\n  paced: \"2/1m;algorithm=leaky_bucket;max_delay=10s\"\nforward_auth:\n  e:\n    rules:\n      \"/x\": {key: [\"header:A\"], policies: [paced]}\n"), "")
+	if want := `c.yaml:6: forward_auth.e.rules./x.policies: policy "paced": max_delay 10s: forward-auth holds the proxy's subrequest for the delay, at most 5s`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("a hold past 5 s: %v, want %q", err, want)
 	}
 }
 

@@ -266,6 +266,10 @@ func appendAnswer(b []byte, res core.Result, inspect bool) []byte {
 		b = strconv.AppendInt(b, ceilMs(d.RetryAfter), 10)
 		b = append(b, `,"reset_after_ms":`...)
 		b = strconv.AppendInt(b, ceilMs(d.ResetAfter), 10)
+		if d.Delay > 0 {
+			b = append(b, `,"delay_ms":`...)
+			b = strconv.AppendInt(b, ceilMs(d.Delay), 10)
+		}
 		if inspect {
 			if a := string(res.Policies[i].Identity().Algorithm); a != "" {
 				b = append(b, `,"algorithm":`...)

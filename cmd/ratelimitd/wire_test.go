@@ -32,7 +32,7 @@ func TestAppendAnswerMatchesEncodingJSON(t *testing.T) {
 			}
 			res.Policies[j] = p
 			res.Decisions[j] = core.Decision{Allowed: rng.IntN(2) == 0, Limit: rng.IntN(1 << 30), Remaining: rng.IntN(1<<30) - 5,
-				RetryAfter: durs[rng.IntN(len(durs))], ResetAfter: time.Duration(rng.Int64N(1 << 50))}
+				RetryAfter: durs[rng.IntN(len(durs))], ResetAfter: time.Duration(rng.Int64N(1 << 50)), Delay: durs[rng.IntN(len(durs))]}
 		}
 		for _, inspect := range []bool{false, true} {
 			var want bytes.Buffer
@@ -121,7 +121,7 @@ func answer(res core.Result, inspect bool) client.CheckResponse {
 	for i, d := range res.Decisions {
 		out.Decisions[i] = client.Decision{
 			Policy: fields.PolicyName(res.Policies[i]), Allowed: d.Allowed, Limit: d.Limit, Remaining: d.Remaining,
-			RetryAfterMs: ceilMs(d.RetryAfter), ResetAfterMs: ceilMs(d.ResetAfter),
+			RetryAfterMs: ceilMs(d.RetryAfter), ResetAfterMs: ceilMs(d.ResetAfter), DelayMs: ceilMs(d.Delay),
 		}
 		if inspect {
 			out.Decisions[i].Algorithm = string(res.Policies[i].Identity().Algorithm)
