@@ -169,6 +169,9 @@ func parseAlgorithms(s string) ([]core.Algorithm, error) {
 		if err != nil {
 			return nil, fmt.Errorf("-algorithms: %w", err)
 		}
+		if a == core.Concurrency {
+			return nil, errors.New("-algorithms: concurrency limits requests in flight, not a rate; the bench measures the six rate algorithms")
+		}
 		for _, seen := range out {
 			if seen == a {
 				return nil, fmt.Errorf("-algorithms: %s is listed twice", a)

@@ -28,6 +28,7 @@ func TestRunFlagErrors(t *testing.T) {
 		{[]string{"-policy", "200000/1m", "-algorithms", "sliding_log"}, "sliding_log"},
 		{[]string{"-algorithms", "gcra,bogus"}, `unknown algorithm`},
 		{[]string{"-algorithms", "gcra,GCRA"}, "listed twice"},
+		{[]string{"-algorithms", "gcra,concurrency"}, "not a rate"},
 		{[]string{"-checks", "0"}, "-checks 0"},
 		{[]string{"-keys", "-1"}, "-keys -1"},
 		{[]string{"-step", "-1ms"}, "-step -1ms"},
