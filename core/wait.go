@@ -42,8 +42,10 @@ func (l *Limiter) WaitN(ctx context.Context, key string, p Policy, cost int) (De
 			}
 			err = clocksleep.Sleep(ctx, l.clock, wait)
 		}
-		if d.Allowed && err != nil { // give the place back; if that fails, it passes with the queue
-			_ = l.backend.Do(context.WithoutCancel(ctx), []Item{{Key: key, Policy: p, Cost: cost, Op: OpRefund}}, l.clock.Now(), make([]Decision, 1))
+		if d.Allowed && err != nil { // give the place back within a second; if that fails, it passes with the queue
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+			_ = l.backend.Do(rctx, []Item{{Key: key, Policy: p, Cost: cost, Op: OpRefund}}, l.clock.Now(), make([]Decision, 1))
+			cancel()
 		}
 		if err != nil || d.Allowed {
 			return d, err
