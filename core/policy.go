@@ -153,7 +153,7 @@ func (p Policy) Params() (Params, error) {
 	case p.Burst > MaxLimit:
 		return bad("burst", strconv.Itoa(p.Burst), fmt.Sprintf("must be at most %d", MaxLimit))
 	case p.Burst > 0 && p.Burst != p.Limit && !alg.rateBased():
-		return bad("burst", strconv.Itoa(p.Burst), "applies to gcra, token_bucket and leaky_bucket; a "+string(alg)+" admits its limit per window")
+		return bad("burst", strconv.Itoa(p.Burst), "applies to gcra, token_bucket and leaky_bucket; the capacity of "+string(alg)+" is its limit")
 	case p.MaxDelay < 0:
 		return bad("max_delay", p.MaxDelay.String(), "must not be negative (0 means no ceiling)")
 	case p.MaxDelay > 0 && alg != LeakyBucket:
