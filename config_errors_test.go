@@ -43,6 +43,7 @@ func TestMisconfigurationIsAnError(t *testing.T) {
 		{"empty header name", []ratelimit.Option{ratelimit.WithKeyFunc(keyfuncs.Header("")), ratelimit.WithPolicy(p)}, keyfuncs.ErrInvalidOption, `Header("")`},
 		{"header name with a colon, composed", []ratelimit.Option{ratelimit.WithKeyFunc(keyfuncs.Compose(keyfuncs.RemoteIP, keyfuncs.Header("X-Key:"))), ratelimit.WithPolicy(p)}, keyfuncs.ErrInvalidOption, `Header("X-Key:")`},
 		{"invalid header as a fallback", []ratelimit.Option{ratelimit.WithKeyFunc(keyfuncs.Header("X-Key", keyfuncs.FallbackIfMissing(keyfuncs.Header("a b")))), ratelimit.WithPolicy(p)}, keyfuncs.ErrInvalidOption, `Header("a b")`},
+		{"a slot shorter than its renewals can keep", []ratelimit.Option{key, ratelimit.WithPolicy(p, core.MustParsePolicy("4/500ms;algorithm=concurrency;name=inflight"))}, core.ErrInvalidPolicy, `"inflight": window 500ms`},
 		{"burst on a fixed window", []ratelimit.Option{key, ratelimit.WithPolicy(core.Policy{Limit: 10, Window: time.Minute, Burst: 20, Algorithm: core.FixedWindow})}, core.ErrInvalidPolicy, "burst 20"},
 		{"plans without global policies", []ratelimit.Option{key, ratelimit.WithPlans(plan, map[string][]core.Policy{"free": {p}})}, nil, "WithDenyUnknownPlans"},
 	} {

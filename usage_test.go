@@ -292,14 +292,15 @@ func TestConcurrencyLimit(t *testing.T) {
 }
 
 // On the system clock a timer renews the slot: a request that runs past
-// its slot's first lifetime (30 ms here) still holds it.
+// its slot's first lifetime (1 s, the shortest allowed) still holds it.
 func TestConcurrencyRenewalOnTheSystemClock(t *testing.T) {
+	t.Parallel()
 	cb := countingBackend{must.Do(memstore.New()), make(chan struct{}, 16)}
 	lim := core.NewLimiter(cb)
-	slots := core.MustParsePolicy("1/30ms;algorithm=concurrency")
+	slots := core.MustParsePolicy("1/1s;algorithm=concurrency")
 	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(slots))
 	m.Handle(context.Background(), req("GET", "/", "k"), newRecorder(), handler(200, func(context.Context) {
-		for i := range 4 { // 40 ms or more: past the first lifetime
+		for i := range 4 { // 1.33 s or more: past the first lifetime
 			select {
 			case <-cb.renewed:
 			case <-time.After(10 * time.Second):

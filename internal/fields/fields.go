@@ -239,6 +239,10 @@ func (s *Set) DeniedBody(result core.Result) []byte {
 	return b
 }
 
+// MinSlotLifetime is the shortest lifetime of a concurrency slot that a
+// request holds while it runs (NewSet).
+const MinSlotLifetime = time.Second
+
 // NewSet validates policies and renders their fixed header values.
 func NewSet(mode Mode, policies []core.Policy) (*Set, error) {
 	if len(policies) == 0 {
@@ -250,6 +254,10 @@ func NewSet(mode Mode, policies []core.Policy) (*Set, error) {
 	for _, p := range policies {
 		if err := p.Validate(); err != nil {
 			return nil, err
+		}
+		if p.Algorithm == core.Concurrency && p.Window < MinSlotLifetime {
+			return nil, &core.PolicyError{Policy: p.Name, Field: "window", Value: p.Window.String(), Err: core.ErrInvalidPolicy,
+				Reason: fmt.Sprintf("a concurrency slot held through a request must live at least %v: it is renewed every third of its lifetime, and a shorter one could end before a renewal lands", MinSlotLifetime)}
 		}
 		name := PolicyName(p)
 		if seen[name] {
