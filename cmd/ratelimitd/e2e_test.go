@@ -377,6 +377,11 @@ func TestHTTPAPI(t *testing.T) {
 			if err := c.Release(ctx, key+"-s", []string{"api"}, held[1]); !isStatus(err, 400) {
 				t.Fatalf("release without a concurrency limit: %v", err)
 			}
+			// A slot its client gives back itself may live less than the
+			// second a middleware's slot needs: the answer keeps its fields.
+			if code, _, h := in.check(key+"-short", "2/100ms;algorithm=concurrency", "api"); code != 200 || h.Get("Ratelimit") == "" {
+				t.Fatalf("a short-lived slot: %d %v", code, h)
+			}
 		})
 	}
 }

@@ -243,8 +243,14 @@ func (s *Set) DeniedBody(result core.Result) []byte {
 // request holds while it runs (NewSet).
 const MinSlotLifetime = time.Second
 
-// NewSet validates policies and renders their fixed header values.
-func NewSet(mode Mode, policies []core.Policy) (*Set, error) {
+// NewSet validates policies and renders their fixed header values, for a
+// middleware: it also refuses a concurrency slot too short-lived for the
+// renewals that hold it while a request runs (MinSlotLifetime).
+func NewSet(mode Mode, policies []core.Policy) (*Set, error) { return newSet(mode, policies, true) }
+
+// newSet is NewSet; held says whether requests hold their slots while they
+// run, renewing them.
+func newSet(mode Mode, policies []core.Policy, held bool) (*Set, error) {
 	if len(policies) == 0 {
 		return nil, core.ErrNoPolicy
 	}
@@ -255,7 +261,7 @@ func NewSet(mode Mode, policies []core.Policy) (*Set, error) {
 		if err := p.Validate(); err != nil {
 			return nil, err
 		}
-		if p.Algorithm == core.Concurrency && p.Window < MinSlotLifetime {
+		if held && p.Algorithm == core.Concurrency && p.Window < MinSlotLifetime {
 			return nil, &core.PolicyError{Policy: p.Name, Field: "window", Value: p.Window.String(), Err: core.ErrInvalidPolicy,
 				Reason: fmt.Sprintf("a concurrency slot held through a request must live at least %v: it is renewed every third of its lifetime, and a shorter one could end before a renewal lands", MinSlotLifetime)}
 		}
@@ -493,7 +499,7 @@ func NewWriter(mode Mode, clock core.Clock, policies []core.Policy) (*Writer, er
 	for i := range ps {
 		ps[i].Shadow = false
 	}
-	set, err := NewSet(mode, ps)
+	set, err := newSet(mode, ps, false) // its callers give their slots back themselves
 	if err != nil {
 		return nil, err
 	}
