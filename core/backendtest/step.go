@@ -75,8 +75,8 @@ type stepResult struct {
 
 // perform runs one step through a Limiter as users do: a single-policy
 // check through AllowN, or Limiter.Check when viaCheck is set or the policy
-// is a concurrency limit; several
-// policies through Limiter.Check; a peek or a reset likewise.
+// is a concurrency limit; several policies through Limiter.Check; a peek or
+// a reset likewise.
 func perform(ctx context.Context, lim *core.Limiter, clock *core.ManualClock, s Step, viaCheck bool) stepResult {
 	if !s.Set.IsZero() {
 		clock.Set(s.Set)
