@@ -191,17 +191,8 @@ forward_auth:
 	done := make(chan int, 1)
 	go func() { code, _ := ask("/paced"); done <- code }()
 	asked := manual.Now()
-	var code int
-	waitFor(t, "the held answer", func() bool {
-		select {
-		case code = <-done:
-			return true
-		default:
-			manual.Advance(5 * time.Millisecond)
-			return false
-		}
-	})
-	if held := manual.Now().Sub(asked); code != 200 || held < 50*time.Millisecond {
+	waitFor(t, "the held answer", func() bool { manual.Advance(5 * time.Millisecond); return len(done) > 0 })
+	if code, held := <-done, manual.Now().Sub(asked); code != 200 || held < 50*time.Millisecond {
 		t.Fatalf("second paced request: %d once the clock had moved %v; want a 200 held to 50 ms after the first", code, held)
 	}
 	if code, _ := ask("/slow"); code != 200 {
