@@ -874,7 +874,6 @@ func TestConfigErrors(t *testing.T) {
 		{"domain twice", []string{"c.yaml", "envoy:\n  files: [\"d*.yaml\"]\n", "d1.yaml", "domain: x\n", "d2.yaml", "domain: x\n"}, []string{"domain", "twice"}},
 		{"concurrency behind forward-auth", []string{"c.yaml", "policies:\n  slots: \"5;algorithm=concurrency\"\nforward_auth:\n  e:\n    trusted_proxies: [127.0.0.1]\n    rules:\n      \"/x\": {policies: [slots]}\n"}, []string{"c.yaml:7", `policy "slots" is a concurrency limit`, "never sees a request end"}},
 		{"concurrency in an Envoy domain", []string{"c.yaml", "envoy:\n  files: [\"d.yaml\"]\n", "d.yaml", "domain: x\ndescriptors:\n  - key: a\n    rate_limit:\n      unit: second\n      requests_per_unit: 1\n      algorithm: concurrency\n"}, []string{"d.yaml", "algorithm", "never says when a request ends"}},
-		{"leaky bucket in an Envoy domain", []string{"c.yaml", "envoy:\n  files: [\"d.yaml\"]\n", "d.yaml", "domain: x\ndescriptors:\n  - key: a\n    rate_limit:\n      unit: second\n      requests_per_unit: 1\n      algorithm: leaky_bucket\n"}, []string{"d.yaml:4", "rate_limit.algorithm", "cannot hold a request for its delay"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := writeConfig(t, tc.files...)

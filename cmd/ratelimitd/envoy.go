@@ -307,11 +307,8 @@ func buildRule(file, domainName, path string, desc *descriptorFile, rl *rateLimi
 		if err != nil {
 			return nil, bad("algorithm", "%v", err)
 		}
-		switch a {
-		case core.Concurrency:
+		if a == core.Concurrency {
 			return nil, bad("algorithm", "concurrency: Envoy's protocol never says when a request ends, so its slot would never be given back")
-		case core.LeakyBucket:
-			return nil, bad("algorithm", "leaky_bucket: Envoy's protocol cannot hold a request for its delay, so requests would not leave at the policy's rate; gcra admits at the same rate")
 		}
 		alg = a
 	}
