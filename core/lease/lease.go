@@ -146,7 +146,7 @@ func New(store core.Backend, policies []core.Policy, opts ...Option) (*Backend, 
 		if err != nil {
 			return nil, err
 		}
-		if pr.Algorithm == core.LeakyBucket || p.Algorithm == core.Concurrency {
+		if p.Algorithm == core.LeakyBucket || p.Algorithm == core.Concurrency { // as named: Params keeps slots as a sliding log
 			return nil, fmt.Errorf("%w (policy %s)", errUnleasable, p)
 		}
 		b.leasable = append(b.leasable, p)
