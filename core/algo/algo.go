@@ -107,9 +107,10 @@ type SlidingWindowState struct {
 
 // swEstimate is prev weighted by the part of the previous window (of length
 // window) still inside a trailing window as long, plus curr: the same IEEE
-// operations in the same order as Lua's.
+// operations in the same order as Lua's. Without a previous count it is
+// curr exactly, found without a division.
 func swEstimate(prev, curr, window, elapsed int64) float64 {
-	if elapsed >= window {
+	if elapsed >= window || prev == 0 {
 		return float64(curr)
 	}
 	return float64(prev)*float64(window-elapsed)/float64(window) + float64(curr)
@@ -149,7 +150,13 @@ func swFirstFit(prev, curr, window, lo, hi, cost, limit int64) int64 {
 	}
 	if prev > 0 && lo <= hi {
 		g := float64(window) - math.Floor(float64(limit-curr-cost)*float64(window)/float64(prev))
-		e := int64(min(max(g, float64(lo)), float64(hi+1))) // clamped before converting
+		e := hi + 1 // g clamped to [lo, hi+1] before converting
+		if g < float64(e) {
+			e = lo
+			if g > float64(lo) {
+				e = int64(g)
+			}
+		}
 		if e > hi || swFits(prev, curr, window, e, cost, limit) {
 			if e == lo || !swFits(prev, curr, window, e-1, cost, limit) {
 				return e
