@@ -17,7 +17,7 @@ func TestCalendarHeaders(t *testing.T) {
 	lim, clk := newLimiter(t)
 	p := core.MustParsePolicy("2/1mo;tz=Europe/Paris;name=monthly")
 	for _, mode := range []ratelimit.HeaderMode{ratelimit.HeadersDraft11, ratelimit.HeadersDraft07} {
-		m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(p), ratelimit.WithHeaders(mode))
+		m := keyed(t, lim, ratelimit.WithPolicy(p), ratelimit.WithHeaders(mode))
 		key := "k" + mode.String()
 		// 22:00 UTC on 28 February is 23:00 in Paris: one hour of February left.
 		clk.Set(time.Date(2026, 2, 28, 22, 0, 0, 0, time.UTC))

@@ -52,6 +52,13 @@ func newLimiter(t *testing.T) (*core.Limiter, *core.ManualClock) {
 	return core.NewLimiter(st, core.WithClock(clk)), clk
 }
 
+// keyed is mustNew on lim, with requests keyed by their X-Key header
+// (byHeader).
+func keyed(t *testing.T, lim *core.Limiter, opts ...ratelimit.Option) *ratelimit.Middleware {
+	t.Helper()
+	return mustNew(t, append([]ratelimit.Option{ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader)}, opts...)...)
+}
+
 func byHeader(r keyfuncs.Request) (string, error) {
 	if k := r.Header("X-Key"); k != "" {
 		return k, nil
@@ -115,7 +122,7 @@ func TestAllowThenDenyThenRecover(t *testing.T) {
 	t.Parallel()
 	lim, clk := newLimiter(t)
 	p := core.MustParsePolicy("2/10s;algorithm=fixed_window;name=api")
-	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(p))
+	m := keyed(t, lim, ratelimit.WithPolicy(p))
 	clk.Set(t0.Add(3 * time.Second)) // 7 s left in the window
 
 	for i, wantR := range []string{`"api";r=1;t=7`, `"api";r=0;t=7`} {
@@ -169,7 +176,7 @@ func TestMultiPolicyIsAtomic(t *testing.T) {
 	lim, clk := newLimiter(t)
 	perSec := core.MustParsePolicy("2/1s;algorithm=fixed_window;name=second")
 	perMin := core.MustParsePolicy("3/1m;algorithm=fixed_window;name=minute")
-	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(perSec, perMin))
+	m := keyed(t, lim, ratelimit.WithPolicy(perSec, perMin))
 	ctx := context.Background()
 	for i := 0; i < 2; i++ {
 		if !m.Handle(ctx, req("GET", "/", "k"), newRecorder(), nil) {
@@ -217,7 +224,7 @@ func TestRouteTable(t *testing.T) {
 	global := core.MustParsePolicy("100/1m;name=global")
 	login := core.MustParsePolicy("1/1m;name=login")
 	anyAdmin := core.MustParsePolicy("5/1m;name=admin")
-	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(global),
+	m := keyed(t, lim, ratelimit.WithPolicy(global),
 		ratelimit.WithRoute("POST", "/login", login, global),
 		ratelimit.WithRoute("", "/admin", anyAdmin))
 	for _, c := range []struct {
@@ -261,7 +268,7 @@ func TestRouteOnlyLimitsListedRoutes(t *testing.T) {
 	t.Parallel()
 	lim, _ := newLimiter(t)
 	var seen []ratelimit.Outcome
-	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader),
+	m := keyed(t, lim,
 		ratelimit.WithRoute("POST", "/login", core.MustParsePolicy("1/1m")),
 		ratelimit.WithObserver(func(_ context.Context, e ratelimit.Event) { seen = append(seen, e.Outcome) }))
 	rec := newRecorder()
@@ -282,7 +289,7 @@ func TestRouteOnlyLimitsListedRoutes(t *testing.T) {
 func TestDerivedRouteMiddleware(t *testing.T) {
 	t.Parallel()
 	lim, _ := newLimiter(t)
-	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(core.MustParsePolicy("100/1m;name=g")),
+	m := keyed(t, lim, ratelimit.WithPolicy(core.MustParsePolicy("100/1m;name=g")),
 		ratelimit.WithRoute("GET", "/x", core.MustParsePolicy("50/1m;name=x")))
 	rm, err := m.Route(core.MustParsePolicy("1/1m;name=strict"))
 	if err != nil {
@@ -335,7 +342,7 @@ func TestMissingKeyRefused(t *testing.T) {
 	t.Parallel()
 	lim, _ := newLimiter(t)
 	var got ratelimit.Event
-	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(core.MustParsePolicy("1/1m")),
+	m := keyed(t, lim, ratelimit.WithPolicy(core.MustParsePolicy("1/1m")),
 		ratelimit.WithObserver(func(_ context.Context, e ratelimit.Event) { got = e }))
 	rec := newRecorder()
 	if m.Handle(context.Background(), req("GET", "/", ""), rec, nil) {
@@ -353,7 +360,7 @@ func TestUnusableKeyAndCost(t *testing.T) {
 	t.Parallel()
 	lim, _ := newLimiter(t)
 	long := strings.Repeat("k", core.MaxKeyLen+1)
-	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(core.MustParsePolicy("5/1m")),
+	m := keyed(t, lim, ratelimit.WithPolicy(core.MustParsePolicy("5/1m")),
 		ratelimit.WithCost(func(r keyfuncs.Request) int { return len(r.Path()) }))
 	rec := newRecorder()
 	if m.Handle(context.Background(), req("GET", "/", long), rec, nil) || rec.status != 400 {
@@ -379,7 +386,7 @@ func TestFailureModes(t *testing.T) {
 	} {
 		t.Run(c.outcome.String(), func(t *testing.T) {
 			var ev ratelimit.Event
-			m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(core.MustParsePolicy("1/1m")),
+			m := keyed(t, lim, ratelimit.WithPolicy(core.MustParsePolicy("1/1m")),
 				ratelimit.WithFailureMode(c.mode), ratelimit.WithObserver(func(_ context.Context, e ratelimit.Event) { ev = e }))
 			rec := newRecorder()
 			if v := m.Handle(context.Background(), req("GET", "/", "k"), rec, nil); v != c.verdict {
@@ -428,7 +435,7 @@ func TestCallerFunctionErrorIs500(t *testing.T) {
 func TestCustomHandlers(t *testing.T) {
 	t.Parallel()
 	lim, _ := newLimiter(t)
-	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(core.MustParsePolicy("1/1m;name=p")),
+	m := keyed(t, lim, ratelimit.WithPolicy(core.MustParsePolicy("1/1m;name=p")),
 		ratelimit.WithHeaders(ratelimit.HeadersXRateLimit),
 		ratelimit.WithDeniedHandler(func(_ keyfuncs.Request, res adapter.Response, r core.Result) error {
 			return res.Write(http.StatusServiceUnavailable, "text/plain", []byte("slow down: "+r.Policies[r.Binding].Name))
@@ -445,7 +452,7 @@ func TestShapingHoldsLeakyBucketRequests(t *testing.T) {
 	t.Parallel()
 	lim, _ := newLimiter(t)
 	var waited []time.Duration
-	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader),
+	m := keyed(t, lim,
 		ratelimit.WithPolicy(core.MustParsePolicy("10/1s;burst=5;algorithm=leaky_bucket")),
 		ratelimit.WithShaping(func(_ context.Context, d time.Duration) error { waited = append(waited, d); return nil }))
 	for i := 0; i < 3; i++ {
@@ -474,7 +481,7 @@ func TestDefaultLimiterWorks(t *testing.T) {
 func TestConcurrentHandleCountsExactly(t *testing.T) {
 	t.Parallel()
 	lim, _ := newLimiter(t)
-	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(core.MustParsePolicy("50/1m"), core.MustParsePolicy("80/1h")))
+	m := keyed(t, lim, ratelimit.WithPolicy(core.MustParsePolicy("50/1m"), core.MustParsePolicy("80/1h")))
 	var mu sync.Mutex
 	allowed := 0
 	var wg sync.WaitGroup
@@ -500,7 +507,7 @@ func TestConcurrentHandleCountsExactly(t *testing.T) {
 func TestHandlersThatWriteNothingStillRefuse(t *testing.T) {
 	t.Parallel()
 	lim, _ := newLimiter(t)
-	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(core.MustParsePolicy("1/1m")),
+	m := keyed(t, lim, ratelimit.WithPolicy(core.MustParsePolicy("1/1m")),
 		ratelimit.WithDeniedHandler(func(keyfuncs.Request, adapter.Response, core.Result) error { return nil }),
 		ratelimit.WithErrorHandler(func(keyfuncs.Request, adapter.Response, int, error) error { return nil }))
 	m.Handle(context.Background(), req("GET", "/", "k"), newRecorder(), nil)
@@ -517,7 +524,7 @@ func TestHandlersThatWriteNothingStillRefuse(t *testing.T) {
 func TestWithAlgorithm(t *testing.T) {
 	t.Parallel()
 	lim, clk := newLimiter(t)
-	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithAlgorithm(core.FixedWindow),
+	m := keyed(t, lim, ratelimit.WithAlgorithm(core.FixedWindow),
 		ratelimit.WithPolicy(core.MustParsePolicy("2/10s;name=fw"), core.MustParsePolicy("100/1h;algorithm=gcra;name=g")))
 	ps := checkedPolicies(t, m, "GET", "/")
 	if ps[0].Algorithm != core.FixedWindow || ps[1].Algorithm != core.GCRA {

@@ -41,7 +41,7 @@ func TestUsageInContext(t *testing.T) {
 	t.Parallel()
 	lim, _ := newLimiter(t)
 	p := core.MustParsePolicy("5/1m;name=p")
-	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(p), ratelimit.WithUsage(nil))
+	m := keyed(t, lim, ratelimit.WithPolicy(p), ratelimit.WithUsage(nil))
 	var u *ratelimit.Usage
 	m.Handle(context.Background(), req("GET", "/", "k"), newRecorder(), handler(200, func(ctx context.Context) { u = ratelimit.FromContext(ctx) }))
 	if u == nil || u.Key != "k" || u.Cost != 1 || len(u.Policies) != 1 || u.Policies[0].Name != "p" || len(u.Decisions) != 1 || u.Decisions[0].Remaining != 4 {
@@ -55,7 +55,7 @@ func TestUsageInContext(t *testing.T) {
 		t.Fatalf("remaining %d after a late SetCost, want 4", r)
 	}
 
-	plain := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(p))
+	plain := keyed(t, lim, ratelimit.WithPolicy(p))
 	plain.Handle(context.Background(), req("GET", "/", "k"), newRecorder(), handler(200, func(ctx context.Context) { u = ratelimit.FromContext(ctx) }))
 	if u != nil {
 		t.Fatalf("a Usage without WithUsage: %+v", u)
@@ -68,12 +68,51 @@ func TestUsageInContext(t *testing.T) {
 	}
 }
 
+// flood sends n concurrent requests for key "k" through m, holding each
+// admitted one in its handler, and returns once every request is admitted
+// or denied: the counts, and a release that lets the held handlers return
+// and waits for every request to end. denial, if not nil, sees each
+// denial's response.
+func flood(m *ratelimit.Middleware, n int, denial func(*recorder)) (admitted, denied int, release func()) {
+	hold := make(chan struct{})
+	var decided, ended sync.WaitGroup
+	var mu sync.Mutex
+	decided.Add(n)
+	for range n {
+		ended.Add(1)
+		go func() {
+			defer ended.Done()
+			rec := newRecorder()
+			ok := m.Handle(context.Background(), req("GET", "/", "k"), rec, handler(200, func(context.Context) {
+				mu.Lock()
+				admitted++
+				mu.Unlock()
+				decided.Done()
+				<-hold
+			}))
+			if !ok {
+				mu.Lock()
+				denied++
+				mu.Unlock()
+				if denial != nil {
+					denial(rec)
+				}
+				decided.Done()
+			}
+		}()
+	}
+	decided.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	return admitted, denied, func() { close(hold); ended.Wait() }
+}
+
 // A handler that panics is settled as a 500 and the panic goes on.
 func TestUsagePanickingHandler(t *testing.T) {
 	t.Parallel()
 	lim, _ := newLimiter(t)
 	p := core.MustParsePolicy("5/1m;name=p")
-	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(p),
+	m := keyed(t, lim, ratelimit.WithPolicy(p),
 		ratelimit.WithUsage(func(status int) bool { return status != http.StatusInternalServerError }))
 	func() {
 		defer func() {
@@ -96,33 +135,10 @@ func TestCountIfHoldsUnderConcurrency(t *testing.T) {
 	t.Parallel()
 	lim, _ := newLimiter(t)
 	p := core.MustParsePolicy("10/1m;algorithm=fixed_window;name=p")
-	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(p),
+	m := keyed(t, lim, ratelimit.WithPolicy(p),
 		ratelimit.WithUsage(func(status int) bool { return status >= 400 }))
-	release := make(chan struct{})
-	var decided sync.WaitGroup // every request admitted (its handler entered) or denied
-	decided.Add(64)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	admitted := 0
-	for i := 0; i < 64; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ok := m.Handle(context.Background(), req("GET", "/", "k"), newRecorder(), handler(200, func(context.Context) {
-				mu.Lock()
-				admitted++
-				mu.Unlock()
-				decided.Done()
-				<-release
-			}))
-			if !ok {
-				decided.Done()
-			}
-		}()
-	}
-	decided.Wait()
-	close(release)
-	wg.Wait()
+	admitted, _, release := flood(m, 64, nil)
+	release()
 	if admitted != 10 {
 		t.Fatalf("%d requests ran at once, want the limit's 10", admitted)
 	}
@@ -137,7 +153,7 @@ func TestUsageAcrossRoute(t *testing.T) {
 	t.Parallel()
 	lim, _ := newLimiter(t)
 	global := core.MustParsePolicy("100/1m;algorithm=fixed_window;name=global")
-	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(global), ratelimit.WithUsage(nil))
+	m := keyed(t, lim, ratelimit.WithPolicy(global), ratelimit.WithUsage(nil))
 	tokens := core.MustParsePolicy("1000/1m;algorithm=fixed_window;name=tokens")
 	rm, err := m.Route(tokens)
 	if err != nil {
@@ -190,43 +206,18 @@ func TestConcurrencyLimit(t *testing.T) {
 	lim := core.NewLimiter(cb, core.WithClock(clk))
 	slots := core.MustParsePolicy("10;algorithm=concurrency;name=inflight")
 	rate := core.MustParsePolicy("1000/1m;name=rate")
-	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(rate, slots))
+	m := keyed(t, lim, ratelimit.WithPolicy(rate, slots))
 	free := func() int { return remaining(t, lim, "k", slots) }
 
-	release := make(chan struct{})
-	var decided, wg sync.WaitGroup
-	decided.Add(64)
-	var mu sync.Mutex
-	admitted, denied := 0, 0
-	for i := 0; i < 64; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rec := newRecorder()
-			ok := m.Handle(context.Background(), req("GET", "/", "k"), rec, handler(200, func(context.Context) {
-				mu.Lock()
-				admitted++
-				mu.Unlock()
-				decided.Done()
-				<-release
-			}))
-			if !ok {
-				mu.Lock()
-				denied++
-				mu.Unlock()
-				if rec.status != http.StatusTooManyRequests || rec.h.Get("Retry-After") == "" {
-					t.Errorf("denial: %d %v", rec.status, rec.h)
-				}
-				decided.Done()
-			}
-		}()
-	}
-	decided.Wait()
+	admitted, denied, release := flood(m, 64, func(rec *recorder) {
+		if rec.status != http.StatusTooManyRequests || rec.h.Get("Retry-After") == "" {
+			t.Errorf("denial: %d %v", rec.status, rec.h)
+		}
+	})
 	if admitted != 10 || denied != 54 || free() != 0 {
 		t.Fatalf("%d admitted, %d denied, %d slots free; want 10, 54, 0", admitted, denied, free())
 	}
-	close(release)
-	wg.Wait()
+	release()
 	if f := free(); f != 10 {
 		t.Fatalf("%d slots free once every handler returned, want 10", f)
 	}
@@ -298,7 +289,7 @@ func TestConcurrencyRenewalOnTheSystemClock(t *testing.T) {
 	cb := countingBackend{must.Do(memstore.New()), make(chan struct{}, 16)}
 	lim := core.NewLimiter(cb)
 	slots := core.MustParsePolicy("1/1s;algorithm=concurrency")
-	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(slots))
+	m := keyed(t, lim, ratelimit.WithPolicy(slots))
 	m.Handle(context.Background(), req("GET", "/", "k"), newRecorder(), handler(200, func(context.Context) {
 		for i := range 4 { // 1.33 s or more: past the first lifetime
 			select {
@@ -323,7 +314,7 @@ func TestShadowConcurrencyLimit(t *testing.T) {
 	lim, clk := newLimiter(t)
 	slots := core.MustParsePolicy("1;algorithm=concurrency;name=inflight;shadow=true")
 	var shadowAllowed []bool
-	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(slots),
+	m := keyed(t, lim, ratelimit.WithPolicy(slots),
 		ratelimit.WithObserver(func(_ context.Context, e ratelimit.Event) { shadowAllowed = append(shadowAllowed, e.Shadow.Allowed) }))
 	for range 3 {
 		m.Handle(context.Background(), req("GET", "/", "k"), newRecorder(), handler(200, nil))
@@ -347,7 +338,7 @@ func TestSetCostLater(t *testing.T) {
 	t.Parallel()
 	lim, clk := newLimiter(t)
 	p := core.MustParsePolicy("100/1h;algorithm=fixed_window;name=p")
-	m := mustNew(t, ratelimit.WithLimiter(lim), ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(p), ratelimit.WithUsage(nil))
+	m := keyed(t, lim, ratelimit.WithPolicy(p), ratelimit.WithUsage(nil))
 	m.Handle(context.Background(), req("GET", "/", "k"), newRecorder(), handler(200, func(ctx context.Context) {
 		clk.Advance(time.Second) // the work takes a second
 		if err := ratelimit.FromContext(ctx).SetCost(30); err != nil {
