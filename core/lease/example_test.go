@@ -16,15 +16,14 @@ import (
 // 100,000 a second. Use the Redis store in production, where a lease saves
 // a round trip per request.
 func Example() {
-	store2, err := memstore.New()
+	store, err := memstore.New() // redisstore.New(client) in production
 	if err != nil {
 		log.Fatal(err)
 	}
-	store := store2 // redisstore.New(client) in production
 	api := core.MustParsePolicy("100000/1s;name=api")
 	leased, err := lease.New(store, []core.Policy{api}) // the policies that may be leased
 	if err != nil {
-		log.Fatal(err) // a leaky-bucket policy is refused: core.ErrUnsupported
+		log.Fatal(err) // a leaky bucket or a concurrency limit is refused: core.ErrUnsupported
 	}
 	clock := core.NewManualClock(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
 	limiter := core.NewLimiter(leased, core.WithClock(clock))
