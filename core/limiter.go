@@ -71,11 +71,8 @@ func (l *Limiter) AllowN(ctx context.Context, key string, p Policy, cost int) (d
 }
 
 // single decides a batch of one item in pooled space, and copies the
-// decision to out unless it fails. Allow, AllowN and Peek are inlined into
-// their callers and return what single wrote: a Decision returned from
-// here would reach the caller in registers, be stored to a temporary field
-// by field and copied on in 16-byte moves, which stall on the narrow
-// stores (scripts/peers, BenchmarkReturnDecision).
+// decision to out unless it fails. It writes through out: a returned
+// Decision is copied on in moves that stall (BenchmarkReturnDecision).
 func (l *Limiter) single(ctx context.Context, key string, p *Policy, cost int, op Op, out *Decision) error {
 	if op == OpConsume && p.Algorithm == Concurrency {
 		return &PolicyError{Policy: p.Name, Field: "algorithm", Value: string(Concurrency), Err: ErrInvalidPolicy,

@@ -137,36 +137,32 @@ func swFits(prev, curr, window, elapsed, cost, limit int64) bool {
 }
 
 // swFirstFit returns the smallest offset e in [lo, hi] at which cost fits,
-// or hi+1 if none. Without a previous count the estimate stays put, so lo
-// answers for every offset. Otherwise it falls linearly, so the first fit
+// or hi+1 if none. Without a previous count the estimate stays put (and
+// with a negative one it grows), so lo answers for every offset. Otherwise it falls linearly, so the first fit
 // is guessed and checked with two evaluations; when rounding puts the guess
 // off, a binary search finishes on the side the check points to.
 func swFirstFit(prev, curr, window, lo, hi, cost, limit int64) int64 {
-	if prev == 0 && lo <= hi {
-		if swFits(prev, curr, window, lo, cost, limit) {
-			return lo
+	if lo > hi || prev <= 0 {
+		if lo <= hi && !swFits(prev, curr, window, lo, cost, limit) {
+			return hi + 1
 		}
-		return hi + 1
+		return lo
 	}
-	if prev > 0 && lo <= hi {
-		g := float64(window) - math.Floor(float64(limit-curr-cost)*float64(window)/float64(prev))
-		e := hi + 1 // g clamped to [lo, hi+1] before converting
-		if g < float64(e) {
-			e = lo
-			if g > float64(lo) {
-				e = int64(g)
-			}
-		}
-		if e > hi || swFits(prev, curr, window, e, cost, limit) {
-			if e == lo || !swFits(prev, curr, window, e-1, cost, limit) {
-				return e
-			}
-			hi = e - 1 // e-1 fits too: the answer is at most e-1
-		} else {
-			lo = e + 1
+	g := float64(window) - math.Floor(float64(limit-curr-cost)*float64(window)/float64(prev))
+	e := hi + 1 // g clamped to [lo, hi+1] before converting
+	if g < float64(e) {
+		e = lo
+		if g > float64(lo) {
+			e = int64(g)
 		}
 	}
-	return swSearch(prev, curr, window, lo, hi, cost, limit)
+	if e <= hi && !swFits(prev, curr, window, e, cost, limit) {
+		return swSearch(prev, curr, window, e+1, hi, cost, limit)
+	}
+	if e == lo || !swFits(prev, curr, window, e-1, cost, limit) {
+		return e
+	}
+	return swSearch(prev, curr, window, lo, e-1, cost, limit) // e-1 fits too
 }
 
 // swSearch is swFirstFit by binary search alone (the estimate only falls as
