@@ -379,9 +379,7 @@ func (m *Middleware) admit(ctx context.Context, req keyfuncs.Request, res adapte
 
 // check asks the limiter for a check of cost units for key under policies,
 // with the items in sc and the decisions in *out, which grows as needed,
-// and writes its result to *r. (Through a pointer: a Result returned would
-// be stored to a temporary field by field and copied on in 16-byte moves,
-// which stall on those stores.)
+// and writes its result to *r (through a pointer, as Limiter.single does).
 func (m *Middleware) check(ctx context.Context, sc *scratch, key string, policies []core.Policy, cost int, out *[]core.Decision, r *core.Result) (err error) {
 	if sc.itemsOf != &policies[0] || len(sc.items) != len(policies) {
 		sc.items = sc.items[:0]

@@ -80,8 +80,7 @@ func (l *Limiter) single(ctx context.Context, key string, p *Policy, cost int, o
 	}
 	s := onePool.Get().(*one)
 	it := &s.item[0]
-	// Field by field: assigning the whole Policy to heap memory is a call
-	// to typedmemmove, a tenth of a memory-store check.
+	// Field by field: assigning the whole Policy would call typedmemmove.
 	it.Key, it.Cost, it.Op = key, cost, op
 	q := &it.Policy
 	q.Name, q.Limit, q.Window, q.Burst, q.Algorithm, q.MaxDelay, q.Shadow = p.Name, p.Limit, p.Window, p.Burst, p.Algorithm, p.MaxDelay, p.Shadow

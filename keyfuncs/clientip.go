@@ -233,9 +233,8 @@ func errNoClientAddr() error { return &MissingKeyError{Source: "client address",
 
 // resolve applies the rules documented on IPResolver. It returns the
 // address, the text it was parsed from, and whether that text is the
-// address's canonical form. (Separate results, not a struct: a struct
-// this size is returned through memory, and the caller's copy of it
-// stalls on the stores that built it.)
+// address's canonical form (separate results: a struct this size would be
+// returned through memory).
 func (res *IPResolver) resolve(r Request) (addr netip.Addr, host string, plain bool, err error) {
 	if ra, ok := r.(interface{ RemoteAddrPort() netip.AddrPort }); ok {
 		if ap := ra.RemoteAddrPort(); ap.IsValid() {

@@ -142,7 +142,7 @@ func (l *Log) adjust(p *core.Params, units, at, now int64) {
 		}
 		l.push(ts, int(min(units, p.Limit)), int(p.Limit))
 		if extra := l.n - int(p.Limit); extra > 0 {
-			l.head = (l.head + extra) % len(l.buf)
+			l.head = l.ring(extra)
 			l.n -= extra
 		}
 		return
@@ -160,7 +160,7 @@ func (l *Log) adjust(p *core.Params, units, at, now int64) {
 	}
 	// Shift the entries after the removed ones back by k.
 	for j := i; j+k < l.n; j++ {
-		l.buf[(l.head+j)%len(l.buf)] = l.at(j + k)
+		l.buf[l.ring(j)] = l.at(j + k)
 	}
 	l.n -= k
 	if l.n == 0 {

@@ -15,8 +15,17 @@ type Log struct {
 // Len returns the number of entries.
 func (l *Log) Len() int { return l.n }
 
+// ring returns the buffer index of the i-th oldest entry, for i up to
+// len(buf), without a division.
+func (l *Log) ring(i int) int {
+	if i += l.head; i >= len(l.buf) {
+		i -= len(l.buf)
+	}
+	return i
+}
+
 // at returns the i-th oldest entry.
-func (l *Log) at(i int) int64 { return l.buf[(l.head+i)%len(l.buf)] }
+func (l *Log) at(i int) int64 { return l.buf[l.ring(i)] }
 
 // newest returns the newest entry, or 0 for an empty log.
 func (l *Log) newest() int64 {
@@ -46,7 +55,7 @@ func (l *Log) dropThrough(cutoff int64) {
 	if k == 0 {
 		return
 	}
-	l.head = (l.head + k) % len(l.buf)
+	l.head = l.ring(k)
 	l.n -= k
 	if l.n == 0 {
 		l.head = 0
@@ -65,7 +74,7 @@ func (l *Log) push(ts int64, count int, limit int) {
 		l.buf, l.head = nb, 0
 	}
 	for i := 0; i < count; i++ {
-		l.buf[(l.head+l.n)%len(l.buf)] = ts
+		l.buf[l.ring(l.n)] = ts
 		l.n++
 	}
 }
