@@ -16,24 +16,6 @@ type Answer struct {
 	ResetAfter int64
 }
 
-// retryAfter is how long until the same check succeeds: Wait when denied,
-// zero when admitted.
-func (o Answer) retryAfter() int64 {
-	if o.Allowed {
-		return 0
-	}
-	return o.Wait
-}
-
-// delay is how long to hold an admitted check: Wait when admitted, zero
-// when denied.
-func (o Answer) delay() int64 {
-	if o.Allowed {
-		return o.Wait
-	}
-	return 0
-}
-
 // Fill writes the outcome into every field of d as the decision for p.
 func (o Answer) Fill(d *core.Decision, p *core.Policy) {
 	d.Allowed, d.Limit, d.Remaining = o.Allowed, p.Limit, int(o.Remaining)

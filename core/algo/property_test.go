@@ -8,6 +8,24 @@ import (
 	"github.com/ratelimit-go/ratelimit/core"
 )
 
+// retryAfter is how long until the same check succeeds: Wait when denied,
+// zero when admitted.
+func (o Answer) retryAfter() int64 {
+	if o.Allowed {
+		return 0
+	}
+	return o.Wait
+}
+
+// delay is how long to hold an admitted check: Wait when admitted, zero
+// when denied.
+func (o Answer) delay() int64 {
+	if o.Allowed {
+		return o.Wait
+	}
+	return 0
+}
+
 // step is one check of a schedule.
 type step struct {
 	cost, now int64
