@@ -5,26 +5,15 @@ package core_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/ratelimit-go/ratelimit/core"
 )
-
-// noop is a Backend that admits everything without allocating.
-type noop struct{}
-
-func (noop) Do(_ context.Context, items []core.Item, _ time.Time, out []core.Decision) error {
-	for i := range items {
-		out[i] = core.Decision{Allowed: true, Limit: items[i].Policy.Limit}
-	}
-	return nil
-}
 
 // The allow path costs the Limiter no allocation, and a multi-policy Check
 // with a reused out slice allocates nothing either. (The race detector makes sync.Pool drop items,
 // hence the build tag.)
 func TestLimiterAllocations(t *testing.T) {
-	l := core.NewLimiter(noop{}, core.WithClock(core.NewManualClock(t0)))
+	l := core.NewLimiter(nopBackend{}, core.WithClock(core.NewManualClock(t0)))
 	ctx := context.Background()
 	if n := testing.AllocsPerRun(1000, func() { _, _ = l.Allow(ctx, "k", perSec) }); n != 0 {
 		t.Errorf("Allow allocates %.1f times per call", n)

@@ -10,31 +10,15 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/ratelimit-go/ratelimit"
-	"github.com/ratelimit-go/ratelimit/core"
-	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/internal/httpsuite"
-	"github.com/ratelimit-go/ratelimit/internal/must"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
-	"github.com/ratelimit-go/ratelimit/stdhttp"
 )
 
 // TestAllocations: a denied request of a client over its limit allocates
 // nothing at all (its header fields and body are prepared once and
 // shared); an admitted one allocates its header block alone.
 func TestAllocations(t *testing.T) {
-	limited := func(policy string) http.Handler {
-		mw, err := stdhttp.New(
-			ratelimit.WithLimiter(core.NewLimiter(must.Do(memstore.New()))),
-			ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
-			ratelimit.WithPolicy(core.MustParsePolicy(policy)),
-		)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return mw(benchHandler)
-	}
-	h := limited("2/1h;name=api")
+	h := limited(t, keyfuncs.RemoteIP, "2/1h;name=api")
 	req := httptest.NewRequest("GET", "/", nil)
 	// One header map whose storage outlives each response, so that what
 	// is counted is the middleware's allocations, not the map's.
@@ -60,7 +44,7 @@ func TestAllocations(t *testing.T) {
 		t.Errorf("%v allocations per denied request, want 0", denied)
 	}
 
-	h = limited("1000000000/1h;name=api")
+	h = limited(t, keyfuncs.RemoteIP, "1000000000/1h;name=api")
 	admitted := testing.AllocsPerRun(1000, serve)
 	if w.Code != http.StatusNoContent || w.H.Get("Ratelimit") == "" {
 		t.Fatalf("status %d, header %v", w.Code, w.H)

@@ -113,20 +113,26 @@ func BenchmarkJSONAllow(b *testing.B) {
 	benchServe(b, allowAll(b, keyfuncs.Constant("client"))(jsonHandler), http.StatusOK)
 }
 
-// denyHarness is the deny path as a flood of limited clients sends it: 1,000
-// client IPs round robin, keyed by RemoteAddr, each over its 100 per hour
-// already (exhausted before the timer starts; at 100 per hour none is
-// refilled while the benchmark runs), served into the recorder.
-func denyHarness(b *testing.B, kf keyfuncs.KeyFunc, limit string) {
+// limited is benchHandler behind the middleware on a memory store of its
+// own, keyed by kf, under the policy spelled limit.
+func limited(tb testing.TB, kf keyfuncs.KeyFunc, limit string) http.Handler {
 	mw, err := stdhttp.New(
 		ratelimit.WithLimiter(core.NewLimiter(must.Do(memstore.New()))),
 		ratelimit.WithKeyFunc(kf),
 		ratelimit.WithPolicy(core.MustParsePolicy(limit)),
 	)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	h := mw(benchHandler)
+	return mw(benchHandler)
+}
+
+// denyHarness is the deny path as a flood of limited clients sends it: 1,000
+// client IPs round robin, keyed by RemoteAddr, each over its 100 per hour
+// already (exhausted before the timer starts; at 100 per hour none is
+// refilled while the benchmark runs), served into the recorder.
+func denyHarness(b *testing.B, kf keyfuncs.KeyFunc, limit string) {
+	h := limited(b, kf, limit)
 	reqs := make([]*http.Request, 1000)
 	for i := range reqs {
 		reqs[i] = httptest.NewRequest("GET", "/", nil)
