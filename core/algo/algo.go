@@ -119,10 +119,11 @@ func swFits(prev, curr, window, elapsed, cost, limit int64) bool {
 }
 
 // swFirstFit returns the smallest offset e in [lo, hi] at which cost fits,
-// or hi+1 if none. Without a previous count the estimate stays put (and
-// with a negative one it grows), so lo answers for every offset. Otherwise it falls linearly, so the first fit
-// is guessed and checked with two evaluations; when rounding puts the guess
-// off, a binary search finishes on the side the check points to.
+// or hi+1 if none. Without a previous count the estimate stays put (with a
+// negative one it grows), so lo answers for every offset. Otherwise it
+// falls linearly, so the first fit is guessed and checked with two
+// evaluations; when rounding puts the guess off, a binary search finishes
+// on the side the check points to.
 func swFirstFit(prev, curr, window, lo, hi, cost, limit int64) int64 {
 	if lo > hi || prev <= 0 {
 		if lo <= hi && !swFits(prev, curr, window, lo, cost, limit) {
