@@ -60,9 +60,7 @@ func Compose(fns ...KeyFunc) KeyFunc {
 }
 
 // needsEscape reports whether c is escaped inside a composed key.
-func needsEscape(c byte) bool {
-	return c == '%' || c == separator || c < 0x20 || c == 0x7f
-}
+func needsEscape(c byte) bool { return c == '%' || c == separator || c < 0x20 || c == 0x7f }
 
 // escapedLen returns the length of s once escaped.
 func escapedLen(s string) int {

@@ -30,9 +30,7 @@ var _ core.Backend = (*reference)(nil)
 
 // NewReference returns an empty Reference as a core.Backend, the model that
 // differential tests compare other backends with.
-func NewReference() core.Backend {
-	return new(reference)
-}
+func NewReference() core.Backend { return new(reference) }
 
 // Do implements core.Backend.
 func (r *reference) Do(ctx context.Context, items []core.Item, now time.Time, out []core.Decision) error {

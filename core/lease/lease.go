@@ -313,9 +313,7 @@ func (b *Backend) index(p core.Policy) int {
 	return -1
 }
 
-func (b *Backend) shard(key string) *shard {
-	return &b.shards[maphash.String(b.seed, key)%shards]
-}
+func (b *Backend) shard(key string) *shard { return &b.shards[maphash.String(b.seed, key)%shards] }
 
 // track returns a new entry for k, reusing an idle one when the shard is
 // full, or nil when every entry holds a live lease or was checked within the
@@ -368,6 +366,4 @@ func (e *entry) expire(b *Backend, t int64) {
 	}
 }
 
-func clampInt(v int64) int {
-	return int(min(v, int64(^uint(0)>>1)))
-}
+func clampInt(v int64) int { return int(min(v, int64(^uint(0)>>1))) }

@@ -45,9 +45,7 @@ var (
 
 // Bounded implements core.Bounded: a call returns at its budget, when its
 // context is done or at its wait limit, whatever the primary does.
-func (b *Backend) Bounded() bool {
-	return b.fallback == nil || bounded(b.fallback)
-}
+func (b *Backend) Bounded() bool { return b.fallback == nil || bounded(b.fallback) }
 
 // New returns a Backend over primary. Without options it gives the primary
 // a 50 ms budget per call, opens its breaker after 5 consecutive failures,
