@@ -14,60 +14,67 @@ import (
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
 
-// exchange is one request and its response over a *fiber.Ctx, pooled. The
-// strings it hands out may outlive the request, so they are copied out of
-// Fiber's buffers.
-type exchange struct {
-	c        *fiber.Ctx
-	perRoute bool      // installed on the route: its pattern is Ctx.Route().Path
-	routes   *resolver // installed with Use: resolves patterns; nil: none
-	route    string
-	known    bool // route is set
+// exchange is one request and its response over a *fiber.Ctx: a single
+// pointer, it passes as an interface without an allocation. The strings it
+// hands out may outlive the request, so they are copies.
+type exchange struct{ c *fiber.Ctx }
+
+// routeExchange is an exchange on the route it is installed on: its
+// pattern is Ctx.Route().Path.
+type routeExchange struct{ exchange }
+
+// tableExchange is an exchange under App.Use with a route table, pooled:
+// its pattern is that of the route Fiber will choose, resolved once.
+type tableExchange struct {
+	exchange
+	routes *resolver
+	route  string
+	known  bool // route is set
 }
 
-var exchanges = sync.Pool{New: func() any { return new(exchange) }}
+var tableExchanges = sync.Pool{New: func() any { return new(tableExchange) }}
 
 var (
-	_ keyfuncs.Request = (*exchange)(nil)
-	_ adapter.Response = (*exchange)(nil)
+	_ keyfuncs.Request = exchange{}
+	_ adapter.Response = exchange{}
 	_ interface {
 		HeaderValues(string) []string
-	} = (*exchange)(nil) // the resolver reads every forwarding line through it
+	} = exchange{} // the resolver reads every forwarding line through it
 	_ interface {
 		SetHeaderBytes(string, []byte)
-	} = (*exchange)(nil) // the middleware's allocation-free header path
+	} = exchange{} // the middleware's allocation-free header path
 )
 
 // Method returns the request method. Fiber builds it as a fresh string for
 // every request, so it needs no copy.
-func (e *exchange) Method() string { return e.c.Method() }
+func (e exchange) Method() string { return e.c.Method() }
 
 // Path returns a copy of the URL path, percent-decoded as net/http's
 // URL.Path is (fasthttp also removes dot segments and repeated slashes).
-func (e *exchange) Path() string { return string(e.c.Request().URI().Path()) }
+func (e exchange) Path() string { return string(e.c.Request().URI().Path()) }
 
-// Route returns the pattern of the route that runs the middleware (Route)
-// or, for Middleware, of the route Fiber will choose (see the package
-// documentation). Route patterns belong to the app, not to the request,
-// and need no copy.
-func (e *exchange) Route() string {
+// Route returns "": App.Use without a route table resolves no pattern.
+// Route patterns belong to the app, not to the request, and need no copy.
+func (e exchange) Route() string { return "" }
+
+// Route returns the pattern of the route that runs the middleware.
+func (e routeExchange) Route() string { return e.c.Route().Path }
+
+// Route returns the pattern of the route Fiber will choose (see the
+// package documentation).
+func (e *tableExchange) Route() string {
 	if !e.known {
 		e.known = true
-		switch {
-		case e.perRoute:
-			e.route = e.c.Route().Path
-		case e.routes != nil:
-			e.route = e.routes.lookup(e.c.App(), e.c.Method(), e.c.Path())
-		}
+		e.route = e.routes.lookup(e.c.App(), e.c.Method(), e.c.Path())
 	}
 	return e.route
 }
 
 // Header returns a copy of the first value of the named request header.
-func (e *exchange) Header(name string) string { return string(e.c.Request().Header.Peek(name)) }
+func (e exchange) Header(name string) string { return string(e.c.Request().Header.Peek(name)) }
 
 // HeaderValues returns copies of every value of the named request header.
-func (e *exchange) HeaderValues(name string) []string {
+func (e exchange) HeaderValues(name string) []string {
 	raw := e.c.Request().Header.PeekAll(name)
 	if len(raw) == 0 {
 		return nil
@@ -82,7 +89,7 @@ func (e *exchange) HeaderValues(name string) []string {
 // RemoteAddr returns the direct peer's address, "ip:port", formatted as
 // net.TCPAddr.String formats it (an IPv4-mapped IPv6 address as IPv4) with
 // a single allocation.
-func (e *exchange) RemoteAddr() string {
+func (e exchange) RemoteAddr() string {
 	addr := e.c.Context().RemoteAddr()
 	ta, ok := addr.(*net.TCPAddr)
 	if !ok {
@@ -98,7 +105,7 @@ func (e *exchange) RemoteAddr() string {
 
 // RemoteAddrPort returns the direct peer's address without formatting it
 // (see keyfuncs.Request): the zero AddrPort when it is not a TCP address.
-func (e *exchange) RemoteAddrPort() netip.AddrPort {
+func (e exchange) RemoteAddrPort() netip.AddrPort {
 	if ta, ok := e.c.Context().RemoteAddr().(*net.TCPAddr); ok {
 		if ip, ok := netip.AddrFromSlice(ta.IP); ok {
 			return netip.AddrPortFrom(ip.Unmap(), uint16(ta.Port))
@@ -109,15 +116,15 @@ func (e *exchange) RemoteAddrPort() netip.AddrPort {
 
 // Context returns the request's user context (Ctx.UserContext) with the
 // values stored by Ctx.Locals in front of its own.
-func (e *exchange) Context() context.Context { return (*exchangeContext)(e) }
+func (e exchange) Context() context.Context { return exchangeContext(e) }
 
 // exchangeContext is an exchange seen as the context of its request.
 type exchangeContext exchange
 
-func (c *exchangeContext) Deadline() (time.Time, bool) { return c.c.UserContext().Deadline() }
-func (c *exchangeContext) Done() <-chan struct{}       { return c.c.UserContext().Done() }
-func (c *exchangeContext) Err() error                  { return c.c.UserContext().Err() }
-func (c *exchangeContext) Value(key any) any {
+func (c exchangeContext) Deadline() (time.Time, bool) { return c.c.UserContext().Deadline() }
+func (c exchangeContext) Done() <-chan struct{}       { return c.c.UserContext().Done() }
+func (c exchangeContext) Err() error                  { return c.c.UserContext().Err() }
+func (c exchangeContext) Value(key any) any {
 	if v := c.c.Locals(key); v != nil {
 		return v
 	}
@@ -127,22 +134,25 @@ func (c *exchangeContext) Value(key any) any {
 // Ctx returns the *fiber.Ctx behind r when this adapter handed r to a key,
 // skip, cost or plan function; nil otherwise.
 func Ctx(r keyfuncs.Request) *fiber.Ctx {
-	if e, ok := r.(*exchange); ok {
-		return e.c
+	if e, ok := r.(interface{ fiberCtx() *fiber.Ctx }); ok {
+		return e.fiberCtx()
 	}
 	return nil
 }
 
+// fiberCtx returns the *fiber.Ctx behind e, for Ctx.
+func (e exchange) fiberCtx() *fiber.Ctx { return e.c }
+
 // SetHeader sets a response header. fasthttp copies name and value; the
 // middleware's names are canonical already, so fasthttp need not
 // normalise them.
-func (e *exchange) SetHeader(name, value string) {
+func (e exchange) SetHeader(name, value string) {
 	e.c.Response().Header.SetCanonical(bytesOf(name), bytesOf(value))
 }
 
 // SetHeaderBytes sets a response header from bytes valid only during the
 // call (see adapter.Response), copied into fasthttp's buffers.
-func (e *exchange) SetHeaderBytes(name string, value []byte) {
+func (e exchange) SetHeaderBytes(name string, value []byte) {
 	e.c.Response().Header.SetCanonical(bytesOf(name), value)
 }
 
@@ -154,7 +164,7 @@ var nosniff = []byte("nosniff")
 
 // Write completes the response. The body is copied: the caller may reuse
 // it once Write returns.
-func (e *exchange) Write(status int, contentType string, body []byte) error {
+func (e exchange) Write(status int, contentType string, body []byte) error {
 	res := e.c.Response()
 	res.SetStatusCode(status)
 	res.Header.SetContentType(contentType)

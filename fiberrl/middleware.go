@@ -47,22 +47,25 @@ func Middleware(m *ratelimit.Middleware) fiber.Handler {
 // pattern when perRoute, else the pattern routes resolves, if any.
 func handler(m *ratelimit.Middleware, perRoute bool, routes *resolver) fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		e := exchanges.Get().(*exchange)
-		e.c, e.perRoute, e.routes = c, perRoute, routes
 		var err error
-		m.Handle(c.UserContext(), e, e, func(ctx context.Context) int {
-			*e = exchange{}
-			exchanges.Put(e)
-			e = nil
+		next := func(ctx context.Context) int {
 			if ctx != c.UserContext() {
 				c.SetUserContext(ctx)
 			}
 			err = c.Next()
 			return status(c, err)
-		})
-		if e != nil {
-			*e = exchange{}
-			exchanges.Put(e)
+		}
+		switch e := (exchange{c}); {
+		case perRoute:
+			m.Handle(c.UserContext(), routeExchange{e}, routeExchange{e}, next)
+		case routes != nil:
+			t := tableExchanges.Get().(*tableExchange)
+			*t = tableExchange{exchange: e, routes: routes}
+			m.Handle(c.UserContext(), t, t, next)
+			*t = tableExchange{}
+			tableExchanges.Put(t)
+		default:
+			m.Handle(c.UserContext(), e, e, next)
 		}
 		return err
 	}

@@ -630,12 +630,28 @@ func testNative(t *testing.T, e *env) {
 		}
 		return "", &keyfuncs.MissingKeyError{Source: "header " + NativeHeader, Status: http.StatusBadRequest}
 	}
-	h := e.a.Handler(t, Setup{Global: e.middleware(ratelimit.WithKeyFunc(native), ratelimit.WithPolicy(core.MustParsePolicy("1/1m")))})
-	for i, c := range []struct {
-		value string
-		want  int
-	}{{"alice", http.StatusOK}, {"alice", http.StatusTooManyRequests}, {"bob", http.StatusOK}, {"", http.StatusBadRequest}} {
-		res := e.do(h, request{method: "GET", path: "/", header: http.Header{NativeHeader: {c.value}}})
-		res.wantStatus(t, "request "+strconv.Itoa(i+1)+" as "+strconv.Quote(c.value), c.want)
+	one := core.MustParsePolicy("1/1m;name=one")
+	global := e.middleware(ratelimit.WithKeyFunc(native), ratelimit.WithPolicy(one))
+	// Wherever the middleware runs: globally, globally with a route
+	// table (which resolves patterns), and on the route.
+	for _, s := range []struct {
+		name  string
+		setup Setup
+	}{
+		{"global", Setup{Global: global}},
+		{"route table", Setup{Global: e.middleware(ratelimit.WithKeyFunc(native), ratelimit.WithPolicy(one), ratelimit.WithRoute("POST", "/login", one))}},
+		{"route", Setup{RouteBase: global, RoutePolicies: []core.Policy{one}}},
+	} {
+		h := e.a.Handler(t, s.setup)
+		for i, c := range []struct {
+			value string
+			want  int
+		}{{"alice", http.StatusOK}, {"alice", http.StatusTooManyRequests}, {"bob", http.StatusOK}, {"", http.StatusBadRequest}} {
+			res := e.do(h, request{method: "POST", path: "/login", header: http.Header{NativeHeader: {s.name + c.value}}})
+			if c.value == "" {
+				res = e.do(h, request{method: "POST", path: "/login"})
+			}
+			res.wantStatus(t, s.name+": request "+strconv.Itoa(i+1)+" as "+strconv.Quote(c.value), c.want)
+		}
 	}
 }
