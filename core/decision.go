@@ -94,11 +94,13 @@ func (r Result) Decision() Decision {
 }
 
 // bind computes Result.Allowed and Result.Binding from per-policy decisions.
+// It reads the fields it compares, not whole Decisions: a store may have
+// just written them field by field, and a wider load stalls on such stores.
 func bind(ds []Decision) (allowed bool, binding int) {
 	allowed = true
-	for i, d := range ds {
-		if !d.Allowed {
-			if allowed || d.RetryAfter > ds[binding].RetryAfter {
+	for i := range ds {
+		if !ds[i].Allowed {
+			if allowed || ds[i].RetryAfter > ds[binding].RetryAfter {
 				binding = i
 			}
 			allowed = false
@@ -107,8 +109,8 @@ func bind(ds []Decision) (allowed bool, binding int) {
 	if !allowed {
 		return false, binding
 	}
-	for i, d := range ds {
-		b := ds[binding]
+	for i := range ds {
+		d, b := &ds[i], &ds[binding]
 		if d.Remaining < b.Remaining || (d.Remaining == b.Remaining && d.ResetAfter > b.ResetAfter) {
 			binding = i
 		}
