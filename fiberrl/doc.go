@@ -15,6 +15,8 @@
 // of the routes of the method that Fiber tries for the path's first three
 // bytes, the first registered whose pattern matches the path, under the
 // app's CaseSensitive and StrictRouting settings, re-reading the route list
-// when routes are added. A request the middleware answers itself does not
-// reach the next handler, and the middleware returns nil.
+// when routes are added. Without a route table it reports no pattern, so
+// keyfuncs.Route keys every request as unmatched there: key by route with
+// Route on each route instead. A request the middleware answers itself does
+// not reach the next handler, and the middleware returns nil.
 package fiberrl

@@ -157,6 +157,35 @@ func TestUseMiddlewareResolvesPatterns(t *testing.T) {
 	}
 }
 
+// Without a route table Use middleware reports no pattern, as the package
+// documentation says, so keyfuncs.Route keys every request alike; Route on
+// each route keys them apart.
+func TestUseMiddlewareWithoutRouteTable(t *testing.T) {
+	t.Parallel()
+	byRoute := func() *ratelimit.Middleware {
+		m, err := ratelimit.New(ratelimit.WithLimiter(httpsuite.Limiter()), ratelimit.WithKeyFunc(keyfuncs.Route),
+			ratelimit.WithPolicy(core.MustParsePolicy("1/1m")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	app := newFiber()
+	app.Use(fiberrl.Middleware(byRoute()))
+	app.Get("/a", noContent)
+	app.Get("/b", noContent)
+	if a, b := do(t, app, "GET", "/a").StatusCode, do(t, app, "GET", "/b").StatusCode; a != http.StatusNoContent || b != http.StatusTooManyRequests {
+		t.Fatalf("GET /a %d, GET /b %d: want 204 and 429, one key for both", a, b)
+	}
+	m := byRoute()
+	app = newFiber()
+	app.Get("/a", fiberrl.Route(m, core.MustParsePolicy("1/1m")), noContent)
+	app.Get("/b", fiberrl.Route(m, core.MustParsePolicy("1/1m")), noContent)
+	if a, b := do(t, app, "GET", "/a").StatusCode, do(t, app, "GET", "/b").StatusCode; a != http.StatusNoContent || b != http.StatusNoContent {
+		t.Fatalf("GET /a %d, GET /b %d: want 204 twice, a key per route", a, b)
+	}
+}
+
 // Routes added after the first request are seen.
 func TestUseMiddlewareSeesRoutesAddedLater(t *testing.T) {
 	t.Parallel()
