@@ -3,7 +3,8 @@ package main
 import (
 	"testing"
 
+	"github.com/ratelimit-go/ratelimit/examples/internal/exampleenv"
 	"github.com/ratelimit-go/ratelimit/examples/internal/exampletest"
 )
 
-func TestExample(t *testing.T) { exampletest.Suite(t, newApp, run) }
+func TestExample(t *testing.T) { exampletest.Suite(t, newApp, "echo", exampleenv.HTTP(newApp)) }

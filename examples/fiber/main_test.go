@@ -19,7 +19,7 @@ func TestExample(t *testing.T) {
 			return nil, err
 		}
 		return fibertest.Handler(app), nil
-	}, run,
+	}, "fiber", build,
 		// Two fasthttp goroutines are not run's: the process-wide Date
 		// header updater, and a stopped server's worker-pool cleaner, which
 		// notices the stop only when its 10 s sleep ends.

@@ -14,8 +14,6 @@
 package main
 
 import (
-	"context"
-	"io"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
@@ -24,34 +22,13 @@ import (
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/examples/internal/exampleenv"
 	"github.com/ratelimit-go/ratelimit/ginrl"
-	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
 
 func main() { exampleenv.Main("gin", exampleenv.HTTP(newApp)) }
 
-// run is main with its inputs and outputs as parameters, for tests.
-func run(ctx context.Context, args []string, logw io.Writer) error {
-	return exampleenv.Run(ctx, "gin", args, logw, exampleenv.HTTP(newApp))
-}
-
 // newApp builds the Gin engine and its rate limits on limiter.
 func newApp(limiter *core.Limiter, opts ...ratelimit.Option) (http.Handler, error) {
-	m, err := ratelimit.New(append([]ratelimit.Option{
-		ratelimit.WithLimiter(limiter),
-		// The client IP. Behind a proxy, use a keyfuncs.IPResolver with
-		// WithTrustedProxies instead of RemoteIP. Not a header such as
-		// X-API-Key before authentication has checked it: a client that
-		// sends a new one with each request gets a new quota each time
-		// (keyfuncs.ContextValue keys by the authenticated caller).
-		ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
-		ratelimit.WithPolicy(core.MustParsePolicy("100/1m;name=api")),
-		// Two policies checked together: a request passes only if both
-		// admit it, and a denial consumes neither.
-		ratelimit.WithRoute("GET", "/search",
-			core.MustParsePolicy("10/1s;name=burst"),
-			core.MustParsePolicy("1000/1h;algorithm=fixed_window;name=hourly")),
-		ratelimit.WithSkip(func(r keyfuncs.Request) bool { return r.Path() == "/healthz" }),
-	}, opts...)...) // opts: the metrics observer exampleenv adds
+	m, err := ratelimit.New(exampleenv.Limits(limiter, opts...)...)
 	if err != nil {
 		return nil, err
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
+	"github.com/ratelimit-go/ratelimit/examples/internal/exampleenv"
 	"github.com/ratelimit-go/ratelimit/internal/must"
 	"github.com/ratelimit-go/ratelimit/internal/redisproc"
 )
@@ -143,7 +144,7 @@ type running struct {
 // an address for every prefix of want (its log lines "listening on ...",
 // "metrics on ..."), and returns them; stop cancels its context and checks
 // that it returns nil within 10 s.
-func start(t *testing.T, run RunFunc, args []string, want ...string) running {
+func start(t *testing.T, run runFunc, args []string, want ...string) running {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
@@ -185,7 +186,7 @@ func start(t *testing.T, run RunFunc, args []string, want ...string) running {
 // extra arguments, waits for it to report its address, checks that GET /
 // is answered over the socket with rate-limit fields, then cancels its
 // context and checks that it returns nil.
-func Serve(t *testing.T, run RunFunc, args ...string) {
+func Serve(t *testing.T, run runFunc, args ...string) {
 	r := start(t, run, append([]string{"-addr", "127.0.0.1:0"}, args...), "listening on ")
 	base := r.urls["listening on "]
 	client := &http.Client{Transport: &http.Transport{}}
@@ -211,7 +212,7 @@ func Serve(t *testing.T, run RunFunc, args ...string) {
 // /metrics and checks that the denials, the fallback's decisions, the
 // failures and the breaker's opening were counted. It returns the slowest
 // response and the scrape.
-func HungRedis(t *testing.T, run RunFunc, srv *redisproc.Server) (time.Duration, string) {
+func HungRedis(t *testing.T, run runFunc, srv *redisproc.Server) (time.Duration, string) {
 	const budget = 50 * time.Millisecond
 	r := start(t, run, []string{"-addr", "127.0.0.1:0", "-metrics-addr", "127.0.0.1:0", "-redis", "redis://" + srv.Addr + "/0", "-redis-budget", budget.String()},
 		"listening on ", "metrics on ")
@@ -287,18 +288,21 @@ func HungRedis(t *testing.T, run RunFunc, srv *redisproc.Server) (time.Duration,
 	return worst, scrape
 }
 
-// RunFunc is an example's main logic with its inputs and outputs as
+// runFunc is an example's main logic with its inputs and outputs as
 // parameters.
-type RunFunc func(ctx context.Context, args []string, logw io.Writer) error
+type runFunc func(ctx context.Context, args []string, logw io.Writer) error
 
 // Suite runs every check an example's test makes: its app, built by newApp
-// on Limiter's manual clock with no further option, through Check; its main logic on a real socket
-// with Serve, on memory and on miniredis; and, wired as the README advises,
+// on Limiter's manual clock with no further option, through Check; its main
+// logic (exampleenv.Run with name and build) on a real socket with Serve, on memory and on miniredis; and, wired as the README advises,
 // every request answered within its 50 ms budget plus a few milliseconds
 // while its Redis is hung (SIGSTOP) or stopped (HungRedis). Once they are
 // done, no goroutine may be left but those ignore names: servers, stores and
 // clients are all closed.
-func Suite(t *testing.T, newApp func(*core.Limiter, ...ratelimit.Option) (http.Handler, error), run RunFunc, ignore ...goleak.Option) {
+func Suite(t *testing.T, newApp func(*core.Limiter, ...ratelimit.Option) (http.Handler, error), name string, build exampleenv.Build, ignore ...goleak.Option) {
+	run := func(ctx context.Context, args []string, logw io.Writer) error {
+		return exampleenv.Run(ctx, name, args, logw, build)
+	}
 	defer goleak.VerifyNone(t, ignore...)
 	t.Run("App", func(t *testing.T) {
 		limiter, clock := Limiter(t)
