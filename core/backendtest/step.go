@@ -156,23 +156,23 @@ func replay(ctx context.Context, b core.Backend, steps []Step) []stepResult {
 // "invalid_cost", "cost_exceeds_capacity"; "" for nil and "other" for
 // anything else. Vector files use these names.
 func errorKind(err error) string {
-	switch {
-	case err == nil:
+	if err == nil {
 		return ""
-	case errors.Is(err, core.ErrInvalidKey):
-		return "invalid_key"
-	case errors.Is(err, core.ErrNoPolicy):
-		return "no_policy"
-	case errors.Is(err, core.ErrUnknownAlgorithm):
-		return "unknown_algorithm"
-	case errors.Is(err, core.ErrInvalidPolicy):
-		return "invalid_policy"
-	case errors.Is(err, core.ErrInvalidCost):
-		return "invalid_cost"
-	case errors.Is(err, core.ErrCostExceedsCapacity):
-		return "cost_exceeds_capacity"
+	}
+	for _, k := range errorKinds {
+		if errors.Is(err, k.err) {
+			return k.name
+		}
 	}
 	return "other"
+}
+
+var errorKinds = []struct {
+	err  error
+	name string
+}{
+	{core.ErrInvalidKey, "invalid_key"}, {core.ErrNoPolicy, "no_policy"}, {core.ErrUnknownAlgorithm, "unknown_algorithm"},
+	{core.ErrInvalidPolicy, "invalid_policy"}, {core.ErrInvalidCost, "invalid_cost"}, {core.ErrCostExceedsCapacity, "cost_exceeds_capacity"},
 }
 
 // diffOutcomes compares two replays of the same trace (see Diff).

@@ -26,22 +26,17 @@ const (
 	kindSlidingLog
 )
 
+// kinds is the algorithm of each kind.
+var kinds = [...]core.Algorithm{kindGCRA: core.GCRA, kindFixedWindow: core.FixedWindow, kindSlidingWindow: core.SlidingWindow,
+	kindTokenBucket: core.TokenBucket, kindLeakyBucket: core.LeakyBucket, kindSlidingLog: core.SlidingLog}
+
 // kindOf returns the kind of a resolved algorithm; ok is false for anything
 // else.
 func kindOf(a core.Algorithm) (k kind, ok bool) {
-	switch a {
-	case core.GCRA:
-		return kindGCRA, true
-	case core.FixedWindow:
-		return kindFixedWindow, true
-	case core.SlidingWindow:
-		return kindSlidingWindow, true
-	case core.TokenBucket:
-		return kindTokenBucket, true
-	case core.LeakyBucket:
-		return kindLeakyBucket, true
-	case core.SlidingLog:
-		return kindSlidingLog, true
+	for k, ka := range kinds {
+		if ka == a {
+			return kind(k), true
+		}
 	}
 	return 0, false
 }
