@@ -2,15 +2,21 @@
 -- missing (used), l = last, i = the interval they were written with}; a
 -- state of an earlier version has no i, read as the current interval.
 
+-- bucket_read returns a bucket's last and its backlog in field f ('u' for
+-- the token bucket, 'v' for the leaky bucket) as of last, drained to now
+-- and rescaled to interval: now and 0 for none (a zero backlog is empty
+-- whatever last says, also before 1970).
+local function bucket_read(key, f, interval, now)
+  local h = redis.call('HMGET', key, f, 'l', 'i')
+  local backlog, st_last = tonumber(h[1]) or 0, tonumber(h[2]) or 0
+  if backlog <= 0 then return now, 0 end
+  local last = max(st_last, now)
+  return last, rescale(max(backlog - (last - st_last), 0), tonumber(h[3]) or 0, interval)
+end
+
 local function token_bucket(key, b, cost, now, write)
   local interval, tolerance = P[b + 3], P[b + 4]
-  local h = redis.call('HMGET', key, 'u', 'l', 'i')
-  local st_used, st_last = tonumber(h[1]) or 0, tonumber(h[2]) or 0
-  local last, used = now, 0
-  if st_used > 0 then -- a zero used is a full bucket whatever last says, also before 1970
-    last = max(st_last, now)
-    used = rescale(max(st_used - (last - st_last), 0), tonumber(h[3]) or 0, interval)
-  end
+  local last, used = bucket_read(key, 'u', interval, now)
   local need = cost * interval
   if used + need <= tolerance then
     used = used + need
@@ -29,13 +35,7 @@ end
 -- units intervals, down to empty or past the capacity.
 local function bucket_adjust(key, b, units, now, f)
   local interval = P[b + 3]
-  local h = redis.call('HMGET', key, f, 'l', 'i')
-  local st_backlog, st_last = tonumber(h[1]) or 0, tonumber(h[2]) or 0
-  local last, backlog = now, 0
-  if st_backlog > 0 then
-    last = max(st_last, now)
-    backlog = rescale(max(st_backlog - (last - st_last), 0), tonumber(h[3]) or 0, interval)
-  end
+  local last, backlog = bucket_read(key, f, interval, now)
   backlog = add_backlog(backlog, units, interval)
   if backlog == 0 then
     redis.call('DEL', key)

@@ -13,13 +13,7 @@ end
 local function leaky_bucket(key, b, cost, now, write)
   local interval, tolerance = P[b + 3], P[b + 4]
   local max_delay = P[b + 5]
-  local h = redis.call('HMGET', key, 'v', 'l', 'i')
-  local st_level, st_last = tonumber(h[1]) or 0, tonumber(h[2]) or 0
-  local last, backlog = now, 0
-  if st_level > 0 then -- a zero level is an empty queue whatever last says, also before 1970
-    last = max(st_last, now)
-    backlog = rescale(max(st_level - (last - st_last), 0), tonumber(h[3]) or 0, interval)
-  end
+  local last, backlog = bucket_read(key, 'v', interval, now)
   local room = tolerance - interval
   if max_delay > 0 then room = math.min(room, max_delay - (last - now)) end
   local need = cost * interval
