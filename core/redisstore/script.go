@@ -45,24 +45,20 @@ const (
 	replyPerKey   = 5 // allowed, remaining, retry after, reset after, delay
 )
 
-// algorithmCode is the number the script dispatches on (decide in
-// lua/90_check.lua).
+// algorithmCodes holds each algorithm at the number the script dispatches
+// on (deciders in lua/90_check.lua).
+var algorithmCodes = [...]core.Algorithm{1: core.FixedWindow, 2: core.SlidingLog, 3: core.SlidingWindow,
+	4: core.TokenBucket, 5: core.GCRA, 6: core.LeakyBucket}
+
+// algorithmCode is a's number in algorithmCodes, 0 (which the script
+// rejects) for none: unreachable for validated params.
 func algorithmCode(a core.Algorithm) int64 {
-	switch a {
-	case core.FixedWindow:
-		return 1
-	case core.SlidingLog:
-		return 2
-	case core.SlidingWindow:
-		return 3
-	case core.TokenBucket:
-		return 4
-	case core.GCRA:
-		return 5
-	case core.LeakyBucket:
-		return 6
+	for c, ca := range algorithmCodes {
+		if c > 0 && ca == a {
+			return int64(c)
+		}
 	}
-	return 0 // unreachable for validated params; the script rejects it
+	return 0
 }
 
 // calendarCode and slidingCalendarCode are the codes of a fixed and a

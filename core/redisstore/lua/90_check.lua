@@ -20,19 +20,20 @@
 local ck, cr, cs, cnow, co = 0, 0, 1, 0, 0
 local out = {}
 
--- decide runs the algorithm of the check's key i for units; see
--- 00_common.lua.
+-- The algorithm of each code (see 00_common.lua), and its adjustment.
+local deciders = {fixed_window, sliding_log, sliding_window, token_bucket, gcra, leaky_bucket, fixed_window, sliding_window}
+local adjusters = {fixed_window_adjust, sliding_log_adjust, sliding_window_adjust,
+  function(key, b, units, at, now) return bucket_adjust(key, b, units, now, 'u') end,
+  gcra_adjust,
+  function(key, b, units, at, now) return bucket_adjust(key, b, units, now, 'v') end,
+  fixed_window_adjust, sliding_window_adjust}
+
+-- decide runs the algorithm of the check's key i for units.
 local function decide(i, units, write)
   local pb = 4 + 6 * (tonumber(ARGV[cr + cs * (i - 1) + 1]) - 1)
-  local key = KEYS[ck + i]
-  local code = P[pb]
-  if code == 5 then return gcra(key, pb, units, cnow, write) end
-  if code == 1 or code == 7 then return fixed_window(key, pb, units, cnow, write) end
-  if code == 2 then return sliding_log(key, pb, units, cnow, write) end
-  if code == 3 or code == 8 then return sliding_window(key, pb, units, cnow, write) end
-  if code == 4 then return token_bucket(key, pb, units, cnow, write) end
-  if code == 6 then return leaky_bucket(key, pb, units, cnow, write) end
-  error('ratelimit: unknown algorithm code')
+  local f = deciders[P[pb]]
+  if not f then error('ratelimit: unknown algorithm code') end
+  return f(KEYS[ck + i], pb, units, cnow, write)
 end
 
 -- adjust applies a refund (units < 0) of a charge taken at at, or a
@@ -41,15 +42,9 @@ end
 local function adjust(i, units, at)
   if units > 0 and at ~= cnow then adjust(i, -units, at) end
   local pb = 4 + 6 * (tonumber(ARGV[cr + 3 * (i - 1) + 1]) - 1)
-  local key = KEYS[ck + i]
-  local code = P[pb]
-  if code == 5 then return gcra_adjust(key, pb, units, at, cnow) end
-  if code == 1 or code == 7 then return fixed_window_adjust(key, pb, units, at, cnow) end
-  if code == 2 then return sliding_log_adjust(key, pb, units, at, cnow) end
-  if code == 3 or code == 8 then return sliding_window_adjust(key, pb, units, at, cnow) end
-  if code == 4 then return bucket_adjust(key, pb, units, cnow, 'u') end
-  if code == 6 then return bucket_adjust(key, pb, units, cnow, 'v') end
-  error('ratelimit: unknown algorithm code')
+  local f = adjusters[P[pb]]
+  if not f then error('ratelimit: unknown algorithm code') end
+  return f(KEYS[ck + i], pb, units, at, cnow)
 end
 
 local function put(i, allowed, remaining, retry, reset, delay)
