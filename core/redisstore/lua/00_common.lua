@@ -1,7 +1,7 @@
 -- Helpers shared by every algorithm. This file, the algorithm files and the
 -- dispatcher are concatenated, in name order, into the one script the store
 -- runs. The script runs whole on every call, so it creates few closures and
--- almost no tables: state and parameters travel as plain numbers.
+-- tables (the dispatcher's two): state and parameters travel as plain numbers.
 --
 -- Every quantity is an integer below 2^53, which a Lua number (a double)
 -- holds exactly, so sums, differences and comparisons are exact. No number

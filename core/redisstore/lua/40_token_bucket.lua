@@ -30,11 +30,11 @@ local function token_bucket(key, b, cost, now, write)
   return 0, idiv(max(tolerance - used, 0), interval), last + used + need - tolerance - now, reset_at(last, used, now), 0
 end
 
--- bucket_adjust is the Adjust of both buckets (adjustQueue): the backlog in
--- field f ('u' for the token bucket, 'v' for the leaky bucket) moves by
--- units intervals, down to empty or past the capacity.
-local function bucket_adjust(key, b, units, now, f)
-  local interval = P[b + 3]
+-- bucket_adjust is the Adjust of both buckets (adjustQueue): the backlog
+-- moves by units intervals, down to empty or past the capacity.
+local function bucket_adjust(key, b, units, at, now)
+  local interval, f = P[b + 3], 'v'
+  if P[b] == 4 then f = 'u' end -- the token bucket's field
   local last, backlog = bucket_read(key, f, interval, now)
   backlog = add_backlog(backlog, units, interval)
   if backlog == 0 then

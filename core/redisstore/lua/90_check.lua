@@ -22,11 +22,8 @@ local out = {}
 
 -- The algorithm of each code (see 00_common.lua), and its adjustment.
 local deciders = {fixed_window, sliding_log, sliding_window, token_bucket, gcra, leaky_bucket, fixed_window, sliding_window}
-local adjusters = {fixed_window_adjust, sliding_log_adjust, sliding_window_adjust,
-  function(key, b, units, at, now) return bucket_adjust(key, b, units, now, 'u') end,
-  gcra_adjust,
-  function(key, b, units, at, now) return bucket_adjust(key, b, units, now, 'v') end,
-  fixed_window_adjust, sliding_window_adjust}
+local adjusters = {fixed_window_adjust, sliding_log_adjust, sliding_window_adjust, bucket_adjust,
+  gcra_adjust, bucket_adjust, fixed_window_adjust, sliding_window_adjust}
 
 -- decide runs the algorithm of the check's key i for units.
 local function decide(i, units, write)
