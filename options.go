@@ -154,9 +154,7 @@ func WithUsage(countIf func(status int) bool) Option {
 // WithDenyUnknownPlans answers 403 (ErrUnknownPlan, through the error
 // handler) a request whose plan is "" or unknown when there are no global
 // policies, so that WithPlans can stand without WithPolicy.
-func WithDenyUnknownPlans() Option {
-	return func(s *settings) { s.denyUnknown = true }
-}
+func WithDenyUnknownPlans() Option { return func(s *settings) { s.denyUnknown = true } }
 
 func clonePlans(plans map[string][]core.Policy) map[string][]core.Policy {
 	if plans == nil {
@@ -171,24 +169,18 @@ func clonePlans(plans map[string][]core.Policy) map[string][]core.Policy {
 
 // WithAlgorithm sets the algorithm of every policy that names none; the
 // default is GCRA.
-func WithAlgorithm(a core.Algorithm) Option {
-	return func(s *settings) { s.algorithm = a }
-}
+func WithAlgorithm(a core.Algorithm) Option { return func(s *settings) { s.algorithm = a } }
 
 // WithKeyFunc sets the key function, which is required: New fails with
 // ErrInvalidConfig without one. See package keyfuncs for client IP, header,
 // route and composite keys.
-func WithKeyFunc(f keyfuncs.KeyFunc) Option {
-	return func(s *settings) { s.keyFunc = f }
-}
+func WithKeyFunc(f keyfuncs.KeyFunc) Option { return func(s *settings) { s.keyFunc = f } }
 
 // WithCost sets the cost of a request in units; the default is 1 for
 // every request. A cost of 0 lets the request through unchecked; a
 // negative cost is a programming error, answered 500; a
 // cost above a policy's capacity is refused with 413 by the error handler.
-func WithCost(f func(keyfuncs.Request) int) Option {
-	return func(s *settings) { s.cost = f }
-}
+func WithCost(f func(keyfuncs.Request) int) Option { return func(s *settings) { s.cost = f } }
 
 // WithSkip adds a skip rule: requests for which skip returns true (health
 // checks, an allow list) proceed unchecked and without headers. Rules are
@@ -202,9 +194,7 @@ func WithSkip(skip func(keyfuncs.Request) bool) Option {
 }
 
 // WithHeaders sets the header mode; the default is HeadersDraft11.
-func WithHeaders(m HeaderMode) Option {
-	return func(s *settings) { s.mode = m }
-}
+func WithHeaders(m HeaderMode) Option { return func(s *settings) { s.mode = m } }
 
 // WithDeniedHandler replaces the default denial, a 429 with a problem
 // document of the draft's quota-exceeded type naming the policies that
@@ -229,9 +219,7 @@ func WithErrorHandler(h func(req keyfuncs.Request, res adapter.Response, status 
 
 // WithFailureMode sets what happens when the limiter fails; the default
 // is FailOpen.
-func WithFailureMode(f FailureMode) Option {
-	return func(s *settings) { s.failure = f }
-}
+func WithFailureMode(f FailureMode) Option { return func(s *settings) { s.failure = f } }
 
 // WithObserver adds an observer, called for every request with the
 // outcome (metrics, logs, traces).
