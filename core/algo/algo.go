@@ -2,6 +2,7 @@ package algo
 
 import (
 	"math"
+	"math/bits"
 	"time"
 
 	"github.com/ratelimit-go/ratelimit/core"
@@ -120,16 +121,22 @@ func swFits(prev, curr, window, elapsed, cost, limit int64) bool {
 
 // swFirstFit returns the smallest offset e in [lo, hi] at which cost fits,
 // or hi+1 if none. Without a previous count the estimate stays put (with a
-// negative one it grows), so lo answers for every offset. Otherwise it
-// falls linearly, so the first fit is guessed and checked with two
-// evaluations; when rounding puts the guess off, a binary search finishes
-// on the side the check points to.
+// negative one it grows), so lo answers for every offset. Otherwise it falls
+// linearly: the first fit is exact arithmetic's where swExact holds, else a
+// guess checked by two evaluations, finished by a binary search on the side
+// the check points to when rounding puts the guess off.
 func swFirstFit(prev, curr, window, lo, hi, cost, limit int64) int64 {
 	if lo > hi || prev <= 0 {
 		if lo <= hi && !swFits(prev, curr, window, lo, cost, limit) {
 			return hi + 1
 		}
 		return lo
+	}
+	if swExact(prev, curr, window, cost, limit) {
+		if t := limit - curr - cost; t >= 0 {
+			return min(max(window-int64(uint64(t)*uint64(window)/uint64(prev)), lo), hi+1)
+		}
+		return hi + 1
 	}
 	g := float64(window) - math.Floor(float64(limit-curr-cost)*float64(window)/float64(prev))
 	e := hi + 1 // g clamped to [lo, hi+1] before converting
@@ -146,6 +153,16 @@ func swFirstFit(prev, curr, window, lo, hi, cost, limit int64) int64 {
 		return e
 	}
 	return swSearch(prev, curr, window, lo, e-1, cost, limit) // e-1 fits too
+}
+
+// swExact reports whether swFits decides every offset e as exact arithmetic
+// does (cost fits when prev*(window-e) <= t*window, t = limit-curr-cost):
+// with prev*window below 2^53 the product is exact, and with
+// window*8*ulp(2*limit) <= 1 no rounding moves a quotient across t, which an
+// unfit one exceeds by 1/window (TestSwExactAgreesWithFloat).
+func swExact(prev, curr, window, cost, limit int64) bool {
+	lw := bits.Len64(uint64(window))
+	return 0 <= curr && curr <= limit && 0 <= cost && bits.Len64(uint64(prev))+lw <= 53 && bits.Len64(uint64(limit))+lw <= 49
 }
 
 // swSearch is swFirstFit by binary search alone (the estimate only falls as

@@ -419,6 +419,51 @@ func TestSwFirstFitMatchesSearch(t *testing.T) {
 	}
 }
 
+// swExact's claim, where rounding could break it: at offsets around the
+// exact first fit, with prev chosen so that prev*(window-e) lands on
+// t*window or one off it, and windows up to swExact's bound, swFits
+// agrees with exact arithmetic.
+func TestSwExactAgreesWithFloat(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(3, 5))
+	checked := 0
+	for range 1_000_000 {
+		lb := 1 + r.IntN(48)
+		limit := int64(1)<<(lb-1) + r.Int64N(int64(1)<<(lb-1)) // bits.Len64(limit) == lb
+		w := 1 + r.Int64N(int64(1)<<(49-lb)-1)
+		if r.IntN(2) == 0 {
+			w = int64(1)<<(49-lb) - 1 - r.Int64N(4) // the bound's edge
+		}
+		w = max(w, 1)
+		curr, cost := r.Int64N(limit+1), r.Int64N(limit+1)
+		tt := limit - curr - cost
+		e := r.Int64N(w)
+		var prev int64
+		if tt > 0 {
+			prev = tt*w/(w-e) + r.Int64N(3) - 1 // prev*(w-e) around t*w
+		} else {
+			prev = 1 + r.Int64N(limit)
+		}
+		if prev <= 0 || !swExact(prev, curr, w, cost, limit) {
+			continue
+		}
+		for d := int64(-2); d <= 2; d++ {
+			x := e + d
+			if x < 0 || x > w+1 {
+				continue
+			}
+			exact := tt >= 0 && (x >= w || prev*(w-x) <= tt*w)
+			if got := swFits(prev, curr, w, x, cost, limit); got != exact {
+				t.Fatalf("prev %d, curr %d, window %d, offset %d, cost %d, limit %d: swFits %v, exact %v", prev, curr, w, x, cost, limit, got, exact)
+			}
+			checked++
+		}
+	}
+	if checked < 1_000_000 {
+		t.Fatalf("only %d offsets checked", checked)
+	}
+}
+
 // decisionOf is o as the decision for p.
 func decisionOf(o Answer, p core.Policy) (d core.Decision) {
 	o.Fill(&d, &p)
