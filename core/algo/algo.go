@@ -190,20 +190,6 @@ func swReset(w swWindow, prev, curr, now int64) int64 {
 	return 0
 }
 
-// SlidingWindow is the sliding window counter: it admits a check when the
-// estimate (swEstimate) plus cost is at most Limit. On a calendar, window is
-// the previous window's own length. A denial's RetryAfter is the first
-// microsecond at which the estimate has fallen enough. It is
-// SlidingWindowDecide and, for a denial, SlidingWindowWait, so that a caller
-// holding a lock can find the wait after releasing it.
-func SlidingWindow(p *core.Params, st SlidingWindowState, cost, now int64) (Answer, SlidingWindowState) {
-	o, next := SlidingWindowDecide(p, st, cost, now)
-	if !o.Allowed {
-		o.Wait = SlidingWindowWait(p, st, cost, now)
-	}
-	return o, next
-}
-
 // swView is the key's window and counts as seen at now (at: later than now
 // when the caller's clock is behind the state's).
 func swView(p *core.Params, st SlidingWindowState, now int64) (w swWindow, at, prev, curr int64) {
@@ -222,10 +208,13 @@ func swView(p *core.Params, st SlidingWindowState, now int64) (w swWindow, at, p
 	return w, at, prev, curr
 }
 
-// SlidingWindowDecide is SlidingWindow without the wait of a denial: a
-// denied Answer has Wait 0, and SlidingWindowWait with the same arguments
-// gives it.
-func SlidingWindowDecide(p *core.Params, st SlidingWindowState, cost, now int64) (Answer, SlidingWindowState) {
+// SlidingWindow is the sliding window counter: it admits a check when the
+// estimate (swEstimate) plus cost is at most Limit. On a calendar, window is
+// the previous window's own length. A denial's RetryAfter is the first
+// microsecond at which the estimate has fallen enough for cost, in the
+// current window, the next one, or at the start of the one after, where
+// both counts are out.
+func SlidingWindow(p *core.Params, st SlidingWindowState, cost, now int64) (Answer, SlidingWindowState) {
 	limit := p.Limit
 	w, at, prev, curr := swView(p, st, now)
 	est := swEstimate(prev, curr, w.lp, at-w.start)
@@ -235,21 +224,13 @@ func SlidingWindowDecide(p *core.Params, st SlidingWindowState, cost, now int64)
 		o.ResetAfter = swReset(w, prev, curr, now)
 		return o, SlidingWindowState{Start: w.start, Prev: prev, Curr: curr}
 	}
-	return Answer{Remaining: floorNonNeg(float64(limit) - est), ResetAfter: swReset(w, prev, curr, now)}, st
-}
-
-// SlidingWindowWait is the Wait of a check that SlidingWindowDecide denied
-// with the same arguments: the time from now to the first microsecond at
-// which the estimate has fallen enough for cost, in the current window, the
-// next one, or at the start of the one after, where both counts are out.
-func SlidingWindowWait(p *core.Params, st SlidingWindowState, cost, now int64) int64 {
-	limit := p.Limit
-	w, at, prev, curr := swView(p, st, now)
+	o := Answer{Remaining: floorNonNeg(float64(limit) - est), ResetAfter: swReset(w, prev, curr, now)}
 	if e := swFirstFit(prev, curr, w.lp, at-w.start+1, w.lc-1, cost, limit); e < w.lc {
-		return w.start + e - now
+		o.Wait = w.start + e - now
+	} else { // next window: the current count becomes the previous one
+		o.Wait = w.start + w.lc + swFirstFit(curr, 0, w.lc, 0, w.ln-1, cost, limit) - now
 	}
-	// Next window: the current count becomes the previous one.
-	return w.start + w.lc + swFirstFit(curr, 0, w.lc, 0, w.ln-1, cost, limit) - now
+	return o, st
 }
 
 func floorNonNeg(x float64) int64 {

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/ratelimit-go/ratelimit/core"
-	"github.com/ratelimit-go/ratelimit/core/algo"
 )
 
 // mode says what apply may write.
@@ -32,12 +31,11 @@ const (
 func (m mode) writes() bool { return m != evaluate && m != stage }
 
 // checkOne decides a batch of one consuming item, the common case, without
-// the batch's bookkeeping, and fills out unless it fails. Except for a
-// sliding window, out is filled before the shard's lock is released: the
-// unlock's atomic instruction commits those narrow stores, so the caller's
-// 16-byte copy of out does not stall on them.
+// the batch's bookkeeping, and fills out unless it fails. out is filled
+// before the shard's lock is released: the unlock's atomic instruction
+// commits those narrow stores, so the caller's 16-byte copy of out does not
+// stall on them.
 func (s *Store) checkOne(ctx context.Context, key string, p *core.Policy, cost int, now time.Time, out *core.Decision) (err error) {
-	var o algo.Answer
 	if ctx != nil {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -57,35 +55,14 @@ func (s *Store) checkOne(ctx context.Context, key string, p *core.Policy, cost i
 	}
 	n := now.UnixMicro()
 	sh, h := s.locate(key)
-	var sw algo.SlidingWindowState // the state a sliding-window check was decided on
 	sh.mu.Lock()
 	s.observe(sh, n)
-	if pi.kind == kindSlidingWindow {
-		// A denial's wait is found after the lock is released (see below):
-		// the decision alone holds it.
-		o, _, err = applyValue(s, sh, pi, key, h, int64(cost), n, commit,
-			func(p *core.Params, st algo.SlidingWindowState, cost, now int64) (algo.Answer, algo.SlidingWindowState) {
-				sw = st
-				return algo.SlidingWindowDecide(p, st, cost, now)
-			})
-	} else {
-		o, _, err = s.apply(sh, pi, key, h, int64(cost), n, commit)
-		if err == nil {
-			o.Fill(out, p)
-		}
-	}
-	sh.mu.Unlock()
-	if err != nil {
-		return err
-	}
-	if pi.kind == kindSlidingWindow {
-		if !o.Allowed {
-			// A denial wrote nothing: its wait is found outside the lock.
-			o.Wait = algo.SlidingWindowWait(&pi.params, sw, int64(cost), n)
-		}
+	o, _, err := s.apply(sh, pi, key, h, int64(cost), n, commit)
+	if err == nil {
 		o.Fill(out, p)
 	}
-	return nil
+	sh.mu.Unlock()
+	return err
 }
 
 // Do implements core.Backend. A batch of one key takes that key's shard
