@@ -506,10 +506,9 @@ func TestManyPoliciesRegisteredConcurrently(t *testing.T) {
 	}
 }
 
-// TestBatchOfOneMatchesBatchOfOneKey: a batch of one item, which finds a
-// denied sliding-window check's wait after releasing the key's lock,
-// answers every step of a random trace exactly as a batch of that item
-// twice (one state, the one-key path that decides the whole batch under the
+// TestBatchOfOneMatchesBatchOfOneKey: a batch of one item, which takes its
+// own path (checkOne), answers every step of a random trace exactly as a
+// batch of that item twice (one state, the one-key path that decides the whole batch under the
 // lock) does on a twin store: every algorithm, costs up to the capacity,
 // steps that stay in a window, cross one or jump several, and a clock that
 // sometimes goes back.
@@ -551,9 +550,9 @@ func TestBatchOfOneMatchesBatchOfOneKey(t *testing.T) {
 
 // TestConcurrentSlidingWindowDenialsAreExact: two goroutines hammer one key
 // under a sliding window, the clock standing still, so nearly every check is
-// denied and its wait is found outside the key's lock; every denial still
-// names the wait the algorithm gives for the state it was decided on, which
-// is the final state, since nothing is admitted once the limit is reached.
+// denied; every denial names the wait the algorithm gives for the state it
+// was decided on, which is the final state, since nothing is admitted once
+// the limit is reached.
 func TestConcurrentSlidingWindowDenialsAreExact(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
