@@ -188,10 +188,11 @@ func parseInt(t *testing.T, h http.Header, field string) int64 {
 	return n
 }
 
-// wantMembers compares parsed members with the expected names and
-// parameters, in order.
-func wantMembers(t *testing.T, field string, got []member, want ...member) {
+// wantList checks the members of field, a list such as RateLimit, against
+// the expected names and parameters, in order.
+func (r response) wantList(t *testing.T, field string, want ...member) {
 	t.Helper()
+	got := parseList(t, r.header, field)
 	if len(got) != len(want) {
 		t.Fatalf("%s: %d members %v, want %v", field, len(got), got, want)
 	}

@@ -57,8 +57,8 @@ func testAllowDenyRetry(t *testing.T, e *env) {
 	for i, r := range []int64{1, 0} {
 		res := e.do(h, request{method: "GET", path: "/", key: "alice"})
 		res.wantStatus(t, "request "+strconv.Itoa(i+1), http.StatusOK)
-		wantMembers(t, "RateLimit-Policy", parseList(t, res.header, "RateLimit-Policy"), member{"api", map[string]int64{"q": 2, "w": 10}})
-		wantMembers(t, "RateLimit", parseList(t, res.header, "RateLimit"), member{"api", map[string]int64{"r": r, "t": 7}})
+		res.wantList(t, "RateLimit-Policy", member{"api", map[string]int64{"q": 2, "w": 10}})
+		res.wantList(t, "RateLimit", member{"api", map[string]int64{"r": r, "t": 7}})
 		if v := res.header.Values("Retry-After"); len(v) > 0 {
 			t.Fatalf("Retry-After %q on an admitted request", v)
 		}
@@ -66,7 +66,7 @@ func testAllowDenyRetry(t *testing.T, e *env) {
 	e.clock.Advance(500 * time.Millisecond) // 6.5 s left: rounded up to 7
 	res := e.do(h, request{method: "GET", path: "/", key: "alice"})
 	res.wantStatus(t, "third request", http.StatusTooManyRequests)
-	wantMembers(t, "RateLimit", parseList(t, res.header, "RateLimit"), member{"api", map[string]int64{"r": 0, "t": 7}})
+	res.wantList(t, "RateLimit", member{"api", map[string]int64{"r": 0, "t": 7}})
 	if ra := parseInt(t, res.header, "Retry-After"); ra != 7 {
 		t.Fatalf("Retry-After %d, want 7, the t of the binding policy", ra)
 	}
@@ -80,7 +80,7 @@ func testAllowDenyRetry(t *testing.T, e *env) {
 	e.clock.Advance(7 * time.Second)
 	res = e.do(h, request{method: "GET", path: "/", key: "alice"})
 	res.wantStatus(t, "after Retry-After", http.StatusOK)
-	wantMembers(t, "RateLimit", parseList(t, res.header, "RateLimit"), member{"api", map[string]int64{"r": 1, "t": 10}})
+	res.wantList(t, "RateLimit", member{"api", map[string]int64{"r": 1, "t": 10}})
 }
 
 func testHeaderModes(t *testing.T, e *env) {
@@ -147,10 +147,10 @@ func testMultiPolicy(t *testing.T, e *env) {
 	}
 	res := e.do(h, request{method: "GET", path: "/", key: "k"})
 	res.wantStatus(t, "third in one second", http.StatusTooManyRequests)
-	wantMembers(t, "RateLimit-Policy", parseList(t, res.header, "RateLimit-Policy"),
+	res.wantList(t, "RateLimit-Policy",
 		member{"second", map[string]int64{"q": 2, "w": 1}}, member{"minute", map[string]int64{"q": 3, "w": 60}})
 	// The denial consumed nothing from "minute": 1 unit is still left.
-	wantMembers(t, "RateLimit", parseList(t, res.header, "RateLimit"),
+	res.wantList(t, "RateLimit",
 		member{"second", map[string]int64{"r": 0, "t": 1}}, member{"minute", map[string]int64{"r": 1, "t": 57}})
 	if p := parseProblem(t, res); len(p.Violated) != 1 || p.Violated[0] != "second" {
 		t.Fatalf("violated-policies %v, want [second]", p.Violated)
@@ -174,12 +174,12 @@ func testRouteTable(t *testing.T, e *env) {
 	h := e.a.Handler(t, Setup{Global: e.middleware(ratelimit.WithPolicy(global), ratelimit.WithRoute("POST", "/login", login))})
 	res := e.do(h, request{method: "POST", path: "/login", key: "k"})
 	res.wantStatus(t, "first login", http.StatusOK)
-	wantMembers(t, "RateLimit", parseList(t, res.header, "RateLimit"), member{"login", map[string]int64{"r": 0, "t": 57}})
+	res.wantList(t, "RateLimit", member{"login", map[string]int64{"r": 0, "t": 57}})
 	e.do(h, request{method: "POST", path: "/login", key: "k"}).wantStatus(t, "second login", http.StatusTooManyRequests)
 	// Same path, other method: the global policy.
 	res = e.do(h, request{method: "GET", path: "/login", key: "k"})
 	res.wantStatus(t, "GET /login", http.StatusOK)
-	wantMembers(t, "RateLimit", parseList(t, res.header, "RateLimit"), member{"global", map[string]int64{"r": 99, "t": 57}})
+	res.wantList(t, "RateLimit", member{"global", map[string]int64{"r": 99, "t": 57}})
 	if ev := e.lastEvent(); ev.Outcome != ratelimit.OutcomeAllowed {
 		t.Fatalf("outcome %v", ev.Outcome)
 	}
@@ -211,14 +211,14 @@ func testRouteAfterGlobal(t *testing.T, e *env) {
 	h := e.a.Handler(t, Setup{Global: m, RouteBase: m, RoutePolicies: []core.Policy{core.MustParsePolicy("1/1m;algorithm=gcra;name=login")}})
 	res := e.do(h, request{method: "POST", path: "/login", key: "k"})
 	res.wantStatus(t, "first login", http.StatusOK)
-	wantMembers(t, "RateLimit-Policy", parseList(t, res.header, "RateLimit-Policy"),
+	res.wantList(t, "RateLimit-Policy",
 		member{"global", map[string]int64{"q": 100, "w": 60}}, member{"login", map[string]int64{"q": 1, "w": 60}})
-	wantMembers(t, "RateLimit", parseList(t, res.header, "RateLimit"),
+	res.wantList(t, "RateLimit",
 		member{"global", map[string]int64{"r": 99, "t": 1}}, member{"login", map[string]int64{"r": 0, "t": 60}})
 	res = e.do(h, request{method: "POST", path: "/login", key: "k"})
 	res.wantStatus(t, "second login", http.StatusTooManyRequests)
 	// The global unit of the refused login is back: still 99.
-	wantMembers(t, "RateLimit", parseList(t, res.header, "RateLimit"),
+	res.wantList(t, "RateLimit",
 		member{"global", map[string]int64{"r": 99, "t": 1}}, member{"login", map[string]int64{"r": 0, "t": 60}})
 	if ra := parseInt(t, res.header, "Retry-After"); ra != 60 {
 		t.Fatalf("Retry-After %d, want the login's 60", ra)
@@ -228,7 +228,7 @@ func testRouteAfterGlobal(t *testing.T, e *env) {
 	}
 	res = e.do(h, request{method: "GET", path: "/", key: "k"})
 	res.wantStatus(t, "another route", http.StatusOK)
-	wantMembers(t, "RateLimit", parseList(t, res.header, "RateLimit"), member{"global", map[string]int64{"r": 98, "t": 2}})
+	res.wantList(t, "RateLimit", member{"global", map[string]int64{"r": 98, "t": 2}})
 }
 
 // work is a request to WorkPath with the given test headers.
@@ -252,7 +252,7 @@ func testCountIf(t *testing.T, e *env) {
 	for i, kv := range [][]string{{"X-Test-Status", "401"}, {"X-Test-Status", "401", "X-Test-Error", "1"}, {"X-Test-Status", "403", "X-Test-Error", "1"}} {
 		res := e.do(h, work("k", kv...))
 		res.wantStatus(t, "failure "+strconv.Itoa(i+1), parseIntOr(kv[1]))
-		wantMembers(t, "RateLimit", parseList(t, res.header, "RateLimit"), member{"logins", map[string]int64{"r": int64(2 - i), "t": int64(20 * (i + 1))}})
+		res.wantList(t, "RateLimit", member{"logins", map[string]int64{"r": int64(2 - i), "t": int64(20 * (i + 1))}})
 	}
 	e.do(h, work("k")).wantStatus(t, "after three failures", http.StatusTooManyRequests)
 }
@@ -309,7 +309,7 @@ func testConcurrency(t *testing.T, e *env) {
 	if ra := parseInt(t, res.header, "Retry-After"); ra != 60 {
 		t.Fatalf("Retry-After %d, want 60, the end of the oldest slot's lifetime", ra)
 	}
-	wantMembers(t, "RateLimit-Policy", parseList(t, res.header, "RateLimit-Policy"), member{"api", map[string]int64{"q": 100, "w": 60}})
+	res.wantList(t, "RateLimit-Policy", member{"api", map[string]int64{"q": 100, "w": 60}})
 	if p := parseProblem(t, res); len(p.Violated) != 1 || p.Violated[0] != "inflight" {
 		t.Fatalf("problem %+v", p)
 	}
@@ -317,7 +317,7 @@ func testConcurrency(t *testing.T, e *env) {
 	(<-answers).wantStatus(t, "the first slow request", http.StatusOK)
 	res = e.do(h, work("k"))
 	res.wantStatus(t, "once a slot is back", http.StatusOK)
-	wantMembers(t, "RateLimit", parseList(t, res.header, "RateLimit"), member{"api", map[string]int64{"r": 97, "t": 2}})
+	res.wantList(t, "RateLimit", member{"api", map[string]int64{"r": 97, "t": 2}})
 	release <- struct{}{}
 	(<-answers).wantStatus(t, "the second slow request", http.StatusOK)
 }
@@ -330,7 +330,7 @@ func testUsageReset(t *testing.T, e *env) {
 	e.do(h, work("k", "X-Test-Reset", "1")).wantStatus(t, "the resetting one", http.StatusOK)
 	res := e.do(h, work("k"))
 	res.wantStatus(t, "after the reset", http.StatusOK)
-	wantMembers(t, "RateLimit", parseList(t, res.header, "RateLimit"), member{"p", map[string]int64{"r": 1, "t": 30}})
+	res.wantList(t, "RateLimit", member{"p", map[string]int64{"r": 1, "t": 30}})
 	// Without WithUsage, nothing is published.
 	h = e.a.Handler(t, Setup{Global: e.middleware(ratelimit.WithPolicy(p))})
 	if res := e.do(h, work("other")); res.status != http.StatusOK || string(res.body) != "no usage" {
@@ -425,7 +425,7 @@ func testCostAboveCapacity(t *testing.T, e *env) {
 	parseProblem(t, res)
 	res = e.do(h, request{method: "GET", path: "/", key: "k", header: http.Header{"X-Cost": {"5"}}})
 	res.wantStatus(t, "cost 5 of 5", http.StatusOK)
-	wantMembers(t, "RateLimit", parseList(t, res.header, "RateLimit"), member{"5/1m", map[string]int64{"r": 0, "t": 60}})
+	res.wantList(t, "RateLimit", member{"5/1m", map[string]int64{"r": 0, "t": 60}})
 }
 
 // testSameKeys checks that the adapter's Request view gives a composite
@@ -521,14 +521,14 @@ func testHeadFollowsGet(t *testing.T, e *env) {
 	if res.status != http.StatusOK {
 		t.Fatalf("first HEAD: status %d", res.status)
 	}
-	wantMembers(t, "RateLimit", parseList(t, res.header, "RateLimit"), member{"get-login", map[string]int64{"r": 1, "t": 57}})
+	res.wantList(t, "RateLimit", member{"get-login", map[string]int64{"r": 1, "t": 57}})
 	e.do(h, request{method: "GET", path: "/login", key: "k"}).wantStatus(t, "GET after HEAD", http.StatusOK)
 	e.do(h, request{method: "GET", path: "/login", key: "k"}).wantStatus(t, "third request", http.StatusTooManyRequests)
 	res = e.do(h, request{method: "HEAD", path: "/login", key: "k"})
 	if res.status != http.StatusTooManyRequests {
 		t.Fatalf("HEAD after the GET route's quota is used up: status %d, want 429", res.status)
 	}
-	wantMembers(t, "RateLimit", parseList(t, res.header, "RateLimit"), member{"get-login", map[string]int64{"r": 0, "t": 57}})
+	res.wantList(t, "RateLimit", member{"get-login", map[string]int64{"r": 0, "t": 57}})
 }
 
 // testKeyFromIdentity: a key function reads the caller's identity that
@@ -583,7 +583,7 @@ func testPlans(t *testing.T, e *env) {
 	for i, want := range []int{200, 200, 200, 429} {
 		res := e.do(h, as("alice"))
 		res.wantStatus(t, "alice (pro) "+strconv.Itoa(i+1), want)
-		wantMembers(t, "RateLimit-Policy", parseList(t, res.header, "RateLimit-Policy"), member{"pro", map[string]int64{"q": 3, "w": 3600}})
+		res.wantList(t, "RateLimit-Policy", member{"pro", map[string]int64{"q": 3, "w": 3600}})
 	}
 	if ev := e.lastEvent(); ev.Plan != "pro" || ev.Outcome != ratelimit.OutcomeDenied {
 		t.Fatalf("event plan %q outcome %v", ev.Plan, ev.Outcome)
@@ -594,7 +594,7 @@ func testPlans(t *testing.T, e *env) {
 	for i, want := range []int{200, 200, 429} {
 		res := e.do(h, as("mallory"))
 		res.wantStatus(t, "unknown plan, global policies "+strconv.Itoa(i+1), want)
-		wantMembers(t, "RateLimit-Policy", parseList(t, res.header, "RateLimit-Policy"), member{"global", map[string]int64{"q": 2, "w": 3600}})
+		res.wantList(t, "RateLimit-Policy", member{"global", map[string]int64{"q": 2, "w": 3600}})
 	}
 	if ev := e.lastEvent(); ev.Outcome != ratelimit.OutcomeDenied || ev.Plan != "" {
 		t.Fatalf("unknown plan: event %+v", ev)
