@@ -54,7 +54,7 @@ var algorithmCodes = [...]core.Algorithm{1: core.FixedWindow, 2: core.SlidingLog
 // rejects) for none: unreachable for validated params.
 func algorithmCode(a core.Algorithm) int64 {
 	for c, ca := range algorithmCodes {
-		if c > 0 && ca == a {
+		if ca == a {
 			return int64(c)
 		}
 	}

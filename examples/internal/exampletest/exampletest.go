@@ -294,11 +294,12 @@ type runFunc func(ctx context.Context, args []string, logw io.Writer) error
 
 // Suite runs every check an example's test makes: its app, built by newApp
 // on Limiter's manual clock with no further option, through Check; its main
-// logic (exampleenv.Run with name and build) on a real socket with Serve, on memory and on miniredis; and, wired as the README advises,
-// every request answered within its 50 ms budget plus a few milliseconds
-// while its Redis is hung (SIGSTOP) or stopped (HungRedis). Once they are
-// done, no goroutine may be left but those ignore names: servers, stores and
-// clients are all closed.
+// logic (exampleenv.Run with name and build) on a real socket with Serve,
+// on memory and on miniredis; and, wired as the README advises, every
+// request answered within its 50 ms budget plus a few milliseconds while
+// its Redis is hung (SIGSTOP) or stopped (HungRedis). Once they are done, no
+// goroutine may be left but those ignore names: servers, stores and clients
+// are all closed.
 func Suite(t *testing.T, newApp func(*core.Limiter, ...ratelimit.Option) (http.Handler, error), name string, build exampleenv.Build, ignore ...goleak.Option) {
 	run := func(ctx context.Context, args []string, logw io.Writer) error {
 		return exampleenv.Run(ctx, name, args, logw, build)
