@@ -8,16 +8,10 @@ import (
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/internal/must"
+	"github.com/ratelimit-go/ratelimit/internal/sink"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 	"github.com/ratelimit-go/ratelimit/keyfuncs/keyfuncstest"
 )
-
-// nopResponse discards everything, so the benchmarks measure the
-// middleware core alone.
-type nopResponse struct{}
-
-func (nopResponse) SetHeader(string, string)        {}
-func (nopResponse) Write(int, string, []byte) error { return nil }
 
 func benchHandle(b *testing.B, policies ...core.Policy) {
 	m, err := ratelimit.New(
@@ -32,7 +26,7 @@ func benchHandle(b *testing.B, policies ...core.Policy) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		if !m.Handle(ctx, r, nopResponse{}, nil) {
+		if !m.Handle(ctx, r, sink.Response{}, nil) {
 			b.Fatal("denied")
 		}
 	}

@@ -24,18 +24,13 @@ import (
 	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/core/resilient"
 	"github.com/ratelimit-go/ratelimit/internal/must"
+	"github.com/ratelimit-go/ratelimit/internal/sink"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 	"github.com/ratelimit-go/ratelimit/keyfuncs/keyfuncstest"
 	"github.com/ratelimit-go/ratelimit/metrics"
 )
 
 var t0 = time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
-
-// nopResponse is a adapter.Response that discards what is written.
-type nopResponse struct{}
-
-func (nopResponse) SetHeader(string, string)        {}
-func (nopResponse) Write(int, string, []byte) error { return nil }
 
 // broken is a primary that always fails.
 type broken struct{ err error }
@@ -95,7 +90,7 @@ func (r *rig) request(key string) bool {
 	if key != "" {
 		req.Headers.Set("X-Key", key)
 	}
-	return r.m.Handle(context.Background(), req, nopResponse{}, nil)
+	return r.m.Handle(context.Background(), req, sink.Response{}, nil)
 }
 
 // scrape renders the registry in the text exposition format and parses it
@@ -224,7 +219,7 @@ func TestMetricsSources(t *testing.T) {
 	_ = c.Watch("api", m)
 	for i := range 4 {
 		req := keyfuncstest.New("192.0.2.1:1", "X-Key", "k"+strconv.Itoa(i))
-		m.Handle(context.Background(), req, nopResponse{}, nil)
+		m.Handle(context.Background(), req, sink.Response{}, nil)
 	}
 	_, mfs := scrape(t, reg)
 	if p, err := testutil.GatherAndLint(reg); err != nil || len(p) > 0 {

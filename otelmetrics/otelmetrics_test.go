@@ -13,15 +13,11 @@ import (
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/internal/must"
+	"github.com/ratelimit-go/ratelimit/internal/sink"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 	"github.com/ratelimit-go/ratelimit/keyfuncs/keyfuncstest"
 	"github.com/ratelimit-go/ratelimit/otelmetrics"
 )
-
-type nopResponse struct{}
-
-func (nopResponse) SetHeader(string, string)        {}
-func (nopResponse) Write(int, string, []byte) error { return nil }
 
 // sums collects the reader and returns every counter's points as
 // "name policy outcome source" -> value.
@@ -66,7 +62,7 @@ func TestObserver(t *testing.T) {
 		if key != "" {
 			req.Headers.Set("X-Key", key)
 		}
-		m.Handle(context.Background(), req, nopResponse{}, nil)
+		m.Handle(context.Background(), req, sink.Response{}, nil)
 	}
 	got := sums(t, reader)
 	for k, want := range map[string]int64{

@@ -33,6 +33,7 @@ import (
 	"github.com/ratelimit-go/ratelimit/client"
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/internal/redistest"
+	"github.com/ratelimit-go/ratelimit/internal/sink"
 )
 
 // TestMain shifts the service's clock so that it reads one second past a
@@ -54,29 +55,11 @@ type shiftedClock time.Duration
 
 func (c shiftedClock) Now() time.Time { return core.SystemClock().Now().Add(time.Duration(c)) }
 
-// syncBuffer is a log sink safe for the service's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // instance is a running service.
 type instance struct {
 	t     *testing.T
 	addrs listening
-	logs  *syncBuffer
+	logs  *sink.Log
 	hup   chan os.Signal
 	stop  func() error
 	rls   rlsv3.RateLimitServiceClient
@@ -89,7 +72,7 @@ func start(t *testing.T, args ...string) *instance {
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan listening, 1)
 	done := make(chan error, 1)
-	in := &instance{t: t, logs: &syncBuffer{}, hup: make(chan os.Signal, 1), http: &http.Client{Transport: &http.Transport{}, Timeout: 5 * time.Second}}
+	in := &instance{t: t, logs: &sink.Log{}, hup: make(chan os.Signal, 1), http: &http.Client{Transport: &http.Transport{}, Timeout: 5 * time.Second}}
 	noEnv := func(string) (string, bool) { return "", false }
 	go func() {
 		done <- run(ctx, append([]string{"-http", "127.0.0.1:0", "-grpc", "127.0.0.1:0"}, args...), noEnv, in.logs, in.hup, ready)
@@ -1300,7 +1283,7 @@ func TestNoSecretInLogsOrErrors(t *testing.T) {
 	const secret = "s3cretPassw0rd"
 	t.Run("malformed", func(t *testing.T) {
 		for _, u := range []string{"redis://user:" + secret + "@[::1:6379/0", "redis://user:" + secret + "@127.0.0.1:6379/x", "rudis://user:" + secret + "@h/0"} {
-			var logs syncBuffer
+			var logs sink.Log
 			err := run(context.Background(), []string{"-http", "127.0.0.1:0", "-grpc", "127.0.0.1:0", "-redis", u}, func(string) (string, bool) { return "", false }, &logs, make(chan os.Signal), nil)
 			if err == nil {
 				t.Fatalf("%s: started", u)
@@ -1342,7 +1325,7 @@ func TestNoSecretInLogsOrErrors(t *testing.T) {
 func TestNoSecretWhenThePasswordIsWrong(t *testing.T) {
 	const secret = "s3cretPassw0rd"
 	redistest.Client(t)
-	var logs syncBuffer
+	var logs sink.Log
 	err := run(context.Background(), []string{"-http", "127.0.0.1:0", "-grpc", "", "-redis", "redis://user:" + secret + "@" + os.Getenv(redistest.AddrEnv) + "/0"},
 		func(string) (string, bool) { return "", false }, &logs, make(chan os.Signal), nil)
 	if err == nil || !strings.Contains(err.Error(), "refused the user name or password") {

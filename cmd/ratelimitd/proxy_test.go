@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/ratelimit-go/ratelimit/internal/sink"
 )
 
 // The tests of this file run ratelimitd behind the real proxies, each
@@ -64,7 +66,7 @@ func newUpstream(t *testing.T) *upstream {
 // connections.
 func startProxy(t *testing.T, addr string, cmd *exec.Cmd) {
 	t.Helper()
-	var out syncBuffer
+	var out sink.Log
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -227,25 +229,35 @@ server {
 }
 `
 
-// TestBehindNginx: nginx's auth_request in front of ratelimitd.
-func TestBehindNginx(t *testing.T) {
-	bin := needBinary(t, "nginx")
+// testBehindProxy starts ratelimitd with proxyConfig, an upstream, and the
+// proxy command returns, once the proxy's configuration, config(dir,
+// listen, ratelimitd, upstream), is written to dir/file; then it checks
+// the proxy's answers on path (checkBehindProxy).
+func testBehindProxy(t *testing.T, file string, config func(dir, listen, ratelimitd, app string) string, command func(dir, conf string) *exec.Cmd, path string, down int) {
 	in := start(t, "-config", writeConfig(t, "c.yaml", proxyConfig))
 	up := newUpstream(t)
 	dir := t.TempDir()
 	listen := freePort(t)
-	conf := filepath.Join(dir, "nginx.conf")
-	if err := os.WriteFile(conf, []byte(nginxConfig(dir, listen, in.addrs.HTTP, up.Listener.Addr().String())), 0o600); err != nil {
+	conf := filepath.Join(dir, file)
+	if err := os.WriteFile(conf, []byte(config(dir, listen, in.addrs.HTTP, up.Listener.Addr().String())), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	startProxy(t, listen, exec.Command(bin, "-c", conf, "-p", dir, "-e", "stderr"))
-	// nginx answers 500 when its auth request fails: closed.
-	checkBehindProxy(t, in, up, listen, "/page", http.StatusInternalServerError)
+	startProxy(t, listen, command(dir, conf))
+	checkBehindProxy(t, in, up, listen, path, down)
+}
+
+// TestBehindNginx: nginx's auth_request in front of ratelimitd. nginx
+// answers 500 when its auth request fails: closed.
+func TestBehindNginx(t *testing.T) {
+	bin := needBinary(t, "nginx")
+	testBehindProxy(t, "nginx.conf", nginxConfig, func(dir, conf string) *exec.Cmd {
+		return exec.Command(bin, "-c", conf, "-p", dir, "-e", "stderr")
+	}, "/page", http.StatusInternalServerError)
 }
 
 // caddyfile is docs/forward-auth.md's Caddy configuration with the
-// test's addresses.
-func caddyfile(listen, ratelimitd, app string) string {
+// test's addresses (Caddy keeps its state under HOME, not dir).
+func caddyfile(_, listen, ratelimitd, app string) string {
 	return "{\n\tadmin off\n\tauto_https off\n}\n" + strings.NewReplacer("example.com", "http://"+listen, "127.0.0.1:8080", ratelimitd, "127.0.0.1:3000", app).Replace(caddySite)
 }
 
@@ -264,20 +276,13 @@ const caddySite = `example.com {
 }
 `
 
-// TestBehindCaddy: Caddy's forward_auth in front of ratelimitd.
+// TestBehindCaddy: Caddy's forward_auth in front of ratelimitd. Caddy
+// answers 502 when the auth request fails: closed.
 func TestBehindCaddy(t *testing.T) {
 	bin := needBinary(t, "caddy")
-	in := start(t, "-config", writeConfig(t, "c.yaml", proxyConfig))
-	up := newUpstream(t)
-	dir := t.TempDir()
-	listen := freePort(t)
-	conf := filepath.Join(dir, "Caddyfile")
-	if err := os.WriteFile(conf, []byte(caddyfile(listen, in.addrs.HTTP, up.Listener.Addr().String())), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "run", "--config", conf, "--adapter", "caddyfile")
-	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_DATA_HOME="+dir, "XDG_CONFIG_HOME="+dir)
-	startProxy(t, listen, cmd)
-	// Caddy answers 502 when the auth request fails: closed.
-	checkBehindProxy(t, in, up, listen, "/page?q=1", http.StatusBadGateway)
+	testBehindProxy(t, "Caddyfile", caddyfile, func(dir, conf string) *exec.Cmd {
+		cmd := exec.Command(bin, "run", "--config", conf, "--adapter", "caddyfile")
+		cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_DATA_HOME="+dir, "XDG_CONFIG_HOME="+dir)
+		return cmd
+	}, "/page?q=1", http.StatusBadGateway)
 }

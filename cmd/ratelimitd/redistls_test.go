@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ratelimit-go/ratelimit/internal/redisproc"
+	"github.com/ratelimit-go/ratelimit/internal/sink"
 	"github.com/ratelimit-go/ratelimit/internal/testcerts"
 )
 
@@ -94,7 +95,7 @@ func TestRedisTLSAndACL(t *testing.T) {
 			}
 			for _, mode := range []string{"fallback", "open", "closed"} {
 				c := strings.Replace(cfg, "on_failure: fallback", "on_failure: "+mode, 1)
-				var logs syncBuffer
+				var logs sink.Log
 				// A start that does not fail serves until the context ends.
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 				err := run(ctx, []string{"-config", writeConfig(t, "c.yaml", c), "-http", "127.0.0.1:0", "-grpc", ""}, os.LookupEnv, &logs, nil, nil)

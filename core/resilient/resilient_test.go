@@ -1,7 +1,6 @@
 package resilient_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -17,6 +16,7 @@ import (
 	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/core/resilient"
 	"github.com/ratelimit-go/ratelimit/internal/must"
+	"github.com/ratelimit-go/ratelimit/internal/sink"
 )
 
 var (
@@ -703,29 +703,11 @@ func TestConcurrencyWhenThePrimaryFails(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for the logger's concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) lines() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return strings.Split(strings.TrimSpace(s.b.String()), "\n")
-}
-
 // TestLogRateLimited: an outage writes at most one line per interval, the
 // next line counts the suppressed ones, and recovery is always logged.
 func TestLogRateLimited(t *testing.T) {
 	t.Parallel()
-	var buf syncBuffer
+	var buf sink.Log
 	logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{
 		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
 			if a.Key == slog.TimeKey {
@@ -746,19 +728,19 @@ func TestLogRateLimited(t *testing.T) {
 		}
 		clk.Advance(5 * time.Millisecond)
 	}
-	if got := buf.lines(); len(got) != 1 || !strings.Contains(got[0], "primary backend failed") {
+	if got := buf.Lines(); len(got) != 1 || !strings.Contains(got[0], "primary backend failed") {
 		t.Fatalf("5 s of outage logged %d lines: %q", len(got), got)
 	}
 	clk.Advance(5 * time.Second)
 	_, _ = backendtest.CheckOne(ctx, b, "k", perSecond, 1, clk.Now()) // a probe that fails
-	got := buf.lines()
+	got := buf.Lines()
 	if len(got) != 2 || !strings.Contains(got[1], "suppressed=") {
 		t.Fatalf("after the interval: %q", got)
 	}
 	f.set(healthy)
 	clk.Advance(time.Second)
 	_, _ = backendtest.CheckOne(ctx, b, "k", perSecond, 1, clk.Now())
-	got = buf.lines()
+	got = buf.Lines()
 	if len(got) != 3 || !strings.Contains(got[2], "breaker closed") {
 		t.Fatalf("recovery not logged: %q", got)
 	}
