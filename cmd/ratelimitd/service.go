@@ -58,13 +58,11 @@ func newService(configPath, redisURL string, log *slog.Logger) (*service, error)
 	if err != nil {
 		return nil, err
 	}
+	// Beside the library's metrics, the process's own figures
+	// (go_goroutines, go_memstats_*, process_resident_memory_bytes, ...),
+	// as any Go service exports them.
 	reg := prometheus.NewRegistry()
-	if err := reg.Register(c); err != nil {
-		return nil, err
-	}
-	// The process's own figures (go_goroutines, go_memstats_*,
-	// process_resident_memory_bytes, ...), as any Go service exports them.
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(c, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	st, err := openStore(rt.backend, rt.limits.memoryKeys, c, log)
 	if err != nil {
 		return nil, err

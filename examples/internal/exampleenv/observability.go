@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/ratelimit-go/ratelimit"
@@ -17,16 +18,15 @@ type Observability struct {
 	Registry  *prometheus.Registry
 }
 
-// NewObservability builds and registers the Collector.
+// NewObservability builds the Collector and registers it, with the Go
+// runtime's and the process's collectors, on a registry of its own.
 func NewObservability() (*Observability, error) {
 	c, err := metrics.New()
 	if err != nil {
 		return nil, err
 	}
 	reg := prometheus.NewRegistry()
-	if err := reg.Register(c); err != nil {
-		return nil, err
-	}
+	reg.MustRegister(c, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return &Observability{Collector: c, Registry: reg}, nil
 }
 

@@ -210,7 +210,8 @@ func Serve(t *testing.T, run runFunc, args ...string) {
 // plus a few milliseconds, never go-redis's 5 to 10 s. It resumes srv, stops
 // it, and checks the same with Redis refusing connections. Then it scrapes
 // /metrics and checks that the denials, the fallback's decisions, the
-// failures and the breaker's opening were counted. It returns the slowest
+// failures, the breaker's opening and the runtime's goroutines were
+// counted. It returns the slowest
 // response and the scrape.
 func HungRedis(t *testing.T, run runFunc, srv *redisproc.Server) (time.Duration, string) {
 	const budget = 50 * time.Millisecond
@@ -276,6 +277,7 @@ func HungRedis(t *testing.T, run runFunc, srv *redisproc.Server) (time.Duration,
 		`ratelimit_decisions_total{source="fallback"}`,
 		`ratelimit_breaker_transitions_total{to="open"}`,
 		`ratelimit_backend_call_duration_seconds_count{op="check"}`,
+		`go_goroutines`, // the runtime's collectors beside the library's
 	} {
 		if !strings.Contains(scrape, want+" ") || strings.Contains(scrape, want+" 0\n") {
 			t.Errorf("the scrape has no non-zero %s:\n%s", want, scrape)
