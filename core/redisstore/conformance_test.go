@@ -58,14 +58,30 @@ func onServer(c redis.UniversalClient) backendtest.Factory {
 	}
 }
 
-func TestConformanceMiniredis(t *testing.T) {
-	_, c := newMiniredis(t)
-	backendtest.Run(t, func(t *testing.T) core.Backend { return newStore(t, c) })
+// under is a Factory of stores on a real server c under prefix (which an
+// ACL may require), with realMargin.
+func under(c redis.UniversalClient, prefix string) backendtest.Factory {
+	return func(t *testing.T) core.Backend {
+		return newStore(t, c, redisstore.WithPrefix(prefix), redisstore.WithTTLMargin(realMargin))
+	}
 }
 
+// TestConformanceMiniredis runs the conformance suite, and the multi-key
+// one, on miniredis.
+func TestConformanceMiniredis(t *testing.T) {
+	_, c := newMiniredis(t)
+	runBoth(t, func(t *testing.T) core.Backend { return newStore(t, c) })
+}
+
+// TestConformanceRedis runs both suites on a real Redis.
 func TestConformanceRedis(t *testing.T) {
-	c := redistest.Client(t)
-	backendtest.Run(t, onServer(c))
+	runBoth(t, onServer(redistest.Client(t)))
+}
+
+// runBoth runs the conformance suite and the multi-key one.
+func runBoth(t *testing.T, f backendtest.Factory) {
+	backendtest.Run(t, f)
+	backendtest.RunMultiKey(t, f)
 }
 
 func TestConformanceCluster(t *testing.T) {
@@ -93,16 +109,6 @@ func bySlot(key string) string {
 		return key[:i]
 	}
 	return key
-}
-
-func TestMultiKeyMiniredis(t *testing.T) {
-	_, c := newMiniredis(t)
-	backendtest.RunMultiKey(t, func(t *testing.T) core.Backend { return newStore(t, c) })
-}
-
-func TestMultiKeyRedis(t *testing.T) {
-	c := redistest.Client(t)
-	backendtest.RunMultiKey(t, onServer(c))
 }
 
 // TestMultiKeyCluster: on a Cluster the keys of a multi-key check must
@@ -196,9 +202,7 @@ func TestConformanceTLSAndACL(t *testing.T) {
 	opts.ReadTimeout, opts.WriteTimeout = 0, 0 // a loaded CI machine: no spurious timeouts
 	c := redis.NewClient(opts)
 	t.Cleanup(func() { _ = c.Close() })
-	backendtest.Run(t, func(t *testing.T) core.Backend {
-		return newStore(t, c, redisstore.WithPrefix(prefix), redisstore.WithTTLMargin(realMargin))
-	})
+	runBoth(t, under(c, prefix))
 }
 
 // TestACLLineDocumented: the ACL line the tests grant is the one
@@ -224,9 +228,7 @@ func TestClusterACL(t *testing.T) {
 	}
 	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, Username: "ratelimit", Password: "s3cret", MaxRetries: -1})
 	t.Cleanup(func() { _ = c.Close() })
-	backendtest.Run(t, func(t *testing.T) core.Backend {
-		return newStore(t, c, redisstore.WithPrefix(prefix), redisstore.WithTTLMargin(realMargin))
-	})
+	backendtest.Run(t, under(c, prefix))
 }
 
 // TestConformanceClusterTLS: the suite over a Cluster that speaks TLS to
@@ -240,9 +242,7 @@ func TestConformanceClusterTLS(t *testing.T) {
 	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, Username: "ratelimit", Password: "s3cret", MaxRetries: -1,
 		TLSConfig: &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}})
 	t.Cleanup(func() { _ = c.Close() })
-	backendtest.Run(t, func(t *testing.T) core.Backend {
-		return newStore(t, c, redisstore.WithPrefix(prefix), redisstore.WithTTLMargin(realMargin))
-	})
+	backendtest.Run(t, under(c, prefix))
 }
 
 const (

@@ -382,20 +382,14 @@ func TestRestartRedis(t *testing.T) {
 	}
 }
 
-// TestConformanceSentinel runs the suite through a Sentinel client
-// (redis.NewFailoverClient) over a master and a Sentinel of its own.
+// TestConformanceSentinel runs the conformance suite, and the multi-key
+// one, through a Sentinel client (redis.NewFailoverClient) over a master
+// and a Sentinel of its own.
 func TestConformanceSentinel(t *testing.T) {
 	g := redisproc.StartSentinel(t, 0, 1, 5*time.Second)
 	c := redis.NewFailoverClient(&redis.FailoverOptions{MasterName: g.MasterName, SentinelAddrs: g.SentinelAddrs(), MaxRetries: -1})
 	t.Cleanup(func() { _ = c.Close() })
-	backendtest.Run(t, onServer(c))
-}
-
-func TestMultiKeySentinel(t *testing.T) {
-	g := redisproc.StartSentinel(t, 0, 1, 5*time.Second)
-	c := redis.NewFailoverClient(&redis.FailoverOptions{MasterName: g.MasterName, SentinelAddrs: g.SentinelAddrs(), MaxRetries: -1})
-	t.Cleanup(func() { _ = c.Close() })
-	backendtest.RunMultiKey(t, onServer(c))
+	runBoth(t, onServer(c))
 }
 
 // bigTrace builds a trace at the edge of the numbers the algorithms allow:
