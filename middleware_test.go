@@ -178,7 +178,7 @@ func TestMultiPolicyIsAtomic(t *testing.T) {
 	perMin := core.MustParsePolicy("3/1m;algorithm=fixed_window;name=minute")
 	m := keyed(t, lim, ratelimit.WithPolicy(perSec, perMin))
 	ctx := context.Background()
-	for i := 0; i < 2; i++ {
+	for i := range 2 {
 		if !m.Handle(ctx, req("GET", "/", "k"), newRecorder(), nil) {
 			t.Fatalf("request %d denied", i)
 		}
@@ -272,7 +272,7 @@ func TestRouteOnlyLimitsListedRoutes(t *testing.T) {
 		ratelimit.WithRoute("POST", "/login", core.MustParsePolicy("1/1m")),
 		ratelimit.WithObserver(func(_ context.Context, e ratelimit.Event) { seen = append(seen, e.Outcome) }))
 	rec := newRecorder()
-	for i := 0; i < 3; i++ {
+	for range 3 {
 		if !m.Handle(context.Background(), req("GET", "/", "k"), rec, nil) {
 			t.Fatal("unlisted route limited")
 		}
@@ -329,7 +329,7 @@ func TestSkipRules(t *testing.T) {
 			return 1
 		}))
 	for _, r := range []*keyfuncstest.Request{req("GET", "/healthz", "k"), req("GET", "/", "internal"), req("OPTIONS", "/", "k")} {
-		for i := 0; i < 3; i++ {
+		for range 3 {
 			rec := newRecorder()
 			if !m.Handle(context.Background(), r, rec, nil) || len(rec.h) != 0 {
 				t.Fatalf("%s %s %s: limited or headers %v", r.Verb, r.URLPath, r.Header("X-Key"), rec.h)
@@ -455,7 +455,7 @@ func TestShapingHoldsLeakyBucketRequests(t *testing.T) {
 	m := keyed(t, lim,
 		ratelimit.WithPolicy(core.MustParsePolicy("10/1s;burst=5;algorithm=leaky_bucket")),
 		ratelimit.WithShaping(func(_ context.Context, d time.Duration) error { waited = append(waited, d); return nil }))
-	for i := 0; i < 3; i++ {
+	for range 3 {
 		if !m.Handle(context.Background(), req("GET", "/", "k"), newRecorder(), nil) {
 			t.Fatal("denied")
 		}
@@ -485,18 +485,16 @@ func TestConcurrentHandleCountsExactly(t *testing.T) {
 	var mu sync.Mutex
 	allowed := 0
 	var wg sync.WaitGroup
-	for g := 0; g < 8; g++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; i < 20; i++ {
+	for range 8 {
+		wg.Go(func() {
+			for range 20 {
 				if m.Handle(context.Background(), req("GET", "/", "k"), newRecorder(), nil) {
 					mu.Lock()
 					allowed++
 					mu.Unlock()
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	if allowed != 50 {
@@ -586,7 +584,7 @@ func FuzzMiddleware(f *testing.F) {
 		}
 		r := keyfuncstest.New("192.0.2.1:1")
 		r.Verb, r.Pattern = "POST", route
-		for i := 0; i < 4; i++ {
+		for range 4 {
 			rec := newRecorder()
 			v := m.Handle(context.Background(), r, rec, nil)
 			switch {

@@ -79,9 +79,7 @@ func flood(m *ratelimit.Middleware, n int, denial func(*recorder)) (admitted, de
 	var mu sync.Mutex
 	decided.Add(n)
 	for range n {
-		ended.Add(1)
-		go func() {
-			defer ended.Done()
+		ended.Go(func() {
 			rec := newRecorder()
 			ok := m.Handle(context.Background(), req("GET", "/", "k"), rec, handler(200, func(context.Context) {
 				mu.Lock()
@@ -99,7 +97,7 @@ func flood(m *ratelimit.Middleware, n int, denial func(*recorder)) (admitted, de
 				}
 				decided.Done()
 			}
-		}()
+		})
 	}
 	decided.Wait()
 	mu.Lock()

@@ -85,7 +85,7 @@ func TestCalendarEveryDay(t *testing.T) {
 			t.Fatal(err)
 		}
 		loc, _ := time.LoadLocation(zone)
-		for d := 0; d < 3*366; d++ {
+		for d := range 3 * 366 {
 			noon := time.Date(2025, 1, 1+d, 12, 0, 0, 0, loc)
 			start, end := pr.Bounds(noon.UnixMicro())
 			if s := time.UnixMicro(start).In(loc); s.Day() != noon.Day() || s.Hour() > 1 {

@@ -65,9 +65,7 @@ func TestManualClockConcurrent(t *testing.T) {
 		}
 	}()
 	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			prev := start
 			for range steps {
 				now := c.Advance(time.Microsecond)
@@ -77,7 +75,7 @@ func TestManualClockConcurrent(t *testing.T) {
 				}
 				prev = now
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	close(stop)

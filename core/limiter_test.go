@@ -116,9 +116,7 @@ func TestLimiterPooledPathConcurrent(t *testing.T) {
 	l := core.NewLimiter(rec, core.WithClock(core.NewManualClock(t0)))
 	var wg sync.WaitGroup
 	for g := 1; g <= 8; g++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			p := core.Policy{Limit: 100 + g, Window: time.Second}
 			for range 200 {
 				d, err := l.AllowN(context.Background(), "k", p, g)
@@ -127,7 +125,7 @@ func TestLimiterPooledPathConcurrent(t *testing.T) {
 					return
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 }

@@ -335,9 +335,7 @@ func TestConcurrentResolution(t *testing.T) {
 	h := fibertest.Handler(app)
 	var wg sync.WaitGroup
 	for g := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := range 50 {
 				target := "/b"
 				if (g+i)%2 == 0 {
@@ -350,7 +348,7 @@ func TestConcurrentResolution(t *testing.T) {
 					return
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	if wrong != 0 {

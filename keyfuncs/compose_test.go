@@ -14,7 +14,7 @@ import (
 func splitComposed(t testing.TB, key string) []string {
 	t.Helper()
 	var parts []string
-	for _, p := range strings.Split(key, "|") {
+	for p := range strings.SplitSeq(key, "|") {
 		var b strings.Builder
 		for i := 0; i < len(p); i++ {
 			if p[i] != '%' {

@@ -194,7 +194,7 @@ func upstreamWait(res *http.Response, now time.Time) time.Duration {
 	}
 	// draft-ietf-httpapi-ratelimit-headers 08 and later: "name";r=0;t=30.
 	var wait time.Duration
-	for _, item := range strings.Split(strings.Join(h.Values("RateLimit"), ","), ",") {
+	for item := range strings.SplitSeq(strings.Join(h.Values("RateLimit"), ","), ",") {
 		r, t := param(item, "r"), param(item, "t")
 		if r == 0 && t > 0 {
 			wait = max(wait, time.Duration(min(t, int64(maxHold/time.Second)))*time.Second)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -220,9 +221,7 @@ func TestRateLimitFieldsHold(t *testing.T) {
 			}
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 				served.Add(1)
-				for k, v := range fields {
-					w.Header()[k] = v
-				}
+				maps.Copy(w.Header(), fields)
 				w.WriteHeader(status)
 			}))
 			defer srv.Close()

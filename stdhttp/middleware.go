@@ -55,7 +55,7 @@ func New(opts ...ratelimit.Option) (func(http.Handler) http.Handler, error) {
 // which ServeMux writes "/users/{id}").
 func checkPatterns(m *ratelimit.Middleware) error {
 	return m.CheckPatterns(func(_, p string) string {
-		for _, seg := range strings.Split(p, "/") {
+		for seg := range strings.SplitSeq(p, "/") {
 			if strings.HasPrefix(seg, ":") || strings.HasPrefix(seg, "*") {
 				return "net/http's ServeMux writes wildcards as {name} and {name...}, not :name or *name"
 			}

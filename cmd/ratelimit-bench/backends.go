@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -40,10 +41,8 @@ func registerBackend(name string, f backendFactory) {
 		panic("ratelimit-bench: backend " + name + " registered twice")
 	}
 	backends[name] = f
-	for _, k := range knownBackends {
-		if k == name {
-			return
-		}
+	if slices.Contains(knownBackends, name) {
+		return
 	}
 	knownBackends = append(knownBackends, name)
 }
@@ -54,10 +53,8 @@ func lookupBackend(name string) (backendFactory, error) {
 	if f, ok := backends[name]; ok {
 		return f, nil
 	}
-	for _, k := range knownBackends {
-		if k == name {
-			return nil, fmt.Errorf("backend %q has no constructor in this build (it registers itself from cmd/ratelimit-bench/%s.go)", name, name)
-		}
+	if slices.Contains(knownBackends, name) {
+		return nil, fmt.Errorf("backend %q has no constructor in this build (it registers itself from cmd/ratelimit-bench/%s.go)", name, name)
 	}
 	names := append([]string(nil), knownBackends...)
 	sort.Strings(names)

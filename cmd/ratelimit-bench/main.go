@@ -40,6 +40,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -123,7 +124,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 
 	o.cfg.RedisURL = *redisURL
 	if *cluster != "" {
-		for _, addr := range strings.Split(*cluster, ",") {
+		for addr := range strings.SplitSeq(*cluster, ",") {
 			if addr = strings.TrimSpace(addr); addr == "" {
 				return o, fmt.Errorf("-redis-cluster %q: empty address", *cluster)
 			}
@@ -164,7 +165,7 @@ func parseAlgorithms(s string) ([]core.Algorithm, error) {
 		return core.Algorithms(), nil
 	}
 	var out []core.Algorithm
-	for _, name := range strings.Split(s, ",") {
+	for name := range strings.SplitSeq(s, ",") {
 		a, err := core.ParseAlgorithm(name)
 		if err != nil {
 			return nil, fmt.Errorf("-algorithms: %w", err)
@@ -172,10 +173,8 @@ func parseAlgorithms(s string) ([]core.Algorithm, error) {
 		if a == core.Concurrency {
 			return nil, errors.New("-algorithms: concurrency limits requests in flight, not a rate; the bench measures the six rate algorithms")
 		}
-		for _, seen := range out {
-			if seen == a {
-				return nil, fmt.Errorf("-algorithms: %s is listed twice", a)
-			}
+		if slices.Contains(out, a) {
+			return nil, fmt.Errorf("-algorithms: %s is listed twice", a)
 		}
 		out = append(out, a)
 	}

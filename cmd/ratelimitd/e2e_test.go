@@ -604,7 +604,7 @@ func TestDenyCache(t *testing.T) {
 			cfg := strings.Replace(mainConfig(backend(t)), "  on_failure: fallback\n", "  on_failure: fallback\n  deny_cache: 1000\n", 1)
 			in := start(t, "-config", writeConfig(t, "ratelimitd.yaml", cfg, "domain.yaml", domainYAML(dom)))
 			hits := func() int {
-				for _, line := range strings.Split(in.metrics(), "\n") {
+				for line := range strings.SplitSeq(in.metrics(), "\n") {
 					if strings.HasPrefix(line, `ratelimit_deny_cache_hits_total{backend="redis"} `) {
 						n, _ := strconv.Atoi(strings.Fields(line)[1])
 						return n
@@ -1238,7 +1238,7 @@ func TestAnswerBeforeCallersDeadline(t *testing.T) {
 // grepLines returns the lines of s that contain sub.
 func grepLines(s, sub string) string {
 	var out []string
-	for _, l := range strings.Split(s, "\n") {
+	for l := range strings.SplitSeq(s, "\n") {
 		if strings.Contains(l, sub) {
 			out = append(out, l)
 		}

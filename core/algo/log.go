@@ -73,7 +73,7 @@ func (l *Log) push(ts int64, count int, limit int) {
 		}
 		l.buf, l.head = nb, 0
 	}
-	for i := 0; i < count; i++ {
+	for range count {
 		l.buf[l.ring(l.n)] = ts
 		l.n++
 	}

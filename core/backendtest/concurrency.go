@@ -33,13 +33,11 @@ func runConcurrency(t *testing.T, newBackend Factory) {
 			var mu sync.Mutex
 			var wg sync.WaitGroup
 			errs := make(chan error, concurrentWorkers)
-			for w := 0; w < concurrentWorkers; w++ {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
+			for w := range concurrentWorkers {
+				wg.Go(func() {
 					var single, multiUnits int
 					out := make([]core.Decision, 2)
-					for n := 0; n < concurrentChecks; n++ {
+					for n := range concurrentChecks {
 						d, err := lim.Allow(ctx, prefix+"single", p)
 						if err != nil {
 							errs <- err
@@ -62,7 +60,7 @@ func runConcurrency(t *testing.T, newBackend Factory) {
 					admitted += single
 					units += multiUnits
 					mu.Unlock()
-				}()
+				})
 			}
 			wg.Wait()
 			close(errs)

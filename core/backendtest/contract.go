@@ -87,7 +87,7 @@ func runContract(t *testing.T, newBackend Factory) {
 			prefix := keyPrefix(t)
 			key := prefix + strings.Repeat("\xff", core.MaxKeyLen-len(prefix))
 			lim := core.NewLimiter(b, core.WithClock(core.NewManualClock(now)))
-			for i := 0; i < 4; i++ {
+			for i := range 4 {
 				d, err := lim.Allow(ctx, key, p)
 				if err != nil || d.Allowed != (i < 3) {
 					t.Fatalf("check %d of a %d-byte key: %v %s", i, len(key), err, formatDecision(d))

@@ -26,7 +26,7 @@ func runIsolation(t *testing.T, newBackend Factory) {
 			lim := core.NewLimiter(b, core.WithClock(clock))
 			for i, k := range isolationKeys {
 				key := prefix + k
-				for n := 0; n < 2; n++ {
+				for n := range 2 {
 					if d, err := lim.Allow(ctx, key, p); err != nil || !d.Allowed || d.Remaining != 1-n {
 						t.Fatalf("key %q (after %d exhausted keys) check %d: %v %s", k, i, n, err, formatDecision(d))
 					}
@@ -65,7 +65,7 @@ func runIsolation(t *testing.T, newBackend Factory) {
 					others = append(others, core.Policy{Limit: 2, Window: time.Minute, Algorithm: a})
 				}
 			}
-			for i := 0; i < 2; i++ {
+			for i := range 2 {
 				if d, err := lim.Allow(ctx, key, base); err != nil || !d.Allowed {
 					t.Fatalf("check %d: %v %s", i, err, formatDecision(d))
 				}

@@ -49,7 +49,7 @@ func randomTrace(seed uint64, n int, cfg traceConfig) []Step {
 	for _, a := range cfg.algorithms {
 		pool = append(pool, randomPolicy(rng, a))
 	}
-	for i := 0; i < 2; i++ {
+	for range 2 {
 		p := randomPolicy(rng, cfg.algorithms[rng.IntN(len(cfg.algorithms))])
 		if !slices.Contains(pool, p) { // a step never names one policy twice
 			pool = append(pool, p)
@@ -59,7 +59,7 @@ func randomTrace(seed uint64, n int, cfg traceConfig) []Step {
 	start = start.Add(time.Duration(rng.Int64N(int64(48*time.Hour))) / time.Microsecond * time.Microsecond)
 
 	steps := make([]Step, 0, n)
-	for i := 0; i < n; i++ {
+	for i := range n {
 		s := Step{Key: keys[rng.IntN(len(keys))], Cost: 1}
 		if i == 0 {
 			s.Set = start
@@ -117,7 +117,7 @@ func traceKeys(rng *rand.Rand, n int) []string {
 	}
 	rng.Shuffle(len(awkward), func(i, j int) { awkward[i], awkward[j] = awkward[j], awkward[i] })
 	keys := make([]string, 0, n)
-	for i := 0; i < n; i++ {
+	for i := range n {
 		if i < len(awkward) {
 			keys = append(keys, awkward[i])
 		} else {

@@ -25,16 +25,14 @@ func rate(b *testing.B, goroutines, n int, op func(g int) error) float64 {
 	var wg sync.WaitGroup
 	start := time.Now()
 	for g := range goroutines {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for next.Add(1) <= int64(n) {
 				if err := op(g); err != nil {
 					failed.Store(err)
 					return
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	if err, _ := failed.Load().(error); err != nil {

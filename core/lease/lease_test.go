@@ -281,9 +281,7 @@ func testInstances(t *testing.T, newClient func(t *testing.T) redis.UniversalCli
 	var over atomic.Value
 	var wg sync.WaitGroup
 	for i := range instances * goroutines {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			lim := lims[i%instances]
 			for j := range perGoroutine {
 				if j%8 == 0 {
@@ -305,7 +303,7 @@ func testInstances(t *testing.T, newClient func(t *testing.T) redis.UniversalCli
 					mu.Unlock()
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	if v := over.Load(); v != nil {

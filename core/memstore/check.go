@@ -195,7 +195,7 @@ func (s *Store) peek(items []core.Item, pis []*policyInfo, now time.Time, out []
 // sameKeyBefore reports whether an item before i has items[i]'s key and
 // policy state.
 func sameKeyBefore(items []core.Item, pis []*policyInfo, i int) bool {
-	for j := 0; j < i; j++ {
+	for j := range i {
 		if pis[j].id == pis[i].id && items[j].Key == items[i].Key {
 			return true
 		}
@@ -243,7 +243,7 @@ func (s *Store) register(items []core.Item, buf []*policyInfo) ([]*policyInfo, e
 // firstIndex returns the index of the first policy in pis that shares the
 // state of pis[i] (the same policy, or one of the same identity).
 func firstIndex(pis []*policyInfo, i int) int {
-	for j := 0; j < i; j++ {
+	for j := range i {
 		if pis[j].id == pis[i].id {
 			return j
 		}

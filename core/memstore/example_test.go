@@ -19,7 +19,7 @@ func Example() {
 	lim := core.NewLimiter(store, core.WithClock(clock))
 	perSecond := core.MustParsePolicy("2/s;name=api")
 
-	for i := 0; i < 3; i++ {
+	for range 3 {
 		d, _ := lim.Allow(context.Background(), "client-1", perSecond)
 		fmt.Println(d.Allowed, d.Remaining, d.RetryAfter)
 	}

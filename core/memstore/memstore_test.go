@@ -44,11 +44,9 @@ func TestConcurrentChecksOnOneKeyAdmitExactlyTheLimit(t *testing.T) {
 			p := hundred(a)
 			var admitted, denied atomic.Int64
 			var wg sync.WaitGroup
-			for g := 0; g < 32; g++ {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for i := 0; i < 20; i++ {
+			for range 32 {
+				wg.Go(func() {
+					for range 20 {
 						d, err := lim.Allow(context.Background(), "hot", p)
 						if err != nil {
 							t.Error(err)
@@ -60,7 +58,7 @@ func TestConcurrentChecksOnOneKeyAdmitExactlyTheLimit(t *testing.T) {
 							denied.Add(1)
 						}
 					}
-				}()
+				})
 			}
 			wg.Wait()
 			if admitted.Load() != 100 || denied.Load() != 540 {
@@ -80,7 +78,7 @@ func TestMultiPolicyCheckIsAllOrNothing(t *testing.T) {
 			wide := core.Policy{Name: "wide", Limit: 5, Window: time.Hour, Algorithm: a}
 			narrow := core.Policy{Name: "narrow", Limit: 2, Window: time.Hour, Algorithm: a}
 			both := []core.Policy{wide, narrow}
-			for i := 0; i < 2; i++ {
+			for i := range 2 {
 				r, err := lim.Check(ctx, "k", both, 1, nil)
 				if err != nil || !r.Allowed {
 					t.Fatalf("check %d: %+v, %v; want admitted", i, r, err)
@@ -101,7 +99,7 @@ func TestMultiPolicyCheckIsAllOrNothing(t *testing.T) {
 				t.Fatalf("narrow: %+v; want denied with a RetryAfter", n)
 			}
 			// Nothing was consumed from wide: three more fit alone.
-			for i := 0; i < 3; i++ {
+			for i := range 3 {
 				if d, err := lim.Allow(ctx, "k", wide); err != nil || !d.Allowed {
 					t.Fatalf("wide alone, %d: %+v, %v; want admitted", i, d, err)
 				}
@@ -298,12 +296,12 @@ func TestPeekWritesNothing(t *testing.T) {
 	if d := out[0]; !d.Allowed || d.Remaining != 2 || d.ResetAfter != 0 || s.Len() != 0 {
 		t.Fatalf("peek at a new key: %+v, Len %d; want full and nothing stored", d, s.Len())
 	}
-	for i := 0; i < 2; i++ {
+	for range 2 {
 		if _, err := backendtest.CheckOne(ctx, s, "k", p, 1, t0); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for i := 0; i < 3; i++ {
+	for i := range 3 {
 		if err := core.Peek(ctx, s, "k", []core.Policy{p}, t0, out); err != nil {
 			t.Fatal(err)
 		}
@@ -345,7 +343,7 @@ func TestNoAllocationsOnAnExistingKey(t *testing.T) {
 		s := newStore(t)
 		p := core.Policy{Limit: 50, Window: time.Second, Algorithm: a}
 		now := t0
-		for i := 0; i < 200; i++ { // grow the sliding log to its full size
+		for range 200 { // grow the sliding log to its full size
 			now = now.Add(time.Millisecond)
 			if _, err := backendtest.CheckOne(ctx, s, "k", p, 1, now); err != nil {
 				t.Fatal(err)
@@ -394,7 +392,7 @@ func TestSweepReclaims(t *testing.T) {
 	s := must.Do(memstore.New())
 	sweeping(t, s)
 	p := core.Policy{Limit: 10, Window: time.Second}
-	for i := 0; i < 100; i++ {
+	for i := range 100 {
 		if _, err := backendtest.CheckOne(context.Background(), s, "k"+strconv.Itoa(i), p, 1, t0); err != nil {
 			t.Fatal(err)
 		}
@@ -440,7 +438,7 @@ func TestManyPoliciesKeepSeparateState(t *testing.T) {
 	s := newStore(t)
 	lim := core.NewLimiter(s, core.WithClock(core.NewManualClock(t0)))
 	ps := distinctPolicies(20)
-	for round := 0; round < 2; round++ {
+	for round := range 2 {
 		for i, p := range ps {
 			d, err := lim.AllowN(ctx, "k", p, p.Limit)
 			if err != nil {
@@ -562,9 +560,7 @@ func TestConcurrentSlidingWindowDenialsAreExact(t *testing.T) {
 	var wg sync.WaitGroup
 	results := make([][]core.Decision, 2)
 	for g := range results {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for range 5_000 {
 				d, err := backendtest.CheckOne(ctx, s, "hot", p, 1, now)
 				if err != nil {
@@ -573,7 +569,7 @@ func TestConcurrentSlidingWindowDenialsAreExact(t *testing.T) {
 				}
 				results[g] = append(results[g], d)
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	// What a denial must say: a twin store brought to the same full state.

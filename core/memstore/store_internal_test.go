@@ -95,13 +95,13 @@ func TestSweepReclaimsExactlyTheExpired(t *testing.T) {
 	ctx := context.Background()
 	s := must.Do(New(WithShards(4)))
 	p := core.Policy{Limit: 10, Window: time.Second, Algorithm: core.GCRA}
-	for i := 0; i < 1000; i++ {
+	for i := range 1000 {
 		if _, err := backendtest.CheckOne(ctx, s, "a"+strconv.Itoa(i), p, 1, t0); err != nil {
 			t.Fatal(err)
 		}
 	}
 	later := t0.Add(50 * time.Millisecond)
-	for i := 0; i < 500; i++ {
+	for i := range 500 {
 		if _, err := backendtest.CheckOne(ctx, s, "b-a-key-long-enough-for-the-string-map-"+strconv.Itoa(i), p, 1, later); err != nil {
 			t.Fatal(err)
 		}
@@ -145,7 +145,7 @@ func TestSweepInterleavesWithChecks(t *testing.T) {
 	ctx := context.Background()
 	s := must.Do(New(WithShards(1)))
 	p := core.Policy{Limit: 10, Window: time.Second, Algorithm: core.FixedWindow}
-	for i := 0; i < 20*sweepChunk; i++ {
+	for i := range 20 * sweepChunk {
 		if _, err := backendtest.CheckOne(ctx, s, "old"+strconv.Itoa(i), p, 1, t0); err != nil {
 			t.Fatal(err)
 		}
@@ -155,11 +155,9 @@ func TestSweepInterleavesWithChecks(t *testing.T) {
 	}
 	now := t0.Add(time.Second) // the first window has ended
 	var wg sync.WaitGroup
-	for g := 0; g < 4; g++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; i < 2000; i++ {
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 2000 {
 				k := "new-and-long-enough-for-the-string-map-" + strconv.Itoa(g) + "-" + strconv.Itoa(i%300)
 				if _, err := backendtest.CheckOne(ctx, s, k, p, 1, now); err != nil {
 					t.Error(err)
@@ -172,9 +170,9 @@ func TestSweepInterleavesWithChecks(t *testing.T) {
 					}
 				}
 			}
-		}()
+		})
 	}
-	for i := 0; i < 3; i++ {
+	for range 3 {
 		s.Sweep()
 	}
 	wg.Wait()
@@ -293,7 +291,7 @@ func TestSlidingLogMemoryIsBounded(t *testing.T) {
 	s := must.Do(New(WithShards(1)))
 	p := core.Policy{Limit: 100, Window: time.Second, Algorithm: core.SlidingLog}
 	now := t0
-	for i := 0; i < 5000; i++ {
+	for range 5000 {
 		now = now.Add(time.Millisecond)
 		if _, err := backendtest.CheckOne(ctx, s, "k", p, 1, now); err != nil {
 			t.Fatal(err)
@@ -383,7 +381,7 @@ func TestTableMatchesAMap(t *testing.T) {
 			t.Fatalf("step %d: %d occupied slots, model %d", step, n, len(model))
 		}
 	}
-	for step := 0; step < 20000; step++ {
+	for step := range 20000 {
 		k := "k" + strconv.Itoa(rng.IntN(300))
 		h := maphash.String(seed, k)
 		switch r := rng.IntN(100); {

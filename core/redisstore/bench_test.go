@@ -49,10 +49,8 @@ func throughput(b *testing.B, goroutines, n int, op func(i int) error) float64 {
 	var wg sync.WaitGroup
 	var failed atomic.Value
 	start := time.Now()
-	for g := 0; g < goroutines; g++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	for range goroutines {
+		wg.Go(func() {
 			for {
 				i := int(next.Add(1)) - 1
 				if i >= n {
@@ -63,7 +61,7 @@ func throughput(b *testing.B, goroutines, n int, op func(i int) error) float64 {
 					return
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
@@ -178,12 +176,12 @@ func redisStats(b *testing.B, c *redis.Client) serverStats {
 		b.Fatal(err)
 	}
 	var st serverStats
-	for _, line := range strings.Split(info, "\n") {
+	for line := range strings.SplitSeq(info, "\n") {
 		line = strings.TrimSpace(line)
 		name, fields, _ := strings.Cut(line, ":")
 		switch name {
 		case "cmdstat_evalsha", "cmdstat_eval":
-			for _, f := range strings.Split(fields, ",") {
+			for f := range strings.SplitSeq(fields, ",") {
 				k, v, _ := strings.Cut(f, "=")
 				n, _ := strconv.ParseFloat(v, 64)
 				switch k {
@@ -230,7 +228,7 @@ func memoryPerKey(c *redis.Client, p core.Policy) (float64, error) {
 		return 0, err
 	}
 	now := time.Now()
-	for i := 0; i < benchKeys; i++ {
+	for i := range benchKeys {
 		if _, err := backendtest.CheckOne(ctx, s, "user:"+strconv.Itoa(i), p, 1, now); err != nil {
 			return 0, err
 		}

@@ -288,7 +288,7 @@ func testConcurrentExact(t *testing.T, newClient func(t *testing.T) redis.Univer
 				var admitted, failed atomic.Int64
 				var wg sync.WaitGroup
 				start := make(chan struct{})
-				for g := 0; g < raceGoroutines; g++ {
+				for g := range raceGoroutines {
 					wg.Add(1)
 					go func(s *redisstore.Store) {
 						defer wg.Done()

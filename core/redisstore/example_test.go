@@ -33,7 +33,7 @@ func Example() {
 	perSecond := core.MustParsePolicy("2/s;algorithm=gcra")
 
 	ctx := context.Background()
-	for i := 0; i < 3; i++ {
+	for range 3 {
 		d, err := lim.Allow(ctx, "user:42", perSecond)
 		if err != nil {
 			panic(err)
@@ -71,7 +71,7 @@ func ExampleStore_Do() {
 		core.MustParsePolicy("5/1h;algorithm=fixed_window;name=hourly"),
 	}
 	out := make([]core.Decision, len(policies))
-	for i := 0; i < 4; i++ {
+	for range 4 {
 		if err := core.Check(context.Background(), store, "user:42", policies, 1, now, out); err != nil {
 			panic(err)
 		}

@@ -80,9 +80,7 @@ func TestConcurrencyLimitTwoInstances(t *testing.T) {
 	send := func(i, n int) []chan struct{} {
 		answered := make(chan struct{}, n)
 		for range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+			wg.Go(func() {
 				rec := httptest.NewRecorder()
 				instances[i].ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
 				mu.Lock()
@@ -91,7 +89,7 @@ func TestConcurrencyLimitTwoInstances(t *testing.T) {
 				if rec.Code != http.StatusOK {
 					answered <- struct{}{}
 				}
-			}()
+			})
 		}
 		var running []chan struct{}
 		for range n {

@@ -188,7 +188,7 @@ func TestDeniedWritesNothing(t *testing.T) {
 		ps := []core.Policy{roomy, p}
 		out := make([]core.Decision, 2)
 		now := t0
-		for i := 0; i < 3; i++ {
+		for i := range 3 {
 			if err := core.Check(ctx, s, "k", ps, 1, now, out); err != nil || !out[0].Allowed || !out[1].Allowed {
 				t.Fatalf("%s: fill %d: %+v %v", p.Algorithm, i, out, err)
 			}
@@ -301,7 +301,7 @@ func TestDuplicatePolicyConsumesOnce(t *testing.T) {
 	ctx := context.Background()
 	for _, p := range onePerAlgorithm(4, time.Minute) {
 		out := make([]core.Decision, 2)
-		for i := 0; i < 2; i++ {
+		for i := range 2 {
 			if err := core.Check(ctx, s, "dup", []core.Policy{p, p}, 2, t0, out); err != nil || !out[0].Allowed || out[0] != out[1] {
 				t.Fatalf("%s check %d: %+v %v", p.Algorithm, i, out, err)
 			}
@@ -366,7 +366,7 @@ func TestRestartRedis(t *testing.T) {
 	// finds out on first use: a failed call is an error, never an admission.
 	var d core.Decision
 	var err error
-	for i := 0; i < 20; i++ {
+	for range 20 {
 		if d, err = backendtest.CheckOne(ctx, s, "r", p, 1, t0); err == nil {
 			break
 		}

@@ -63,9 +63,7 @@ func startLoad(b core.Backend, workers int) *load {
 		key := "fault-worker-" + strconv.Itoa(w)
 		clk := &readClock{}
 		lim := core.NewLimiter(b, core.WithClock(clk))
-		l.wg.Add(1)
-		go func() {
-			defer l.wg.Done()
+		l.wg.Go(func() {
 			pace := time.NewTicker(2 * time.Millisecond)
 			defer pace.Stop()
 			for {
@@ -81,7 +79,7 @@ func startLoad(b core.Backend, workers int) *load {
 				l.all = append(l.all, s)
 				l.mu.Unlock()
 			}
-		}()
+		})
 	}
 	return l
 }

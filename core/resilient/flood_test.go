@@ -103,9 +103,7 @@ func TestKeyFloodRedisTTL(t *testing.T) {
 	errs := make(chan error, workers)
 	start := time.Now()
 	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			out := make([]core.Decision, 2)
 			for {
 				i := int(next.Add(1)) - 1
@@ -127,7 +125,7 @@ func TestKeyFloodRedisTTL(t *testing.T) {
 					return
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	close(errs)

@@ -315,9 +315,7 @@ func TestProbeOneAtATime(t *testing.T) {
 	calls := f.calls.Load()
 	var wg sync.WaitGroup
 	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for range 50 {
 				d, err := backendtest.CheckOne(ctx, b, "k", perSecond, 1, clk.Now())
 				if err != nil || d.Allowed || d.RetryAfter != time.Second {
@@ -325,7 +323,7 @@ func TestProbeOneAtATime(t *testing.T) {
 					return
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	if f.calls.Load() != calls {

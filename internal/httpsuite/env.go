@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -111,9 +112,7 @@ func (e *env) do(h http.Handler, r request) response {
 	if r.key != "" {
 		req.Header["X-Key"] = []string{r.key}
 	}
-	for k, vs := range r.header {
-		req.Header[k] = vs
-	}
+	maps.Copy(req.Header, r.header)
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 	res := rec.Result()

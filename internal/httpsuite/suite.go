@@ -142,7 +142,7 @@ func testMultiPolicy(t *testing.T, e *env) {
 	sec := core.MustParsePolicy("2/1s;algorithm=fixed_window;name=second")
 	min := core.MustParsePolicy("3/1m;algorithm=fixed_window;name=minute")
 	h := e.a.Handler(t, Setup{Global: e.middleware(ratelimit.WithPolicy(sec, min))})
-	for i := 0; i < 2; i++ {
+	for range 2 {
 		e.do(h, request{method: "GET", path: "/", key: "k"}).wantStatus(t, "within quota", http.StatusOK)
 	}
 	res := e.do(h, request{method: "GET", path: "/", key: "k"})
@@ -196,7 +196,7 @@ func testPerRoute(t *testing.T, e *env) {
 			t.Fatalf("login %d: no RateLimit field", i+1)
 		}
 	}
-	for i := 0; i < 3; i++ {
+	for range 3 {
 		res := e.do(h, request{method: "GET", path: "/login", key: "k"})
 		res.wantStatus(t, "GET /login, no per-route middleware", http.StatusOK)
 		wantNoRateLimitFields(t, "GET /login", res.header)
@@ -246,7 +246,7 @@ func testCountIf(t *testing.T, e *env) {
 	p := core.MustParsePolicy("3/1m;algorithm=gcra;name=logins")
 	h := e.a.Handler(t, Setup{Global: e.middleware(ratelimit.WithPolicy(p),
 		ratelimit.WithUsage(func(status int) bool { return status >= 400 }))})
-	for i := 0; i < 5; i++ {
+	for i := range 5 {
 		e.do(h, work("k")).wantStatus(t, "success "+strconv.Itoa(i+1), http.StatusOK)
 	}
 	for i, kv := range [][]string{{"X-Test-Status", "401"}, {"X-Test-Status", "401", "X-Test-Error", "1"}, {"X-Test-Status", "403", "X-Test-Error", "1"}} {
@@ -268,7 +268,7 @@ func parseIntOr(s string) int {
 func testSettle(t *testing.T, e *env) {
 	p := core.MustParsePolicy("10/1m;algorithm=gcra;name=tokens")
 	h := e.a.Handler(t, Setup{Global: e.middleware(ratelimit.WithPolicy(p), ratelimit.WithUsage(nil))})
-	for i := 0; i < 15; i++ {
+	for i := range 15 {
 		e.do(h, work("refunded", "X-Test-Cost", "0")).wantStatus(t, "refunded "+strconv.Itoa(i+1), http.StatusOK)
 	}
 	e.do(h, work("llm", "X-Test-Cost", "25")).wantStatus(t, "the costly request", http.StatusOK)
@@ -342,7 +342,7 @@ func testSkip(t *testing.T, e *env) {
 	p := core.MustParsePolicy("1/1m;algorithm=fixed_window;name=p")
 	h := e.a.Handler(t, Setup{Global: e.middleware(ratelimit.WithPolicy(p),
 		ratelimit.WithSkip(func(r keyfuncs.Request) bool { return r.Path() == "/healthz" }))})
-	for i := 0; i < 3; i++ {
+	for range 3 {
 		res := e.do(h, request{method: "GET", path: "/healthz", key: "k"})
 		res.wantStatus(t, "health check", http.StatusOK)
 		wantNoRateLimitFields(t, "health check", res.header)
@@ -379,7 +379,7 @@ func wantNoInternalText(t *testing.T, r response) {
 
 func testFailOpen(t *testing.T, e *env) {
 	h := e.a.Handler(t, Setup{Global: failing(e, ratelimit.FailOpen)})
-	for i := 0; i < 3; i++ {
+	for range 3 {
 		res := e.do(h, request{method: "GET", path: "/", key: "k"})
 		res.wantStatus(t, "fail open", http.StatusOK)
 		wantNoRateLimitFields(t, "fail open", res.header)

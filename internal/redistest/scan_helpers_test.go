@@ -17,7 +17,7 @@ func testScanAndDelete(ctx context.Context, t *testing.T,
 	t.Helper()
 	p, other := Prefix(t), Prefix(t)
 	// Keys in different slots, so the cluster spreads them over masters.
-	for i := 0; i < 20; i++ {
+	for i := range 20 {
 		if err := set(ctx, p+"k"+strconv.Itoa(i), "v", time.Minute).Err(); err != nil {
 			t.Fatal(err)
 		}

@@ -125,7 +125,7 @@ func Check(t *testing.T, h http.Handler, clock *core.ManualClock) {
 	do(t, h, "GET", "/search?q=go", alice, "").want(t, "search after a second", http.StatusOK, `"burst";r=9;t=1, "hourly";r=989;t=3599`)
 
 	// Health checks are not limited.
-	for i := 0; i < 3; i++ {
+	for range 3 {
 		r = do(t, h, "GET", "/healthz", alice, "")
 		r.want(t, "GET /healthz", http.StatusOK, "")
 		if p := r.header.Values("RateLimit-Policy"); len(p) > 0 {
