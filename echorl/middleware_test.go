@@ -1,9 +1,7 @@
 package echorl_test
 
 import (
-	"context"
 	"net/http"
-	"slices"
 	"testing"
 
 	"github.com/labstack/echo/v4"
@@ -47,34 +45,15 @@ func TestDenialStopsTheChain(t *testing.T) {
 }
 
 // The request view reports Echo's pattern, parameters and all, and no
-// pattern for a request that matched no route.
+// pattern for a request that matched no route (httpsuite.RoutePatterns).
 func TestRoutePatterns(t *testing.T) {
-	t.Parallel()
-	var routes []string
-	mw, err := echorl.New(ratelimit.WithLimiter(httpsuite.Limiter()), ratelimit.WithPolicy(core.MustParsePolicy("100/1m")),
-		ratelimit.WithKeyFunc(keyfuncs.Compose(keyfuncs.RemoteIP, keyfuncs.Route)),
-		ratelimit.WithRoute("GET", "/users/:id", core.MustParsePolicy("1/1m;name=user")),
-		ratelimit.WithObserver(func(_ context.Context, e ratelimit.Event) { routes = append(routes, e.Request.Route()) }))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := echo.New()
-	e.Use(mw)
-	e.GET("/users/:id", noContent)
-	e.GET("/files/*", noContent)
-	if rec := httpsuite.Do(e, "GET", "/users/7"); rec.Code != http.StatusNoContent || rec.Header().Get("RateLimit-Policy") != `"user";q=1;w=60` {
-		t.Fatalf("/users/7: %d %v", rec.Code, rec.Header())
-	}
-	if rec := httpsuite.Do(e, "GET", "/users/8"); rec.Code != http.StatusTooManyRequests {
-		t.Fatalf("/users/8 shares the route's quota: %d", rec.Code)
-	}
-	httpsuite.Do(e, "GET", "/files/a/b")
-	if rec := httpsuite.Do(e, "GET", "/nowhere"); rec.Code != http.StatusNotFound {
-		t.Fatalf("/nowhere: %d", rec.Code)
-	}
-	if want := []string{"/users/:id", "/users/:id", "/files/*", ""}; !slices.Equal(routes, want) {
-		t.Fatalf("routes %q, want %q", routes, want)
-	}
+	httpsuite.RoutePatterns(t, "/files/*", func(m *ratelimit.Middleware) http.Handler {
+		e := echo.New()
+		e.Use(echorl.Middleware(m))
+		e.GET("/users/:id", noContent)
+		e.GET("/files/*", noContent)
+		return e
+	})
 }
 
 // TestConstructors: New leaks no goroutine and refuses patterns in

@@ -1,9 +1,7 @@
 package ginrl_test
 
 import (
-	"context"
 	"net/http"
-	"slices"
 	"testing"
 
 	"github.com/gin-gonic/gin"
@@ -41,34 +39,15 @@ func TestDenialAbortsTheChain(t *testing.T) {
 }
 
 // The request view reports Gin's pattern, parameters and all, and no
-// pattern for a request that matched no route.
+// pattern for a request that matched no route (httpsuite.RoutePatterns).
 func TestRoutePatterns(t *testing.T) {
-	t.Parallel()
-	var routes []string
-	mw, err := ginrl.New(ratelimit.WithLimiter(httpsuite.Limiter()), ratelimit.WithPolicy(core.MustParsePolicy("100/1m")),
-		ratelimit.WithKeyFunc(keyfuncs.Compose(keyfuncs.RemoteIP, keyfuncs.Route)),
-		ratelimit.WithRoute("GET", "/users/:id", core.MustParsePolicy("1/1m;name=user")),
-		ratelimit.WithObserver(func(_ context.Context, e ratelimit.Event) { routes = append(routes, e.Request.Route()) }))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := gin.New()
-	r.Use(mw)
-	r.GET("/users/:id", func(c *gin.Context) { c.Status(http.StatusNoContent) })
-	r.GET("/files/*path", func(c *gin.Context) { c.Status(http.StatusNoContent) })
-	if rec := httpsuite.Do(r, "GET", "/users/7"); rec.Code != http.StatusNoContent || rec.Header().Get("RateLimit-Policy") != `"user";q=1;w=60` {
-		t.Fatalf("/users/7: %d %v", rec.Code, rec.Header())
-	}
-	if rec := httpsuite.Do(r, "GET", "/users/8"); rec.Code != http.StatusTooManyRequests {
-		t.Fatalf("/users/8 shares the route's quota: %d", rec.Code)
-	}
-	httpsuite.Do(r, "GET", "/files/a/b")
-	if rec := httpsuite.Do(r, "GET", "/nowhere"); rec.Code != http.StatusNotFound {
-		t.Fatalf("/nowhere: %d", rec.Code)
-	}
-	if want := []string{"/users/:id", "/users/:id", "/files/*path", ""}; !slices.Equal(routes, want) {
-		t.Fatalf("routes %q, want %q", routes, want)
-	}
+	httpsuite.RoutePatterns(t, "/files/*path", func(m *ratelimit.Middleware) http.Handler {
+		r := gin.New()
+		r.Use(ginrl.Middleware(m))
+		r.GET("/users/:id", func(c *gin.Context) { c.Status(http.StatusNoContent) })
+		r.GET("/files/*path", func(c *gin.Context) { c.Status(http.StatusNoContent) })
+		return r
+	})
 }
 
 // TestConstructors: New leaks no goroutine and refuses patterns in

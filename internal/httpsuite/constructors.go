@@ -1,8 +1,11 @@
 package httpsuite
 
 import (
+	"context"
 	"errors"
+	"net/http"
 	"runtime"
+	"slices"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -98,4 +101,34 @@ func RunConstructors(t *testing.T, newFn New, c Constructors) {
 			}
 		}
 	})
+}
+
+// RoutePatterns checks that the request view reports the router's pattern,
+// parameters and all, and no pattern for a request no route matched.
+// serve returns the app: m in front of GET /users/:id and GET files (the
+// router's wildcard), both answering 204, and 404 elsewhere.
+func RoutePatterns(t *testing.T, files string, serve func(m *ratelimit.Middleware) http.Handler) {
+	t.Parallel()
+	var routes []string
+	m, err := ratelimit.New(ratelimit.WithLimiter(Limiter()), ratelimit.WithPolicy(core.MustParsePolicy("100/1m")),
+		ratelimit.WithKeyFunc(keyfuncs.Compose(keyfuncs.RemoteIP, keyfuncs.Route)),
+		ratelimit.WithRoute("GET", "/users/:id", core.MustParsePolicy("1/1m;name=user")),
+		ratelimit.WithObserver(func(_ context.Context, e ratelimit.Event) { routes = append(routes, e.Request.Route()) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := serve(m)
+	if rec := Do(h, "GET", "/users/7"); rec.Code != http.StatusNoContent || rec.Header().Get("RateLimit-Policy") != `"user";q=1;w=60` {
+		t.Fatalf("/users/7: %d %v", rec.Code, rec.Header())
+	}
+	if rec := Do(h, "GET", "/users/8"); rec.Code != http.StatusTooManyRequests {
+		t.Fatalf("/users/8 shares the route's quota: %d", rec.Code)
+	}
+	Do(h, "GET", "/files/a/b")
+	if rec := Do(h, "GET", "/nowhere"); rec.Code != http.StatusNotFound {
+		t.Fatalf("/nowhere: %d", rec.Code)
+	}
+	if want := []string{"/users/:id", "/users/:id", files, ""}; !slices.Equal(routes, want) {
+		t.Fatalf("routes %q, want %q", routes, want)
+	}
 }
