@@ -15,8 +15,6 @@ import (
 // adapter builds Echo servers for the HTTP conformance suite.
 type adapter struct{}
 
-func (adapter) Name() string { return "echo" }
-
 func (adapter) Native(r keyfuncs.Request) (string, bool) {
 	if c := echorl.Context(r); c != nil {
 		return c.Request().Header.Get(httpsuite.NativeHeader), true

@@ -15,8 +15,6 @@ import (
 // adapter builds Fiber apps for the HTTP conformance suite.
 type adapter struct{}
 
-func (adapter) Name() string { return "fiber" }
-
 func (adapter) Native(r keyfuncs.Request) (string, bool) {
 	if c := fiberrl.Ctx(r); c != nil {
 		return c.Get(httpsuite.NativeHeader), true

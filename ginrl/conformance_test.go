@@ -16,8 +16,6 @@ func init() { gin.SetMode(gin.ReleaseMode) }
 // adapter builds Gin engines for the HTTP conformance suite.
 type adapter struct{}
 
-func (adapter) Name() string { return "gin" }
-
 func (adapter) Native(r keyfuncs.Request) (string, bool) {
 	if c := ginrl.Context(r); c != nil {
 		return c.GetHeader(httpsuite.NativeHeader), true

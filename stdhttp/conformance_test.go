@@ -15,8 +15,6 @@ import (
 // the suite's routes, the global middleware wrapped around the mux.
 type stdAdapter struct{}
 
-func (stdAdapter) Name() string { return "stdhttp" }
-
 func (stdAdapter) Native(r keyfuncs.Request) (string, bool) {
 	if req := stdhttp.Request(r); req != nil {
 		return req.Header.Get(httpsuite.NativeHeader), true

@@ -103,8 +103,6 @@ const UserHeader = "X-Test-User"
 
 // Adapter builds apps of one framework for the suite.
 type Adapter interface {
-	// Name names the framework in test output.
-	Name() string
 	// Handler returns an app serving Routes with the middleware of s, as an
 	// http.Handler (Fiber through its net/http adaptor). Requests reach it
 	// with RemoteAddr and headers exactly as the suite sets them.

@@ -47,7 +47,7 @@ func Run(t *testing.T, a Adapter) {
 		{"NativeRequest", testNative},
 	}
 	for _, tc := range tests {
-		t.Run(a.Name()+"/"+tc.name, func(t *testing.T) { tc.fn(t, newEnv(t, a)) })
+		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newEnv(t, a)) })
 	}
 }
 
