@@ -59,9 +59,8 @@ func TestRoutePatterns(t *testing.T) {
 // TestConstructors: New leaks no goroutine and refuses patterns in
 // net/http's syntax.
 func TestConstructors(t *testing.T) {
-	httpsuite.RunConstructors(t, func(opts ...ratelimit.Option) (any, error) { return echorl.New(opts...) }, httpsuite.Constructors{
-		Route:      func(m *ratelimit.Middleware, ps ...core.Policy) any { return echorl.Route(m, ps...) },
-		Middleware: func(m *ratelimit.Middleware) any { return echorl.Middleware(m) },
+	httpsuite.RunConstructors(t, httpsuite.Constructors[echo.MiddlewareFunc]{
+		New: echorl.New, Route: echorl.Route, Middleware: echorl.Middleware,
 		CheckServed: func(m *ratelimit.Middleware) error {
 			e := echo.New()
 			e.POST("/login", func(echo.Context) error { return nil })

@@ -401,9 +401,8 @@ func TestRequestContext(t *testing.T) {
 // TestConstructors: New leaks no goroutine and refuses patterns in
 // net/http's syntax.
 func TestConstructors(t *testing.T) {
-	httpsuite.RunConstructors(t, func(opts ...ratelimit.Option) (any, error) { return fiberrl.New(opts...) }, httpsuite.Constructors{
-		Route:      func(m *ratelimit.Middleware, ps ...core.Policy) any { return fiberrl.Route(m, ps...) },
-		Middleware: func(m *ratelimit.Middleware) any { return fiberrl.Middleware(m) },
+	httpsuite.RunConstructors(t, httpsuite.Constructors[fiber.Handler]{
+		New: fiberrl.New, Route: fiberrl.Route, Middleware: fiberrl.Middleware,
 		CheckServed: func(m *ratelimit.Middleware) error {
 			app := fiber.New()
 			app.Post("/login", func(*fiber.Ctx) error { return nil })

@@ -53,9 +53,8 @@ func TestRoutePatterns(t *testing.T) {
 // TestConstructors: New leaks no goroutine and refuses patterns in
 // net/http's syntax.
 func TestConstructors(t *testing.T) {
-	httpsuite.RunConstructors(t, func(opts ...ratelimit.Option) (any, error) { return ginrl.New(opts...) }, httpsuite.Constructors{
-		Route:      func(m *ratelimit.Middleware, ps ...core.Policy) any { return ginrl.Route(m, ps...) },
-		Middleware: func(m *ratelimit.Middleware) any { return ginrl.Middleware(m) },
+	httpsuite.RunConstructors(t, httpsuite.Constructors[gin.HandlerFunc]{
+		New: ginrl.New, Route: ginrl.Route, Middleware: ginrl.Middleware,
 		CheckServed: func(m *ratelimit.Middleware) error {
 			r := gin.New()
 			r.POST("/login", func(*gin.Context) {})

@@ -15,20 +15,18 @@ import (
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
 
-// New is an adapter's New, its handler type erased.
-type New func(opts ...ratelimit.Option) (any, error)
-
-// Constructors are an adapter's Route and Middleware, their handler types
-// erased.
-type Constructors struct {
-	Route      func(m *ratelimit.Middleware, policies ...core.Policy) any
-	Middleware func(m *ratelimit.Middleware) any
+// Constructors are an adapter's New, Route and Middleware, which build its
+// handler type H.
+type Constructors[H any] struct {
+	New        func(opts ...ratelimit.Option) (H, error)
+	Route      func(m *ratelimit.Middleware, policies ...core.Policy) H
+	Middleware func(m *ratelimit.Middleware) H
 	// CheckServed is the adapter's CheckPatterns given the route list of a
 	// router serving POST /login alone.
 	CheckServed func(m *ratelimit.Middleware) error
 }
 
-// RunConstructors checks an adapter's New as the README shows it: 100 calls,
+// RunConstructors checks c.New as the README shows it: 100 calls,
 // never closed, leave no goroutine behind (the default memory store has no
 // sweeper), a route pattern in net/http's syntax, which the adapter's
 // framework never reports, is refused with a *ratelimit.RouteError, and so is
@@ -39,12 +37,12 @@ type Constructors struct {
 // refuses a route table entry no route serves.
 // It counts the process's goroutines, so the test calling it must not be
 // parallel.
-func RunConstructors(t *testing.T, newFn New, c Constructors) {
+func RunConstructors[H any](t *testing.T, c Constructors[H]) {
 	t.Run("NoGoroutine", func(t *testing.T) {
 		existing := goleak.IgnoreCurrent()
-		var keep []any
+		var keep []H
 		for range 100 {
-			h, err := newFn(ratelimit.WithKeyFunc(keyfuncs.RemoteIP), ratelimit.WithPolicy(core.MustParsePolicy("100/1m;name=api")))
+			h, err := c.New(ratelimit.WithKeyFunc(keyfuncs.RemoteIP), ratelimit.WithPolicy(core.MustParsePolicy("100/1m;name=api")))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -56,12 +54,12 @@ func RunConstructors(t *testing.T, newFn New, c Constructors) {
 		runtime.KeepAlive(keep)
 	})
 	t.Run("NoKeyFunc", func(t *testing.T) {
-		if _, err := newFn(ratelimit.WithPolicy(core.MustParsePolicy("1/1s"))); !errors.Is(err, ratelimit.ErrInvalidConfig) {
+		if _, err := c.New(ratelimit.WithPolicy(core.MustParsePolicy("1/1s"))); !errors.Is(err, ratelimit.ErrInvalidConfig) {
 			t.Fatalf("New without a key function: %v, want ErrInvalidConfig", err)
 		}
 	})
 	t.Run("ForeignPatterns", func(t *testing.T) {
-		_, err := newFn(ratelimit.WithKeyFunc(keyfuncs.RemoteIP), ratelimit.WithRoute("GET", "/users/{id}", core.MustParsePolicy("1/1m")))
+		_, err := c.New(ratelimit.WithKeyFunc(keyfuncs.RemoteIP), ratelimit.WithRoute("GET", "/users/{id}", core.MustParsePolicy("1/1m")))
 		var re *ratelimit.RouteError
 		if !errors.As(err, &re) || !errors.Is(err, ratelimit.ErrInvalidConfig) || re.Pattern != "/users/{id}" {
 			t.Fatalf("New = %v, want a *ratelimit.RouteError for /users/{id}", err)
