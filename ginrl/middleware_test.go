@@ -7,35 +7,19 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/ratelimit-go/ratelimit"
-	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/ginrl"
 	"github.com/ratelimit-go/ratelimit/internal/httpsuite"
-	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
 
 // A denied request aborts the chain: neither later middleware nor the
 // handler runs.
-func TestDenialAbortsTheChain(t *testing.T) {
-	t.Parallel()
-	mw, err := ginrl.New(ratelimit.WithLimiter(httpsuite.Limiter()), ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
-		ratelimit.WithPolicy(core.MustParsePolicy("1/1m;name=p")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var later, handled int
-	r := gin.New()
-	r.Use(mw, func(*gin.Context) { later++ })
-	r.GET("/", func(c *gin.Context) { handled++; c.Status(http.StatusNoContent) })
-	if rec := httpsuite.Do(r, "GET", "/"); rec.Code != http.StatusNoContent {
-		t.Fatalf("first: %d", rec.Code)
-	}
-	rec := httpsuite.Do(r, "GET", "/")
-	if rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") != "60" {
-		t.Fatalf("second: %d %v", rec.Code, rec.Header())
-	}
-	if later != 1 || handled != 1 {
-		t.Fatalf("later middleware ran %d times, handler %d times; want 1 and 1", later, handled)
-	}
+func TestDenialStopsTheChain(t *testing.T) {
+	httpsuite.DenialStopsTheChain(t, ginrl.New, func(mw gin.HandlerFunc, c *httpsuite.Chain) http.Handler {
+		r := gin.New()
+		r.Use(mw, func(*gin.Context) { c.Later++ })
+		r.GET("/", func(ctx *gin.Context) { c.Handled++; ctx.Status(http.StatusNoContent) })
+		return r
+	})
 }
 
 // The request view reports Gin's pattern, parameters and all, and no

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/internal/fields"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 )
 
@@ -128,5 +129,36 @@ func RoutePatterns(t *testing.T, files string, serve func(m *ratelimit.Middlewar
 	}
 	if want := []string{"/users/:id", "/users/:id", files, ""}; !slices.Equal(routes, want) {
 		t.Fatalf("routes %q, want %q", routes, want)
+	}
+}
+
+// Chain counts what a request reached past the rate limiter: later
+// middleware, the handler, and the framework's error handler.
+type Chain struct{ Later, Handled, Errors int }
+
+// DenialStopsTheChain checks that a denied request reaches neither later
+// middleware, nor the handler, nor the framework's error handler: its 429
+// is complete. serve returns the app: mw, then a middleware counting
+// c.Later, then GET / counting c.Handled and answering 204, with an error
+// handler counting c.Errors where the framework has one.
+func DenialStopsTheChain[H any](t *testing.T, newMW func(opts ...ratelimit.Option) (H, error), serve func(mw H, c *Chain) http.Handler) {
+	t.Parallel()
+	mw, err := newMW(ratelimit.WithLimiter(Limiter()), ratelimit.WithKeyFunc(keyfuncs.RemoteIP),
+		ratelimit.WithPolicy(core.MustParsePolicy("1/1m;name=p")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c Chain
+	h := serve(mw, &c)
+	if rec := Do(h, "GET", "/"); rec.Code != http.StatusNoContent {
+		t.Fatalf("first: %d", rec.Code)
+	}
+	rec := Do(h, "GET", "/")
+	if rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") != "60" ||
+		rec.Header().Get("Content-Type") != fields.ContentTypeProblem || rec.Header().Get("X-Content-Type-Options") != "nosniff" {
+		t.Fatalf("second: %d %v", rec.Code, rec.Header())
+	}
+	if c != (Chain{Later: 1, Handled: 1}) {
+		t.Fatalf("later middleware ran %d times, handler %d, error handler %d; want 1, 1, 0", c.Later, c.Handled, c.Errors)
 	}
 }
