@@ -27,17 +27,16 @@ type Constructors[H any] struct {
 	CheckServed func(m *ratelimit.Middleware) error
 }
 
-// RunConstructors checks c.New as the README shows it: 100 calls,
-// never closed, leave no goroutine behind (the default memory store has no
-// sweeper), a route pattern in net/http's syntax, which the adapter's
-// framework never reports, is refused with a *ratelimit.RouteError, and so is
-// a Middleware without a key function, with ratelimit.ErrInvalidConfig; and
-// that c's Route and Middleware panic with the typed error on an invalid
-// policy, a route without a policy and a nil Middleware, as routes are
-// wired at start-up; and that CheckPatterns, given the router's routes,
-// refuses a route table entry no route serves.
-// It counts the process's goroutines, so the test calling it must not be
-// parallel.
+// RunConstructors checks c.New as the README shows it: 100 calls, never
+// closed, leave no goroutine behind (the default memory store has no
+// sweeper); a route pattern in net/http's syntax, which the adapter's
+// framework never reports, is refused with a *ratelimit.RouteError, and a
+// Middleware without a key function with ratelimit.ErrInvalidConfig. It
+// checks that c.Route and c.Middleware panic with the typed error on an
+// invalid policy, a route without a policy and a nil Middleware, as routes
+// are wired at start-up, and that c.CheckServed refuses a route table entry
+// no route serves. It counts the process's goroutines, so the test calling
+// it must not be parallel.
 func RunConstructors[H any](t *testing.T, c Constructors[H]) {
 	t.Run("NoGoroutine", func(t *testing.T) {
 		existing := goleak.IgnoreCurrent()
