@@ -22,26 +22,11 @@ import (
 	"github.com/ratelimit-go/ratelimit/core/resilient"
 	"github.com/ratelimit-go/ratelimit/internal/fields"
 	"github.com/ratelimit-go/ratelimit/internal/must"
+	"github.com/ratelimit-go/ratelimit/internal/sink"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 	"github.com/ratelimit-go/ratelimit/keyfuncs/keyfuncstest"
 	"github.com/ratelimit-go/ratelimit/stdhttp"
 )
-
-// recorder is a adapter.Response that remembers what was written.
-type recorder struct {
-	h      http.Header
-	status int
-	ct     string
-	body   []byte
-}
-
-func newRecorder() *recorder { return &recorder{h: http.Header{}} }
-
-func (r *recorder) SetHeader(name, value string) { r.h[name] = []string{value} }
-func (r *recorder) Write(status int, ct string, body []byte) error {
-	r.status, r.ct, r.body = status, ct, append([]byte(nil), body...)
-	return nil
-}
 
 var t0 = time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC)
 
@@ -126,47 +111,47 @@ func TestAllowThenDenyThenRecover(t *testing.T) {
 	clk.Set(t0.Add(3 * time.Second)) // 7 s left in the window
 
 	for i, wantR := range []string{`"api";r=1;t=7`, `"api";r=0;t=7`} {
-		rec := newRecorder()
+		rec := sink.NewRecorder()
 		if v := m.Handle(context.Background(), req("GET", "/", "k"), rec, nil); !v {
 			t.Fatalf("request %d: %v", i, v)
 		}
-		if got := rec.h.Get("Ratelimit"); got != wantR {
+		if got := rec.H.Get("Ratelimit"); got != wantR {
 			t.Errorf("request %d: RateLimit %q, want %q", i, got, wantR)
 		}
-		if got := rec.h.Get("Ratelimit-Policy"); got != `"api";q=2;w=10` {
+		if got := rec.H.Get("Ratelimit-Policy"); got != `"api";q=2;w=10` {
 			t.Errorf("RateLimit-Policy %q", got)
 		}
-		if rec.status != 0 {
-			t.Errorf("allowed request written: %d", rec.status)
+		if rec.Status != 0 {
+			t.Errorf("allowed request written: %d", rec.Status)
 		}
 	}
 	clk.Advance(500 * time.Millisecond) // 6.5 s left: rounds up to 7
-	rec := newRecorder()
+	rec := sink.NewRecorder()
 	if v := m.Handle(context.Background(), req("GET", "/", "k"), rec, nil); v {
 		t.Fatal("third request not denied")
 	}
-	if rec.status != 429 || rec.ct != fields.ContentTypeProblem {
-		t.Fatalf("status %d, content type %q", rec.status, rec.ct)
+	if rec.Status != 429 || rec.ContentType != fields.ContentTypeProblem {
+		t.Fatalf("status %d, content type %q", rec.Status, rec.ContentType)
 	}
-	if got := rec.h.Get("Retry-After"); got != "7" || rec.h.Get("Ratelimit") != `"api";r=0;t=7` {
-		t.Errorf("Retry-After %q, RateLimit %q", got, rec.h.Get("Ratelimit"))
+	if got := rec.H.Get("Retry-After"); got != "7" || rec.H.Get("Ratelimit") != `"api";r=0;t=7` {
+		t.Errorf("Retry-After %q, RateLimit %q", got, rec.H.Get("Ratelimit"))
 	}
 	var doc map[string]any
-	if err := json.Unmarshal(rec.body, &doc); err != nil {
+	if err := json.Unmarshal(rec.Body, &doc); err != nil {
 		t.Fatal(err)
 	}
 	if doc["type"] != fields.ProblemTypeQuotaExceeded || doc["status"] != float64(429) {
-		t.Errorf("problem %s", rec.body)
+		t.Errorf("problem %s", rec.Body)
 	}
 	if v, _ := doc["violated-policies"].([]any); len(v) != 1 || v[0] != "api" {
 		t.Errorf("violated-policies %v", doc["violated-policies"])
 	}
 	// Another key is independent.
-	if v := m.Handle(context.Background(), req("GET", "/", "other"), newRecorder(), nil); !v {
+	if v := m.Handle(context.Background(), req("GET", "/", "other"), sink.NewRecorder(), nil); !v {
 		t.Error("other key denied")
 	}
 	clk.Advance(6500 * time.Millisecond)
-	if v := m.Handle(context.Background(), req("GET", "/", "k"), newRecorder(), nil); !v {
+	if v := m.Handle(context.Background(), req("GET", "/", "k"), sink.NewRecorder(), nil); !v {
 		t.Error("not admitted after Retry-After")
 	}
 }
@@ -179,27 +164,27 @@ func TestMultiPolicyIsAtomic(t *testing.T) {
 	m := keyed(t, lim, ratelimit.WithPolicy(perSec, perMin))
 	ctx := context.Background()
 	for i := range 2 {
-		if !m.Handle(ctx, req("GET", "/", "k"), newRecorder(), nil) {
+		if !m.Handle(ctx, req("GET", "/", "k"), sink.NewRecorder(), nil) {
 			t.Fatalf("request %d denied", i)
 		}
 	}
-	rec := newRecorder()
+	rec := sink.NewRecorder()
 	if m.Handle(ctx, req("GET", "/", "k"), rec, nil) {
 		t.Fatal("third request in one second admitted")
 	}
 	// The per-second denial consumed nothing from the per-minute quota.
-	if got := rec.h.Get("Ratelimit"); got != `"second";r=0;t=1, "minute";r=1;t=60` {
+	if got := rec.H.Get("Ratelimit"); got != `"second";r=0;t=1, "minute";r=1;t=60` {
 		t.Errorf("RateLimit %q", got)
 	}
-	if !strings.Contains(string(rec.body), `"violated-policies":["second"]`) {
-		t.Errorf("body %s", rec.body)
+	if !strings.Contains(string(rec.Body), `"violated-policies":["second"]`) {
+		t.Errorf("body %s", rec.Body)
 	}
 	clk.Advance(time.Second)
-	rec = newRecorder()
+	rec = sink.NewRecorder()
 	if !m.Handle(ctx, req("GET", "/", "k"), rec, nil) {
 		t.Fatal("denied after the second passed")
 	}
-	if got := rec.h.Get("Ratelimit"); got != `"second";r=1;t=1, "minute";r=0;t=59` {
+	if got := rec.H.Get("Ratelimit"); got != `"second";r=1;t=1, "minute";r=0;t=59` {
 		t.Errorf("RateLimit %q", got)
 	}
 }
@@ -214,7 +199,7 @@ func checkedPolicies(t *testing.T, m *ratelimit.Middleware, method, route string
 	if err != nil {
 		t.Fatal(err)
 	}
-	probe.Handle(context.Background(), req(method, route, "probe "+method+" "+route), newRecorder(), nil)
+	probe.Handle(context.Background(), req(method, route, "probe "+method+" "+route), sink.NewRecorder(), nil)
 	return got
 }
 
@@ -248,18 +233,18 @@ func TestRouteTable(t *testing.T) {
 		}
 	}
 	ctx := context.Background()
-	if !m.Handle(ctx, req("POST", "/login", "k"), newRecorder(), nil) {
+	if !m.Handle(ctx, req("POST", "/login", "k"), sink.NewRecorder(), nil) {
 		t.Fatal("first login denied")
 	}
-	if m.Handle(ctx, req("POST", "/login", "k"), newRecorder(), nil) {
+	if m.Handle(ctx, req("POST", "/login", "k"), sink.NewRecorder(), nil) {
 		t.Fatal("second login admitted")
 	}
-	rec := newRecorder()
+	rec := sink.NewRecorder()
 	if !m.Handle(ctx, req("GET", "/home", "k"), rec, nil) {
 		t.Fatal("home denied")
 	}
 	// The admitted login counted against the shared global quota, the denied one did not.
-	if got := rec.h.Get("Ratelimit"); got != `"global";r=98;t=2` {
+	if got := rec.H.Get("Ratelimit"); got != `"global";r=98;t=2` {
 		t.Errorf("RateLimit %q", got)
 	}
 }
@@ -271,17 +256,17 @@ func TestRouteOnlyLimitsListedRoutes(t *testing.T) {
 	m := keyed(t, lim,
 		ratelimit.WithRoute("POST", "/login", core.MustParsePolicy("1/1m")),
 		ratelimit.WithObserver(func(_ context.Context, e ratelimit.Event) { seen = append(seen, e.Outcome) }))
-	rec := newRecorder()
+	rec := sink.NewRecorder()
 	for range 3 {
 		if !m.Handle(context.Background(), req("GET", "/", "k"), rec, nil) {
 			t.Fatal("unlisted route limited")
 		}
 	}
-	if len(rec.h) != 0 || len(seen) != 3 || seen[0] != ratelimit.OutcomeSkipped {
-		t.Errorf("headers %v, outcomes %v", rec.h, seen)
+	if len(rec.H) != 0 || len(seen) != 3 || seen[0] != ratelimit.OutcomeSkipped {
+		t.Errorf("headers %v, outcomes %v", rec.H, seen)
 	}
 	m.Handle(context.Background(), req("POST", "/login", "k"), rec, nil)
-	if got := rec.h.Get("Ratelimit"); got != `"1/1m";r=0;t=60` {
+	if got := rec.H.Get("Ratelimit"); got != `"1/1m";r=0;t=60` {
 		t.Errorf("generated name: RateLimit %q", got)
 	}
 }
@@ -298,8 +283,8 @@ func TestDerivedRouteMiddleware(t *testing.T) {
 	if rm.CheckPatterns(func(string, string) string { return "a route table" }) != nil {
 		t.Error("route middleware keeps the route table")
 	}
-	if !rm.Handle(context.Background(), req("GET", "/x", "k"), newRecorder(), nil) ||
-		rm.Handle(context.Background(), req("GET", "/x", "k"), newRecorder(), nil) {
+	if !rm.Handle(context.Background(), req("GET", "/x", "k"), sink.NewRecorder(), nil) ||
+		rm.Handle(context.Background(), req("GET", "/x", "k"), sink.NewRecorder(), nil) {
 		t.Error("route middleware does not apply its own policy")
 	}
 	if d, err := lim.Peek(context.Background(), "k", core.MustParsePolicy("1/1m;name=strict")); err != nil || d.Remaining != 0 {
@@ -330,9 +315,9 @@ func TestSkipRules(t *testing.T) {
 		}))
 	for _, r := range []*keyfuncstest.Request{req("GET", "/healthz", "k"), req("GET", "/", "internal"), req("OPTIONS", "/", "k")} {
 		for range 3 {
-			rec := newRecorder()
-			if !m.Handle(context.Background(), r, rec, nil) || len(rec.h) != 0 {
-				t.Fatalf("%s %s %s: limited or headers %v", r.Verb, r.URLPath, r.Header("X-Key"), rec.h)
+			rec := sink.NewRecorder()
+			if !m.Handle(context.Background(), r, rec, nil) || len(rec.H) != 0 {
+				t.Fatalf("%s %s %s: limited or headers %v", r.Verb, r.URLPath, r.Header("X-Key"), rec.H)
 			}
 		}
 	}
@@ -344,12 +329,12 @@ func TestMissingKeyRefused(t *testing.T) {
 	var got ratelimit.Event
 	m := keyed(t, lim, ratelimit.WithPolicy(core.MustParsePolicy("1/1m")),
 		ratelimit.WithObserver(func(_ context.Context, e ratelimit.Event) { got = e }))
-	rec := newRecorder()
+	rec := sink.NewRecorder()
 	if m.Handle(context.Background(), req("GET", "/", ""), rec, nil) {
 		t.Fatal("missing key admitted")
 	}
-	if rec.status != 401 || !strings.Contains(string(rec.body), "header X-Key") {
-		t.Errorf("status %d body %s", rec.status, rec.body)
+	if rec.Status != 401 || !strings.Contains(string(rec.Body), "header X-Key") {
+		t.Errorf("status %d body %s", rec.Status, rec.Body)
 	}
 	if got.Outcome != ratelimit.OutcomeRefused {
 		t.Errorf("outcome %v", got.Outcome)
@@ -362,13 +347,13 @@ func TestUnusableKeyAndCost(t *testing.T) {
 	long := strings.Repeat("k", core.MaxKeyLen+1)
 	m := keyed(t, lim, ratelimit.WithPolicy(core.MustParsePolicy("5/1m")),
 		ratelimit.WithCost(func(r keyfuncs.Request) int { return len(r.Path()) }))
-	rec := newRecorder()
-	if m.Handle(context.Background(), req("GET", "/", long), rec, nil) || rec.status != 400 {
-		t.Errorf("over-long key: status %d", rec.status)
+	rec := sink.NewRecorder()
+	if m.Handle(context.Background(), req("GET", "/", long), rec, nil) || rec.Status != 400 {
+		t.Errorf("over-long key: status %d", rec.Status)
 	}
-	rec = newRecorder()
-	if m.Handle(context.Background(), req("GET", "/123456", "k"), rec, nil) || rec.status != 413 {
-		t.Errorf("cost above capacity: status %d", rec.status)
+	rec = sink.NewRecorder()
+	if m.Handle(context.Background(), req("GET", "/123456", "k"), rec, nil) || rec.Status != 413 {
+		t.Errorf("cost above capacity: status %d", rec.Status)
 	}
 }
 
@@ -388,15 +373,15 @@ func TestFailureModes(t *testing.T) {
 			var ev ratelimit.Event
 			m := keyed(t, lim, ratelimit.WithPolicy(core.MustParsePolicy("1/1m")),
 				ratelimit.WithFailureMode(c.mode), ratelimit.WithObserver(func(_ context.Context, e ratelimit.Event) { ev = e }))
-			rec := newRecorder()
+			rec := sink.NewRecorder()
 			if v := m.Handle(context.Background(), req("GET", "/", "k"), rec, nil); v != c.verdict {
 				t.Fatalf("verdict %v", v)
 			}
-			if rec.status != c.status || len(rec.h) != 0 {
-				t.Errorf("status %d headers %v", rec.status, rec.h)
+			if rec.Status != c.status || len(rec.H) != 0 {
+				t.Errorf("status %d headers %v", rec.Status, rec.H)
 			}
-			if strings.Contains(string(rec.body), "secret") || strings.Contains(string(rec.body), "10.1.2.3") {
-				t.Errorf("internal error text in body: %s", rec.body)
+			if strings.Contains(string(rec.Body), "secret") || strings.Contains(string(rec.Body), "10.1.2.3") {
+				t.Errorf("internal error text in body: %s", rec.Body)
 			}
 			if ev.Outcome != c.outcome || !errors.Is(ev.Err, errSecret) {
 				t.Errorf("event %v %v", ev.Outcome, ev.Err)
@@ -421,9 +406,9 @@ func TestCallerFunctionErrorIs500(t *testing.T) {
 			var ev ratelimit.Event
 			m := mustNew(t, append(opts, ratelimit.WithLimiter(lim), ratelimit.WithPolicy(core.MustParsePolicy("1/1m")), ratelimit.WithFailureMode(mode),
 				ratelimit.WithObserver(func(_ context.Context, e ratelimit.Event) { ev = e }))...)
-			rec := newRecorder()
-			if m.Handle(context.Background(), req("GET", "/", "k"), rec, nil) || rec.status != 500 || strings.Contains(string(rec.body), "secret") {
-				t.Errorf("%s, fail %v: status %d body %s", name, mode, rec.status, rec.body)
+			rec := sink.NewRecorder()
+			if m.Handle(context.Background(), req("GET", "/", "k"), rec, nil) || rec.Status != 500 || strings.Contains(string(rec.Body), "secret") {
+				t.Errorf("%s, fail %v: status %d body %s", name, mode, rec.Status, rec.Body)
 			}
 			if ev.Outcome != ratelimit.OutcomeRefused || ev.Err == nil {
 				t.Errorf("%s, fail %v: event %v %v", name, mode, ev.Outcome, ev.Err)
@@ -440,11 +425,11 @@ func TestCustomHandlers(t *testing.T) {
 		ratelimit.WithDeniedHandler(func(_ keyfuncs.Request, res adapter.Response, r core.Result) error {
 			return res.Write(http.StatusServiceUnavailable, "text/plain", []byte("slow down: "+r.Policies[r.Binding].Name))
 		}))
-	m.Handle(context.Background(), req("GET", "/", "k"), newRecorder(), nil)
-	rec := newRecorder()
+	m.Handle(context.Background(), req("GET", "/", "k"), sink.NewRecorder(), nil)
+	rec := sink.NewRecorder()
 	m.Handle(context.Background(), req("GET", "/", "k"), rec, nil)
-	if rec.status != 503 || string(rec.body) != "slow down: p" || rec.h.Get("Retry-After") != "60" || rec.h.Get("X-Ratelimit-Remaining") != "0" {
-		t.Errorf("status %d body %q headers %v", rec.status, rec.body, rec.h)
+	if rec.Status != 503 || string(rec.Body) != "slow down: p" || rec.H.Get("Retry-After") != "60" || rec.H.Get("X-Ratelimit-Remaining") != "0" {
+		t.Errorf("status %d body %q headers %v", rec.Status, rec.Body, rec.H)
 	}
 }
 
@@ -456,7 +441,7 @@ func TestShapingHoldsLeakyBucketRequests(t *testing.T) {
 		ratelimit.WithPolicy(core.MustParsePolicy("10/1s;burst=5;algorithm=leaky_bucket")),
 		ratelimit.WithShaping(func(_ context.Context, d time.Duration) error { waited = append(waited, d); return nil }))
 	for range 3 {
-		if !m.Handle(context.Background(), req("GET", "/", "k"), newRecorder(), nil) {
+		if !m.Handle(context.Background(), req("GET", "/", "k"), sink.NewRecorder(), nil) {
 			t.Fatal("denied")
 		}
 	}
@@ -464,7 +449,7 @@ func TestShapingHoldsLeakyBucketRequests(t *testing.T) {
 		t.Errorf("no shaping delay: %v", waited)
 	}
 	m2, _ := m.With(ratelimit.WithShaping(func(ctx context.Context, d time.Duration) error { return context.Canceled }))
-	if m2.Handle(context.Background(), req("GET", "/", "k"), newRecorder(), nil) {
+	if m2.Handle(context.Background(), req("GET", "/", "k"), sink.NewRecorder(), nil) {
 		t.Error("a cancelled wait must end the request")
 	}
 }
@@ -472,8 +457,8 @@ func TestShapingHoldsLeakyBucketRequests(t *testing.T) {
 func TestDefaultLimiterWorks(t *testing.T) {
 	t.Parallel()
 	m := mustNew(t, ratelimit.WithKeyFunc(byHeader), ratelimit.WithPolicy(core.MustParsePolicy("1/1h")))
-	if !m.Handle(context.Background(), req("GET", "/", "k"), newRecorder(), nil) ||
-		m.Handle(context.Background(), req("GET", "/", "k"), newRecorder(), nil) {
+	if !m.Handle(context.Background(), req("GET", "/", "k"), sink.NewRecorder(), nil) ||
+		m.Handle(context.Background(), req("GET", "/", "k"), sink.NewRecorder(), nil) {
 		t.Error("default memory limiter does not limit")
 	}
 }
@@ -488,7 +473,7 @@ func TestConcurrentHandleCountsExactly(t *testing.T) {
 	for range 8 {
 		wg.Go(func() {
 			for range 20 {
-				if m.Handle(context.Background(), req("GET", "/", "k"), newRecorder(), nil) {
+				if m.Handle(context.Background(), req("GET", "/", "k"), sink.NewRecorder(), nil) {
 					mu.Lock()
 					allowed++
 					mu.Unlock()
@@ -508,14 +493,14 @@ func TestHandlersThatWriteNothingStillRefuse(t *testing.T) {
 	m := keyed(t, lim, ratelimit.WithPolicy(core.MustParsePolicy("1/1m")),
 		ratelimit.WithDeniedHandler(func(keyfuncs.Request, adapter.Response, core.Result) error { return nil }),
 		ratelimit.WithErrorHandler(func(keyfuncs.Request, adapter.Response, int, error) error { return nil }))
-	m.Handle(context.Background(), req("GET", "/", "k"), newRecorder(), nil)
-	rec := newRecorder()
-	if m.Handle(context.Background(), req("GET", "/", "k"), rec, nil) || rec.status != 429 {
-		t.Errorf("denied: status %d", rec.status)
+	m.Handle(context.Background(), req("GET", "/", "k"), sink.NewRecorder(), nil)
+	rec := sink.NewRecorder()
+	if m.Handle(context.Background(), req("GET", "/", "k"), rec, nil) || rec.Status != 429 {
+		t.Errorf("denied: status %d", rec.Status)
 	}
-	rec = newRecorder()
-	if m.Handle(context.Background(), req("GET", "/", ""), rec, nil) || rec.status != 401 {
-		t.Errorf("missing key: status %d", rec.status)
+	rec = sink.NewRecorder()
+	if m.Handle(context.Background(), req("GET", "/", ""), rec, nil) || rec.Status != 401 {
+		t.Errorf("missing key: status %d", rec.Status)
 	}
 }
 
@@ -529,9 +514,9 @@ func TestWithAlgorithm(t *testing.T) {
 		t.Fatalf("policies %v", ps)
 	}
 	clk.Advance(4 * time.Second) // a fixed window has 6 s left; GCRA would say 5 s
-	rec := newRecorder()
+	rec := sink.NewRecorder()
 	m.Handle(context.Background(), req("GET", "/", "k"), rec, nil)
-	if got := rec.h.Get("Ratelimit"); !strings.HasPrefix(got, `"fw";r=1;t=6`) {
+	if got := rec.H.Get("Ratelimit"); !strings.HasPrefix(got, `"fw";r=1;t=6`) {
 		t.Errorf("RateLimit %q", got)
 	}
 	if _, err := ratelimit.New(ratelimit.WithKeyFunc(byHeader), ratelimit.WithAlgorithm("bogus")); !errors.Is(err, ratelimit.ErrInvalidConfig) {
@@ -553,9 +538,9 @@ func TestDefaultStoreIsBounded(t *testing.T) {
 		}
 	}
 	for key, want := range map[string]int{"new": http.StatusServiceUnavailable, "k7": http.StatusTooManyRequests} {
-		rec := newRecorder()
-		if m.Handle(ctx, req("GET", "/", key), rec, nil) || rec.status != want {
-			t.Errorf("key %q with a million states held: status %d, want %d", key, rec.status, want)
+		rec := sink.NewRecorder()
+		if m.Handle(ctx, req("GET", "/", key), rec, nil) || rec.Status != want {
+			t.Errorf("key %q with a million states held: status %d, want %d", key, rec.Status, want)
 		}
 	}
 }
@@ -585,20 +570,20 @@ func FuzzMiddleware(f *testing.F) {
 		r := keyfuncstest.New("192.0.2.1:1")
 		r.Verb, r.Pattern = "POST", route
 		for range 4 {
-			rec := newRecorder()
+			rec := sink.NewRecorder()
 			v := m.Handle(context.Background(), r, rec, nil)
 			switch {
-			case v && rec.status == 0:
-			case !v && rec.status == 429:
-				if rec.h.Get("Retry-After") == "" || rec.h.Get("Retry-After") == "0" {
-					t.Fatalf("429 without a positive Retry-After: %v", rec.h)
+			case v && rec.Status == 0:
+			case !v && rec.Status == 429:
+				if rec.H.Get("Retry-After") == "" || rec.H.Get("Retry-After") == "0" {
+					t.Fatalf("429 without a positive Retry-After: %v", rec.H)
 				}
-			case !v && rec.status >= 400 && rec.status < 500:
-			case !v && rec.status == 500 && cost < 0:
+			case !v && rec.Status >= 400 && rec.Status < 500:
+			case !v && rec.Status == 500 && cost < 0:
 			default:
-				t.Fatalf("verdict %v status %d", v, rec.status)
+				t.Fatalf("verdict %v status %d", v, rec.Status)
 			}
-			for k, vs := range rec.h {
+			for k, vs := range rec.H {
 				for _, s := range vs {
 					if strings.ContainsAny(s, "\r\n\x00") {
 						t.Fatalf("%s carries a control character: %q", k, s)
@@ -682,10 +667,10 @@ func TestShapingHasACeiling(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var denied *recorder
+			var denied *sink.Recorder
 			admitted := 0
 			for range 100 {
-				res := newRecorder()
+				res := sink.NewRecorder()
 				if !m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), res, nil) {
 					denied = res
 					break
@@ -701,10 +686,10 @@ func TestShapingHasACeiling(t *testing.T) {
 			if want := int(tc.limit/(600*time.Millisecond)) + 1; admitted != want {
 				t.Fatalf("admitted %d at once, want %d", admitted, want)
 			}
-			if denied == nil || denied.status != 429 {
+			if denied == nil || denied.Status != 429 {
 				t.Fatal("no 429 once the hold would exceed the ceiling")
 			}
-			ra := denied.h.Get("Retry-After")
+			ra := denied.H.Get("Retry-After")
 			if ra == "" || ra == "0" {
 				t.Fatalf("Retry-After %q", ra)
 			}
@@ -714,7 +699,7 @@ func TestShapingHasACeiling(t *testing.T) {
 				t.Fatalf("peek before: %+v %v", d, err)
 			}
 			clock.Advance(d.RetryAfter)
-			if !m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), newRecorder(), nil) {
+			if !m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), sink.NewRecorder(), nil) {
 				t.Fatal("denied at its exact RetryAfter")
 			}
 			if last := held[len(held)-1]; last > tc.limit {
@@ -747,16 +732,16 @@ func TestNoShapingMeters(t *testing.T) {
 		ratelimit.WithPolicy(core.MustParsePolicy("3/1m;algorithm=leaky_bucket")),
 		ratelimit.WithShaping(nil)))
 	for i := range 3 {
-		if v := m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), newRecorder(), nil); !v {
+		if v := m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), sink.NewRecorder(), nil); !v {
 			t.Fatalf("request %d denied without shaping", i+1)
 		}
 	}
-	res := newRecorder()
-	if m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), res, nil) || res.status != 429 || res.h.Get("Retry-After") != "20" {
-		t.Fatalf("fourth request: %d, Retry-After %q; want 429 after 20 s", res.status, res.h.Get("Retry-After"))
+	res := sink.NewRecorder()
+	if m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), res, nil) || res.Status != 429 || res.H.Get("Retry-After") != "20" {
+		t.Fatalf("fourth request: %d, Retry-After %q; want 429 after 20 s", res.Status, res.H.Get("Retry-After"))
 	}
 	clock.Advance(20 * time.Second)
-	if !m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), newRecorder(), nil) {
+	if !m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), sink.NewRecorder(), nil) {
 		t.Fatal("denied at its Retry-After")
 	}
 }
@@ -774,8 +759,8 @@ func TestDefaultShaping(t *testing.T) {
 	next := func(context.Context) int { calls++; return 200 }
 	m := shaped("1000/1s;algorithm=leaky_bucket;name=fast")
 	for i := range 2 { // the second is held 1 ms on the timer
-		if res := newRecorder(); !m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), res, next) || res.status != 0 {
-			t.Fatalf("request %d not passed on (status %d)", i, res.status)
+		if res := sink.NewRecorder(); !m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), res, next) || res.Status != 0 {
+			t.Fatalf("request %d not passed on (status %d)", i, res.Status)
 		}
 	}
 	if calls != 2 {
@@ -784,13 +769,13 @@ func TestDefaultShaping(t *testing.T) {
 
 	slow := "2/1m;algorithm=leaky_bucket;max_delay=1m;name=slow" // the second is held 30 s
 	m = shaped(slow)
-	if !m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), newRecorder(), next) {
+	if !m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), sink.NewRecorder(), next) {
 		t.Fatal("the first request was held")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan bool)
-	res := newRecorder()
+	res := sink.NewRecorder()
 	go func() { done <- m.Handle(ctx, keyfuncstest.New("192.0.2.1:1"), res, next) }()
 	deadline := time.Now().Add(10 * time.Second)
 	for remaining(t, lim, slow, core.MustParsePolicy(slow)) != 0 { // cancel once it is charged, that is, held
@@ -800,7 +785,7 @@ func TestDefaultShaping(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	cancel()
-	if passed := <-done; passed || calls != 3 || res.status != 0 {
-		t.Fatalf("a request whose context ended during its hold: passed %v, next called %d times (want 3), status %d", passed, calls, res.status)
+	if passed := <-done; passed || calls != 3 || res.Status != 0 {
+		t.Fatalf("a request whose context ended during its hold: passed %v, next called %d times (want 3), status %d", passed, calls, res.Status)
 	}
 }

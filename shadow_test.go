@@ -15,6 +15,7 @@ import (
 	"github.com/ratelimit-go/ratelimit/core/redisstore"
 	"github.com/ratelimit-go/ratelimit/internal/must"
 	"github.com/ratelimit-go/ratelimit/internal/redistest"
+	"github.com/ratelimit-go/ratelimit/internal/sink"
 	"github.com/ratelimit-go/ratelimit/keyfuncs"
 	"github.com/ratelimit-go/ratelimit/keyfuncs/keyfuncstest"
 )
@@ -80,12 +81,12 @@ func TestShadowPolicies(t *testing.T) {
 				t.Fatal(err)
 			}
 			for i := range 7 {
-				got, want := newRecorder(), newRecorder()
+				got, want := sink.NewRecorder(), sink.NewRecorder()
 				gv := m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), got, nil)
 				wv := plain.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), want, nil)
-				if gv != wv || got.status != want.status || got.h.Get("RateLimit") != want.h.Get("RateLimit") ||
-					got.h.Get("RateLimit-Policy") != want.h.Get("RateLimit-Policy") || got.h.Get("Retry-After") != want.h.Get("Retry-After") {
-					t.Fatalf("request %d: the shadow policy changed the response: %v %d %v, want %v %d %v", i+1, gv, got.status, got.h, wv, want.status, want.h)
+				if gv != wv || got.Status != want.Status || got.H.Get("RateLimit") != want.H.Get("RateLimit") ||
+					got.H.Get("RateLimit-Policy") != want.H.Get("RateLimit-Policy") || got.H.Get("Retry-After") != want.H.Get("Retry-After") {
+					t.Fatalf("request %d: the shadow policy changed the response: %v %d %v, want %v %d %v", i+1, gv, got.Status, got.H, wv, want.Status, want.H)
 				}
 				ev := events[len(events)-1]
 				switch {
@@ -113,7 +114,7 @@ func TestShadowPolicies(t *testing.T) {
 			}
 			clock.Advance(time.Minute)
 			plainClock.Advance(time.Minute)
-			if v := m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), newRecorder(), nil); !v {
+			if v := m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), sink.NewRecorder(), nil); !v {
 				t.Fatal("a new window must admit again")
 			}
 		})
@@ -128,9 +129,9 @@ func TestShadowPolicies(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 3 {
-		rec := newRecorder()
-		if !m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), rec, nil) || len(rec.h) != 0 {
-			t.Fatalf("request %d: %v", i+1, rec.h)
+		rec := sink.NewRecorder()
+		if !m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), rec, nil) || len(rec.H) != 0 {
+			t.Fatalf("request %d: %v", i+1, rec.H)
 		}
 	}
 	if ev.Outcome != ratelimit.OutcomeAllowed || ev.Shadow.Allowed {
@@ -151,7 +152,7 @@ func TestObserverPanicIsRecovered(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []bool{true, false} {
-		if v := m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), newRecorder(), nil); v != want {
+		if v := m.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), sink.NewRecorder(), nil); v != want {
 			t.Fatalf("verdict %v, want %v", v, want)
 		}
 	}
@@ -178,12 +179,12 @@ func TestShadowPerRouteAndPlan(t *testing.T) {
 		req := keyfuncstest.New("192.0.2.1:1")
 		req.Pattern = pattern
 		for i := range 2 {
-			rec := newRecorder()
+			rec := sink.NewRecorder()
 			if !m.Handle(context.Background(), req, rec, nil) {
 				t.Fatalf("%s request %d: denied", pattern, i+1)
 			}
-			if strings.Contains(rec.h.Get("RateLimit-Policy"), "next") {
-				t.Fatalf("%s: a shadow policy in the header fields: %v", pattern, rec.h)
+			if strings.Contains(rec.H.Get("RateLimit-Policy"), "next") {
+				t.Fatalf("%s: a shadow policy in the header fields: %v", pattern, rec.H)
 			}
 		}
 		if last.Shadow.Allowed || len(last.Shadow.Decisions) != 1 {
@@ -207,9 +208,9 @@ func TestRouteDropsPlans(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := newRecorder()
+	rec := sink.NewRecorder()
 	login.Handle(context.Background(), keyfuncstest.New("192.0.2.1:1"), rec, nil)
-	if got := rec.h.Get("RateLimit-Policy"); got != `"login";q=1;w=60` {
+	if got := rec.H.Get("RateLimit-Policy"); got != `"login";q=1;w=60` {
 		t.Fatalf("per-route middleware checked %q, want the route's policy", got)
 	}
 }

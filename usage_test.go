@@ -13,6 +13,7 @@ import (
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/core/memstore"
 	"github.com/ratelimit-go/ratelimit/internal/must"
+	"github.com/ratelimit-go/ratelimit/internal/sink"
 )
 
 // handler is a next function answering status after running f with the
@@ -43,7 +44,7 @@ func TestUsageInContext(t *testing.T) {
 	p := core.MustParsePolicy("5/1m;name=p")
 	m := keyed(t, lim, ratelimit.WithPolicy(p), ratelimit.WithUsage(nil))
 	var u *ratelimit.Usage
-	m.Handle(context.Background(), req("GET", "/", "k"), newRecorder(), handler(200, func(ctx context.Context) { u = ratelimit.FromContext(ctx) }))
+	m.Handle(context.Background(), req("GET", "/", "k"), sink.NewRecorder(), handler(200, func(ctx context.Context) { u = ratelimit.FromContext(ctx) }))
 	if u == nil || u.Key != "k" || u.Cost != 1 || len(u.Policies) != 1 || u.Policies[0].Name != "p" || len(u.Decisions) != 1 || u.Decisions[0].Remaining != 4 {
 		t.Fatalf("usage %+v", u)
 	}
@@ -56,7 +57,7 @@ func TestUsageInContext(t *testing.T) {
 	}
 
 	plain := keyed(t, lim, ratelimit.WithPolicy(p))
-	plain.Handle(context.Background(), req("GET", "/", "k"), newRecorder(), handler(200, func(ctx context.Context) { u = ratelimit.FromContext(ctx) }))
+	plain.Handle(context.Background(), req("GET", "/", "k"), sink.NewRecorder(), handler(200, func(ctx context.Context) { u = ratelimit.FromContext(ctx) }))
 	if u != nil {
 		t.Fatalf("a Usage without WithUsage: %+v", u)
 	}
@@ -73,14 +74,14 @@ func TestUsageInContext(t *testing.T) {
 // or denied: the counts, and a release that lets the held handlers return
 // and waits for every request to end. denial, if not nil, sees each
 // denial's response.
-func flood(m *ratelimit.Middleware, n int, denial func(*recorder)) (admitted, denied int, release func()) {
+func flood(m *ratelimit.Middleware, n int, denial func(*sink.Recorder)) (admitted, denied int, release func()) {
 	hold := make(chan struct{})
 	var decided, ended sync.WaitGroup
 	var mu sync.Mutex
 	decided.Add(n)
 	for range n {
 		ended.Go(func() {
-			rec := newRecorder()
+			rec := sink.NewRecorder()
 			ok := m.Handle(context.Background(), req("GET", "/", "k"), rec, handler(200, func(context.Context) {
 				mu.Lock()
 				admitted++
@@ -118,7 +119,7 @@ func TestUsagePanickingHandler(t *testing.T) {
 				t.Error("the handler's panic did not go on")
 			}
 		}()
-		m.Handle(context.Background(), req("GET", "/", "k"), newRecorder(), handler(200, func(context.Context) { panic("boom") }))
+		m.Handle(context.Background(), req("GET", "/", "k"), sink.NewRecorder(), handler(200, func(context.Context) { panic("boom") }))
 	}()
 	if r := remaining(t, lim, "k", p); r != 5 {
 		t.Fatalf("remaining %d, want 5: the 500 does not count", r)
@@ -158,8 +159,8 @@ func TestUsageAcrossRoute(t *testing.T) {
 		t.Fatal(err)
 	}
 	var u *ratelimit.Usage
-	rec := newRecorder()
-	m.Handle(context.Background(), req("POST", "/chat", "k"), newRecorder(), func(ctx context.Context) int {
+	rec := sink.NewRecorder()
+	m.Handle(context.Background(), req("POST", "/chat", "k"), sink.NewRecorder(), func(ctx context.Context) int {
 		rm.Handle(ctx, req("POST", "/chat", "k"), rec, handler(200, func(ctx context.Context) {
 			u = ratelimit.FromContext(ctx)
 			if err := u.SetCost(250); err != nil {
@@ -171,7 +172,7 @@ func TestUsageAcrossRoute(t *testing.T) {
 	if u == nil || len(u.Policies) != 2 || u.Policies[0].Name != "global" || u.Policies[1].Name != "tokens" || len(u.Decisions) != 2 {
 		t.Fatalf("usage %+v", u)
 	}
-	if got := rec.h.Get("Ratelimit"); got != `"global";r=99;t=60, "tokens";r=999;t=60` {
+	if got := rec.H.Get("Ratelimit"); got != `"global";r=99;t=60, "tokens";r=999;t=60` {
 		t.Errorf("RateLimit %q", got)
 	}
 	if g, tk := remaining(t, lim, "k", global), remaining(t, lim, "k", tokens); g != 0 || tk != 750 {
@@ -207,9 +208,9 @@ func TestConcurrencyLimit(t *testing.T) {
 	m := keyed(t, lim, ratelimit.WithPolicy(rate, slots))
 	free := func() int { return remaining(t, lim, "k", slots) }
 
-	admitted, denied, release := flood(m, 64, func(rec *recorder) {
-		if rec.status != http.StatusTooManyRequests || rec.h.Get("Retry-After") == "" {
-			t.Errorf("denial: %d %v", rec.status, rec.h)
+	admitted, denied, release := flood(m, 64, func(rec *sink.Recorder) {
+		if rec.Status != http.StatusTooManyRequests || rec.H.Get("Retry-After") == "" {
+			t.Errorf("denial: %d %v", rec.Status, rec.H)
 		}
 	})
 	if admitted != 10 || denied != 54 || free() != 0 {
@@ -221,16 +222,16 @@ func TestConcurrencyLimit(t *testing.T) {
 	}
 	// The rate policy counted the 10 admitted alone; the fields show it
 	// alone.
-	rec := newRecorder()
+	rec := sink.NewRecorder()
 	m.Handle(context.Background(), req("GET", "/", "k"), rec, handler(200, nil))
-	if got := rec.h.Get("Ratelimit"); got != `"rate";r=989;t=1` {
+	if got := rec.H.Get("Ratelimit"); got != `"rate";r=989;t=1` {
 		t.Errorf("RateLimit %q, want the rate policy's alone", got)
 	}
 
 	// A panicking handler gives its slot back.
 	func() {
 		defer func() { _ = recover() }()
-		m.Handle(context.Background(), req("GET", "/", "k"), newRecorder(), handler(200, func(context.Context) { panic("boom") }))
+		m.Handle(context.Background(), req("GET", "/", "k"), sink.NewRecorder(), handler(200, func(context.Context) { panic("boom") }))
 	}()
 	if f := free(); f != 10 {
 		t.Fatalf("%d slots free after a panic, want 10", f)
@@ -240,7 +241,7 @@ func TestConcurrencyLimit(t *testing.T) {
 	entered, done, release2 := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
-		m.Handle(context.Background(), req("GET", "/", "k"), newRecorder(), handler(200, func(context.Context) {
+		m.Handle(context.Background(), req("GET", "/", "k"), sink.NewRecorder(), handler(200, func(context.Context) {
 			close(entered)
 			<-release2
 		}))
@@ -288,7 +289,7 @@ func TestConcurrencyRenewalOnTheSystemClock(t *testing.T) {
 	lim := core.NewLimiter(cb)
 	slots := core.MustParsePolicy("1/1s;algorithm=concurrency")
 	m := keyed(t, lim, ratelimit.WithPolicy(slots))
-	m.Handle(context.Background(), req("GET", "/", "k"), newRecorder(), handler(200, func(context.Context) {
+	m.Handle(context.Background(), req("GET", "/", "k"), sink.NewRecorder(), handler(200, func(context.Context) {
 		for i := range 4 { // 1.33 s or more: past the first lifetime
 			select {
 			case <-cb.renewed:
@@ -315,12 +316,12 @@ func TestShadowConcurrencyLimit(t *testing.T) {
 	m := keyed(t, lim, ratelimit.WithPolicy(slots),
 		ratelimit.WithObserver(func(_ context.Context, e ratelimit.Event) { shadowAllowed = append(shadowAllowed, e.Shadow.Allowed) }))
 	for range 3 {
-		m.Handle(context.Background(), req("GET", "/", "k"), newRecorder(), handler(200, nil))
+		m.Handle(context.Background(), req("GET", "/", "k"), sink.NewRecorder(), handler(200, nil))
 	}
-	m.Handle(context.Background(), req("GET", "/", "k"), newRecorder(), handler(200, func(context.Context) {
+	m.Handle(context.Background(), req("GET", "/", "k"), sink.NewRecorder(), handler(200, func(context.Context) {
 		clk.Advance(time.Second) // a request that takes a second
 		// A second request while this one runs would be denied.
-		m.Handle(context.Background(), req("GET", "/", "k"), newRecorder(), handler(200, nil))
+		m.Handle(context.Background(), req("GET", "/", "k"), sink.NewRecorder(), handler(200, nil))
 	}))
 	if want := []bool{true, true, true, true, false}; !slices.Equal(shadowAllowed, want) {
 		t.Fatalf("shadow decisions %v, want %v", shadowAllowed, want)
@@ -337,7 +338,7 @@ func TestSetCostLater(t *testing.T) {
 	lim, clk := newLimiter(t)
 	p := core.MustParsePolicy("100/1h;algorithm=fixed_window;name=p")
 	m := keyed(t, lim, ratelimit.WithPolicy(p), ratelimit.WithUsage(nil))
-	m.Handle(context.Background(), req("GET", "/", "k"), newRecorder(), handler(200, func(ctx context.Context) {
+	m.Handle(context.Background(), req("GET", "/", "k"), sink.NewRecorder(), handler(200, func(ctx context.Context) {
 		clk.Advance(time.Second) // the work takes a second
 		if err := ratelimit.FromContext(ctx).SetCost(30); err != nil {
 			t.Error(err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/dunglas/httpsfv"
 	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/internal/sink"
 )
 
 // FuzzHeaders holds the header writer to its promise: for any policy name
@@ -40,9 +41,9 @@ func FuzzHeaders(f *testing.F) {
 			d.RetryAfter = 0
 		}
 		ds := []core.Decision{d, {Allowed: true, Limit: 1, Remaining: 1}}
-		rec := newRecorder()
+		rec := sink.NewRecorder()
 		s.WriteHeaders(rec, ds, 0, nil)
-		for k, vs := range rec.h {
+		for k, vs := range rec.H {
 			for _, v := range vs {
 				if strings.ContainsAny(v, "\r\n\x00") {
 					t.Fatalf("%s carries a control character: %q", k, v)
@@ -62,14 +63,14 @@ func FuzzHeaders(f *testing.F) {
 				t.Fatalf("r=%v t=%v for %+v", r, tt, d)
 			}
 		case Draft07:
-			if _, err := httpsfv.UnmarshalDictionary(rec.h.Values(hdrRateLimit)); err != nil {
-				t.Fatalf("RateLimit %q: %v", rec.h.Get(hdrRateLimit), err)
+			if _, err := httpsfv.UnmarshalDictionary(rec.H.Values(hdrRateLimit)); err != nil {
+				t.Fatalf("RateLimit %q: %v", rec.H.Get(hdrRateLimit), err)
 			}
-			if _, err := httpsfv.UnmarshalList(rec.h.Values(hdrRateLimitPolicy)); err != nil {
-				t.Fatalf("RateLimit-Policy %q: %v", rec.h.Get(hdrRateLimitPolicy), err)
+			if _, err := httpsfv.UnmarshalList(rec.H.Values(hdrRateLimitPolicy)); err != nil {
+				t.Fatalf("RateLimit-Policy %q: %v", rec.H.Get(hdrRateLimitPolicy), err)
 			}
 		case Draft06, XRateLimit:
-			for k, vs := range rec.h {
+			for k, vs := range rec.H {
 				if k == hdrRateLimitPolicy {
 					if _, err := httpsfv.UnmarshalList(vs); err != nil {
 						t.Fatalf("%s %q: %v", k, vs, err)
@@ -85,8 +86,8 @@ func FuzzHeaders(f *testing.F) {
 				}
 			}
 		case None:
-			if len(rec.h) != 0 {
-				t.Fatalf("None wrote %v", rec.h)
+			if len(rec.H) != 0 {
+				t.Fatalf("None wrote %v", rec.H)
 			}
 		}
 	})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dunglas/httpsfv"
 	"github.com/ratelimit-go/ratelimit/core"
+	"github.com/ratelimit-go/ratelimit/internal/sink"
 )
 
 func mustSet(t testing.TB, mode Mode, ps ...core.Policy) *Set {
@@ -30,12 +31,12 @@ func TestDraft11Fields(t *testing.T) {
 		{Allowed: true, Limit: 100, Remaining: 42, ResetAfter: 16*time.Second + time.Microsecond},
 		{Allowed: false, Limit: 10, Remaining: 0, RetryAfter: 200 * time.Millisecond, ResetAfter: 1500 * time.Millisecond},
 	}
-	rec := newRecorder()
+	rec := sink.NewRecorder()
 	s.WriteHeaders(rec, ds, 1, nil)
 
 	pol, lim := parseDraft11(t, rec)
 	if len(pol) != 2 || len(lim) != 2 {
-		t.Fatalf("want 2 members each, got %q and %q", rec.h.Get(hdrRateLimitPolicy), rec.h.Get(hdrRateLimit))
+		t.Fatalf("want 2 members each, got %q and %q", rec.H.Get(hdrRateLimitPolicy), rec.H.Get(hdrRateLimit))
 	}
 	want := []struct {
 		name    string
@@ -59,15 +60,15 @@ func TestDraft11Fields(t *testing.T) {
 
 // parseDraft11 parses the two fields rec holds as the structured lists
 // draft 11 says they are.
-func parseDraft11(t *testing.T, rec *recorder) (pol, lim httpsfv.List) {
+func parseDraft11(t *testing.T, rec *sink.Recorder) (pol, lim httpsfv.List) {
 	t.Helper()
-	pol, err := httpsfv.UnmarshalList(rec.h.Values(hdrRateLimitPolicy))
+	pol, err := httpsfv.UnmarshalList(rec.H.Values(hdrRateLimitPolicy))
 	if err != nil {
-		t.Fatalf("RateLimit-Policy %q: %v", rec.h.Get(hdrRateLimitPolicy), err)
+		t.Fatalf("RateLimit-Policy %q: %v", rec.H.Get(hdrRateLimitPolicy), err)
 	}
-	lim, err = httpsfv.UnmarshalList(rec.h.Values(hdrRateLimit))
+	lim, err = httpsfv.UnmarshalList(rec.H.Values(hdrRateLimit))
 	if err != nil {
-		t.Fatalf("RateLimit %q: %v", rec.h.Get(hdrRateLimit), err)
+		t.Fatalf("RateLimit %q: %v", rec.H.Get(hdrRateLimit), err)
 	}
 	return pol, lim
 }
@@ -109,18 +110,18 @@ func TestSingleValueModesReportBinding(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(strconv.Itoa(int(c.mode)), func(t *testing.T) {
-			rec := newRecorder()
+			rec := sink.NewRecorder()
 			mustSet(t, c.mode, a, b).WriteHeaders(rec, ds, 1, nil)
-			if len(rec.h) != len(c.want) {
-				t.Errorf("fields %v, want %v", rec.h, c.want)
+			if len(rec.H) != len(c.want) {
+				t.Errorf("fields %v, want %v", rec.H, c.want)
 			}
 			for k, v := range c.want {
-				if got := rec.h.Get(k); got != v {
+				if got := rec.H.Get(k); got != v {
 					t.Errorf("%s = %q, want %q", k, got, v)
 				}
 			}
 			if c.mode == Draft07 {
-				d, err := httpsfv.UnmarshalDictionary(rec.h.Values(hdrRateLimit))
+				d, err := httpsfv.UnmarshalDictionary(rec.H.Values(hdrRateLimit))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -153,9 +154,9 @@ func TestSecondsRounding(t *testing.T) {
 func TestRemainingNeverNegative(t *testing.T) {
 	t.Parallel()
 	p := core.Policy{Name: "p", Limit: 3, Window: time.Second}
-	rec := newRecorder()
+	rec := sink.NewRecorder()
 	mustSet(t, XRateLimit, p).WriteHeaders(rec, []core.Decision{{Remaining: -4, Limit: 3, RetryAfter: time.Second}}, 0, nil)
-	if got := rec.h.Get(hdrXRemaining); got != "0" {
+	if got := rec.H.Get(hdrXRemaining); got != "0" {
 		t.Errorf("remaining %q, want 0", got)
 	}
 }
@@ -207,9 +208,9 @@ func TestPreparedDeniedBodies(t *testing.T) {
 
 // sharedRecorder is a Response over an http.Header that takes shared
 // values as they are, like the stdhttp adapter.
-type sharedRecorder struct{ recorder }
+type sharedRecorder struct{ sink.Recorder }
 
-func (r *sharedRecorder) SetSharedHeader(name string, values []string) { r.h[name] = values }
+func (r *sharedRecorder) SetSharedHeader(name string, values []string) { r.H[name] = values }
 
 // TestPreparedDenials: the prepared fields of a single-policy denial are
 // exactly those rendered per request, Retry-After included, in every
@@ -229,10 +230,10 @@ func TestPreparedDenials(t *testing.T) {
 	}
 	// rendered is what the middleware wrote before fields were prepared.
 	rendered := func(s *Set, r core.Result) http.Header {
-		rec := newRecorder()
+		rec := sink.NewRecorder()
 		s.WriteHeaders(rec, r.Decisions, r.Binding, nil)
 		rec.SetHeader(hdrRetryAfter, strconv.FormatInt(retryAfterSeconds(r.Decision().RetryAfter), 10))
-		return rec.h
+		return rec.H
 	}
 	retries := []time.Duration{time.Millisecond, time.Second, 1500 * time.Millisecond, 63 * time.Second, 65 * time.Second, denialSlots*time.Second + time.Second, 59 * time.Minute}
 	for mode := range None + 1 {
@@ -249,15 +250,15 @@ func TestPreparedDenials(t *testing.T) {
 				{many, denial(retry, 0, p, q), false},
 			} {
 				for range 2 {
-					if got := c.set.writePreparedDenial(newRecorder(), c.r.Decisions); got != c.prepared {
+					if got := c.set.writePreparedDenial(sink.NewRecorder(), c.r.Decisions); got != c.prepared {
 						t.Fatalf("%v, retry %v, %d policies, remaining %d: prepared %v, want %v", mode, retry, len(c.r.Decisions), c.r.Decisions[0].Remaining, got, c.prepared)
 					}
-					plain, shared := newRecorder(), &sharedRecorder{*newRecorder()}
+					plain, shared := sink.NewRecorder(), &sharedRecorder{*sink.NewRecorder()}
 					c.set.WriteDenial(plain, c.r, nil)
 					c.set.WriteDenial(shared, c.r, nil)
 					want := rendered(c.set, c.r)
-					if !reflect.DeepEqual(plain.h, want) || !reflect.DeepEqual(shared.h, want) {
-						t.Fatalf("%v, retry %v: fields %v and, shared, %v; want %v", mode, retry, plain.h, shared.h, want)
+					if !reflect.DeepEqual(plain.H, want) || !reflect.DeepEqual(shared.H, want) {
+						t.Fatalf("%v, retry %v: fields %v and, shared, %v; want %v", mode, retry, plain.H, shared.H, want)
 					}
 				}
 			}
@@ -272,19 +273,19 @@ func TestSharedDenialValuesStayTrue(t *testing.T) {
 	t.Parallel()
 	s := mustSet(t, Draft11, core.MustParsePolicy("100/1h;name=api"))
 	r := core.Result{Decisions: []core.Decision{{Limit: 100, RetryAfter: 30 * time.Second}}}
-	first := &sharedRecorder{*newRecorder()}
+	first := &sharedRecorder{*sink.NewRecorder()}
 	s.WriteDenial(first, r, nil)
-	want := first.h.Clone()
-	for name := range first.h {
-		first.h[name][0] = "tampered"
-		first.h[name] = append(first.h[name], "more")
+	want := first.H.Clone()
+	for name := range first.H {
+		first.H[name][0] = "tampered"
+		first.H[name] = append(first.H[name], "more")
 	}
-	next := &sharedRecorder{*newRecorder()}
+	next := &sharedRecorder{*sink.NewRecorder()}
 	s.WriteDenial(next, r, nil)
-	if !reflect.DeepEqual(next.h, want) {
-		t.Fatalf("after a response's values were written into, the next denial has %v, want %v", next.h, want)
+	if !reflect.DeepEqual(next.H, want) {
+		t.Fatalf("after a response's values were written into, the next denial has %v, want %v", next.H, want)
 	}
-	if first.h.Get(hdrRetryAfter) != "tampered" {
-		t.Fatalf("the tampered response reads %v", first.h)
+	if first.H.Get(hdrRetryAfter) != "tampered" {
+		t.Fatalf("the tampered response reads %v", first.H)
 	}
 }

@@ -1,10 +1,11 @@
-// Package sink holds two places tests write to and read back: a Log safe
-// for concurrent writers, and a Response that discards what the
-// middleware answers.
+// Package sink holds the places tests write to and read back: a Log safe
+// for concurrent writers, a Recorder that keeps what the middleware
+// answers, and a Response that discards it.
 package sink
 
 import (
 	"bytes"
+	"net/http"
 	"strings"
 	"sync"
 )
@@ -41,3 +42,23 @@ func (Response) SetHeader(string, string) {}
 
 // Write does nothing.
 func (Response) Write(int, string, []byte) error { return nil }
+
+// Recorder is an adapter.Response that keeps what was written.
+type Recorder struct {
+	H           http.Header
+	Status      int
+	ContentType string
+	Body        []byte
+}
+
+// NewRecorder returns an empty Recorder.
+func NewRecorder() *Recorder { return &Recorder{H: http.Header{}} }
+
+// SetHeader sets one value of name.
+func (r *Recorder) SetHeader(name, value string) { r.H[name] = []string{value} }
+
+// Write keeps the status, content type and a copy of body.
+func (r *Recorder) Write(status int, contentType string, body []byte) error {
+	r.Status, r.ContentType, r.Body = status, contentType, append([]byte(nil), body...)
+	return nil
+}
