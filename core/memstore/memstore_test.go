@@ -506,10 +506,10 @@ func TestManyPoliciesRegisteredConcurrently(t *testing.T) {
 
 // TestBatchOfOneMatchesBatchOfOneKey: a batch of one item, which takes its
 // own path (checkOne), answers every step of a random trace exactly as a
-// batch of that item twice (one state, the one-key path that decides the whole batch under the
-// lock) does on a twin store: every algorithm, costs up to the capacity,
-// steps that stay in a window, cross one or jump several, and a clock that
-// sometimes goes back.
+// batch of that item twice (one state, the one-key path that decides the
+// whole batch under the lock) does on a twin store: every algorithm, costs
+// up to the capacity, steps that stay in a window, cross one or jump
+// several, and a clock that sometimes goes back.
 func TestBatchOfOneMatchesBatchOfOneKey(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
