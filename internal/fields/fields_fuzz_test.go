@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/dunglas/httpsfv"
+
 	"github.com/ratelimit-go/ratelimit/core"
 	"github.com/ratelimit-go/ratelimit/internal/sink"
 )
