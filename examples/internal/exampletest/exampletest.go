@@ -211,8 +211,7 @@ func Serve(t *testing.T, run runFunc, args ...string) {
 // it, and checks the same with Redis refusing connections. Then it scrapes
 // /metrics and checks that the denials, the fallback's decisions, the
 // failures, the breaker's opening and the runtime's goroutines were
-// counted. It returns the slowest
-// response and the scrape.
+// counted. It returns the slowest response and the scrape.
 func HungRedis(t *testing.T, run runFunc, srv *redisproc.Server) (time.Duration, string) {
 	const budget = 50 * time.Millisecond
 	r := start(t, run, []string{"-addr", "127.0.0.1:0", "-metrics-addr", "127.0.0.1:0", "-redis", "redis://" + srv.Addr + "/0", "-redis-budget", budget.String()},
