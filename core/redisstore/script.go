@@ -46,7 +46,7 @@ const (
 )
 
 // algorithmCodes holds each algorithm at the number the script dispatches
-// on (deciders in lua/90_check.lua).
+// on (loaders in lua/90_check.lua).
 var algorithmCodes = [...]core.Algorithm{1: core.FixedWindow, 2: core.SlidingLog, 3: core.SlidingWindow,
 	4: core.TokenBucket, 5: core.GCRA, 6: core.LeakyBucket}
 

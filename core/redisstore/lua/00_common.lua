@@ -1,7 +1,9 @@
 -- Helpers shared by every algorithm. This file, the algorithm files and the
 -- dispatcher are concatenated, in name order, into the one script the store
 -- runs. The script runs whole on every call, so it creates few closures and
--- tables (the dispatcher's two): state and parameters travel as plain numbers.
+-- tables: state and parameters travel as plain numbers, and each algorithm
+-- file defines its functions inside a loader that the dispatcher calls only
+-- when a policy of the call uses that algorithm.
 --
 -- Every quantity is an integer below 2^53, which a Lua number (a double)
 -- holds exactly, so sums, differences and comparisons are exact. No number
@@ -18,12 +20,13 @@
 -- ceiling on Delay, 0 for none), or for a fixed window on the calendar
 -- (code 7) its limit, the length and start of the window the checks fall
 -- in and the length of the next one, and for a sliding window on the
--- calendar (code 8) the same and the previous window's length; b below is the index in ARGV of a policy's
--- first argument. Then each check has now in microseconds, the cost (0 means
--- peek, -1 that each key has its own, -2 a refund or charge), its number of
--- keys and, per key, the number of its policy, followed by the key's cost
--- when the check's is -1, or by its signed units (negative for a refund) and
--- the refunded charge's instant when it is -2 (see 90_check.lua).
+-- calendar (code 8) the same and the previous window's length; b below is
+-- the index in ARGV of a policy's first argument. Then each check has now
+-- in microseconds, the cost (0 means peek, -1 that each key has its own, -2
+-- a refund or charge), its number of keys and, per key, the number of its
+-- policy, followed by the key's cost when the check's is -1, or by its
+-- signed units (negative for a refund) and the refunded charge's instant
+-- when it is -2 (see 90_check.lua).
 -- Each algorithm function takes (key, b, cost, now, write), reads its state,
 -- decides like its Go counterpart in core/algo, writes the new state only
 -- when write is true and the check is admitted, and returns allowed (1 or
@@ -92,13 +95,6 @@ end
 local function rescale(backlog, from, to)
   if from == to or from == 0 or backlog <= 0 then return backlog end
   return math.min(idiv(backlog + from - 1, from), idiv(1000000000000000, to)) * to
-end
-
--- reset_at is algo.resetAt: the time from now until a backlog of used
--- microseconds, counted from last, has drained.
-local function reset_at(last, used, now)
-  if used == 0 then return 0 end
-  return last + used - now
 end
 
 -- add_backlog is algo.addBacklog: backlog plus units intervals, within

@@ -20,10 +20,13 @@
 local ck, cr, cs, cnow, co = 0, 0, 1, 0, 0
 local out = {}
 
--- The algorithm of each code (see 00_common.lua), and its adjustment.
-local deciders = {fixed_window, sliding_log, sliding_window, token_bucket, gcra, leaky_bucket, fixed_window, sliding_window}
-local adjusters = {fixed_window_adjust, sliding_log_adjust, sliding_window_adjust, bucket_adjust,
-  gcra_adjust, bucket_adjust, fixed_window_adjust, sliding_window_adjust}
+-- deciders[code] and adjusters[code] are the functions of the algorithm of
+-- that code, which loaders[code](code) defines and returns. A function
+-- definition runs again on every call, making a closure, so the algorithms
+-- are loaded only for the codes of the call's policies.
+local loaders = {load_fixed_window, load_sliding_log, load_sliding_window, load_buckets, load_gcra,
+  load_buckets, load_fixed_window, load_sliding_window}
+local deciders, adjusters = {}, {}
 
 -- decide runs the algorithm of the check's key i for units.
 local function decide(i, units, write)
@@ -146,6 +149,9 @@ end
 for b = 4, first - 1, 6 do
   local code = tonumber(ARGV[b])
   P[b] = code
+  if not deciders[code] and loaders[code] then
+    deciders[code], adjusters[code] = loaders[code](code)
+  end
   local lo, hi = reads(code)
   for k = b + lo, b + hi do
     P[k] = tonumber(ARGV[k])
