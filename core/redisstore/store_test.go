@@ -528,7 +528,8 @@ func rateBased(a core.Algorithm) bool {
 // before this one beside it on one Redis. Its rate states carry no
 // interval (GCRA a bare TAT, the buckets' hashes no i field); they are read
 // with the policy's interval, as that version read them: a client that
-// used 6 of 10 has 4 left.
+// used 6 of 10 has 4 left. The check stores the interval, so a limit
+// change then keeps the 7 units used.
 func TestReadsStatesOfTheVersionBefore(t *testing.T) {
 	m, c := newMiniredis(t)
 	s := newStore(t, c)
@@ -550,6 +551,13 @@ func TestReadsStatesOfTheVersionBefore(t *testing.T) {
 			}
 			if d := out[0]; !d.Allowed || d.Remaining != 3 {
 				t.Fatalf("6 of 10 used by the version before, then 1: %+v, want remaining 3", d)
+			}
+			p.Limit = 20 // 3 s a unit: read with it, the 42 s owed would be 14 units
+			if err := core.Check(ctx, s, "k-"+string(alg), []core.Policy{p}, 1, now, out[:]); err != nil {
+				t.Fatal(err)
+			}
+			if d := out[0]; !d.Allowed || d.Remaining != 12 {
+				t.Fatalf("7 used, then 1 under 20/1m: %+v, want remaining 12", d)
 			}
 		})
 	}

@@ -27,18 +27,21 @@ local function load_buckets(code)
     return last, rescale(max(backlog - (last - st_last), 0), tonumber(h[3]) or 0, interval)
   end
 
+  -- bucket_write stores a backlog in field f with its last and interval,
+  -- kept until it has drained.
+  local function bucket_write(key, f, backlog, last, interval, now)
+    redis.call('HSET', key, f, int(backlog), 'l', int(last), 'i', int(interval))
+    redis.call('PEXPIRE', key, ttl(reset_at(last, backlog, now)))
+  end
+
   local function token_bucket(key, b, cost, now, write)
     local interval, tolerance = P[b + 3], P[b + 4]
     local last, used = bucket_read(key, 'u', interval, now)
     local need = cost * interval
     if used + need <= tolerance then
       used = used + need
-      local reset = reset_at(last, used, now)
-      if write then
-        redis.call('HSET', key, 'u', int(used), 'l', int(last), 'i', int(interval))
-        redis.call('PEXPIRE', key, ttl(reset))
-      end
-      return 1, idiv(tolerance - used, interval), 0, reset, 0
+      if write then bucket_write(key, 'u', used, last, interval, now) end
+      return 1, idiv(tolerance - used, interval), 0, reset_at(last, used, now), 0
     end
     return 0, idiv(max(tolerance - used, 0), interval), last + used + need - tolerance - now, reset_at(last, used, now), 0
   end
@@ -54,8 +57,7 @@ local function load_buckets(code)
       redis.call('DEL', key)
       return
     end
-    redis.call('HSET', key, f, int(backlog), 'l', int(last), 'i', int(interval))
-    redis.call('PEXPIRE', key, ttl(reset_at(last, backlog, now)))
+    bucket_write(key, f, backlog, last, interval, now)
   end
 
   -- leaky_remaining is algo.leakyRemaining.
@@ -74,12 +76,8 @@ local function load_buckets(code)
     local wait = last + backlog - now
     if backlog + need <= tolerance and (max_delay == 0 or wait <= max_delay) then
       local level = backlog + need
-      local reset = reset_at(last, level, now)
-      if write then
-        redis.call('HSET', key, 'v', int(level), 'l', int(last), 'i', int(interval))
-        redis.call('PEXPIRE', key, ttl(reset))
-      end
-      return 1, leaky_remaining(room, level, interval), 0, reset, wait
+      if write then bucket_write(key, 'v', level, last, interval, now) end
+      return 1, leaky_remaining(room, level, interval), 0, reset_at(last, level, now), wait
     end
     local retry = wait + need - tolerance
     if max_delay > 0 then retry = max(retry, wait - max_delay) end
