@@ -3,20 +3,22 @@
 # before-and-after tables do: builds the package's test binary at each
 # commit (in a temporary git worktree), runs the two alternately ROUNDS
 # times, so that a noisy host weighs on both alike, and prints the median
-# and the least ns/op of each benchmark at each commit.
+# and the least ns/op of each benchmark at each commit (METRIC names another
+# figure the benchmarks report, such as checks/s).
 #
 #   bash scripts/ab-bench.sh BEFORE AFTER PACKAGE REGEX [ROUNDS] [BENCHTIME]
 #   bash scripts/ab-bench.sh d4ea492 HEAD ./scripts/peers '^BenchmarkMem' 9 5000000x
+#   METRIC=redis-us/check bash scripts/ab-bench.sh 7cdab34 HEAD ./core/redisstore 'Check/gcra/g64$' 5 150000x
 #
 # PACKAGE is a path from the repository's root; ./scripts/peers, a module
 # outside go.work, is built on its own. ROUNDS defaults to 7, BENCHTIME to
 # 1000000x.
 set -euo pipefail
 if [ $# -lt 4 ]; then
-  sed -n '2,14s/^# \{0,1\}//p' "$0" >&2
+  sed -n '2,16s/^# \{0,1\}//p' "$0" >&2
   exit 2
 fi
-pkg=$3 re=$4 rounds=${5:-7} benchtime=${6:-1000000x}
+pkg=$3 re=$4 rounds=${5:-7} benchtime=${6:-1000000x} metric=${METRIC:-ns/op}
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 work=$(mktemp -d)
 cleanup() {
@@ -36,7 +38,7 @@ done
 for _ in $(seq 1 "$rounds"); do
   for side in before after; do
     "$work/$side.test" -test.run '^$' -test.bench "$re" -test.benchtime "$benchtime" |
-      awk -v s="$side" '/^Benchmark/ {print $1, s, $3}'
+      awk -v s="$side" -v m="$metric" '/^Benchmark/ {for (i = 3; i < NF; i++) if ($(i + 1) == m) print $1, s, $i}'
   done
 done >"$work/out"
 printf '%-48s %-7s %10s %10s\n' benchmark commit median least

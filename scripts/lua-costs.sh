@@ -2,9 +2,10 @@
 # Measures what the Redis store's script spends its time on, from Redis's
 # own count of script time (INFO commandstats), with redis-benchmark
 # pipelining 16 calls so that the network does not enter the figure:
-#   - each Redis command the algorithms call, and reading a number from an
-#     argument, in a loop of 10 inside one script, less the cost of a script
-#     that only returns;
+#   - each Redis command the algorithms call, reading a number from an
+#     argument, splitting GCRA's state and defining a function (which makes
+#     a closure), in a loop of 10 inside one script, less the cost of a
+#     script that only returns;
 #   - the fixed part of a call of the store's script: its function
 #     definitions alone, then with the argument layout checked, then one
 #     whole fixed-window check.
@@ -50,6 +51,8 @@ loop "PEXPIRE" "hset $key s 1 n 2" "redis.call('PEXPIRE', KEYS[1], 1000)"
 loop "SET with PX, Lua numbers (%.17g by Redis)" "" "redis.call('SET', KEYS[1], 1796173440000000, 'PX', 1000)"
 loop "SET with PX, formatted with %d in Lua" "" "redis.call('SET', KEYS[1], string.format('%d', 1796173440000000), 'PX', string.format('%d', 1000))"
 loop "tonumber of a 10-digit argument" "" "local x = tonumber(ARGV[1])" 3600000000
+loop "splitting a GCRA state into two numbers" "" "local v = '1796173440000000 6000000'; local sp = string.find(v, ' ', 1, true); local t, n = tonumber(string.sub(v, 1, sp - 1)), tonumber(string.sub(v, sp + 1))"
+loop "a function definition (a closure)" "" "local function f(a) return a + i end"
 
 # The store's script, concatenated as script.go does, and two truncations.
 for f in $(ls "$root"/core/redisstore/lua/*.lua | sort); do cat "$f"; echo; done >"$work/full.lua"
