@@ -87,18 +87,21 @@ func (s *Store) Do(ctx context.Context, items []core.Item, now time.Time, out []
 			return err
 		}
 	}
-	if err := core.ValidateItems(items); err != nil {
-		clear(out)
-		return err
-	}
-	if items[0].Op == core.OpReset {
-		return s.reset(items, out)
-	}
 	var buf [8]*policyInfo
-	pis, err := s.register(items, buf[:0])
-	if err != nil {
-		clear(out)
-		return err
+	pis, ok := s.registered(items, buf[:0])
+	if !ok {
+		if err := core.ValidateItems(items); err != nil {
+			clear(out)
+			return err
+		}
+		if items[0].Op == core.OpReset {
+			return s.reset(items, out)
+		}
+		var err error
+		if pis, err = s.register(items, buf[:0]); err != nil {
+			clear(out)
+			return err
+		}
 	}
 	switch {
 	case items[0].Op != core.OpConsume:
@@ -238,6 +241,28 @@ func (s *Store) register(items []core.Item, buf []*policyInfo) ([]*policyInfo, e
 		buf = append(buf, pi)
 	}
 	return buf, nil
+}
+
+// registered returns the policies of a batch that needs no more checks
+// than checkOne makes: every item consumes the same cost, within its
+// policy's capacity, under a policy the store has registered (and so
+// validated), for a valid key. Otherwise it reports false, and the batch
+// takes core.ValidateItems, which would validate every policy again.
+func (s *Store) registered(items []core.Item, buf []*policyInfo) ([]*policyInfo, bool) {
+	if len(items) == 0 {
+		return nil, false
+	}
+	cost := items[0].Cost
+	for i := range items {
+		it := &items[i]
+		pi := s.reg.lookup(&it.Policy)
+		if pi == nil || it.Op != core.OpConsume || it.Cost != cost || cost <= 0 ||
+			int64(cost) > pi.params.Capacity || core.ValidateKey(it.Key) != nil {
+			return nil, false
+		}
+		buf = append(buf, pi)
+	}
+	return buf, true
 }
 
 // firstIndex returns the index of the first policy in pis that shares the
