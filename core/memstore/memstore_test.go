@@ -217,6 +217,12 @@ func TestBadInputIsATypedErrorAndChangesNothing(t *testing.T) {
 	if _, err := backendtest.CheckOne(ctx, s, "k", good, 2, t0); err != nil {
 		t.Fatal(err)
 	}
+	// A peek registers wide and stores nothing: checks of good and wide
+	// together then take the path of registered policies.
+	wide := core.Policy{Name: "wide", Limit: 100, Window: time.Hour}
+	if err := core.Peek(ctx, s, "k", []core.Policy{wide}, t0, make([]core.Decision, 1)); err != nil {
+		t.Fatal(err)
+	}
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
 	cases := []struct {
@@ -236,6 +242,9 @@ func TestBadInputIsATypedErrorAndChangesNothing(t *testing.T) {
 		{"negative cost", ctx, "k", []core.Policy{good}, -1, 1, core.ErrInvalidCost},
 		{"cost above capacity", ctx, "k", []core.Policy{good}, 4, 1, core.ErrCostExceedsCapacity},
 		{"cancelled", cancelled, "k", []core.Policy{good}, 1, 1, context.Canceled},
+		{"registered policies, empty key", ctx, "", []core.Policy{good, wide}, 1, 2, core.ErrInvalidKey},
+		{"registered policies, zero cost", ctx, "k", []core.Policy{good, wide}, 0, 2, core.ErrInvalidCost},
+		{"registered policies, cost above one capacity", ctx, "k", []core.Policy{wide, good}, 4, 2, core.ErrCostExceedsCapacity},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
