@@ -15,6 +15,10 @@ import (
 type Limiter struct {
 	backend Backend
 	clock   Clock
+	// pad fills the Limiter's own 128 bytes: every check on every CPU reads
+	// it, and a small object shares its cache line with its neighbours in
+	// the heap, which another CPU may be writing (docs/benchmarks.md).
+	_ [128 - 2*unsafe.Sizeof(Backend(nil))]byte
 }
 
 // one is the pooled space of a single-policy check, padded to 256 bytes so
