@@ -71,6 +71,17 @@ type Item struct {
 	At time.Time
 }
 
+// set makes it an item of key under p: field by field, for assigning a
+// whole Item or Policy to pooled memory calls typedmemmove, and copying one
+// built on the stack stalls on its narrow stores. At is left as it is:
+// pooled items are cleared after use.
+func (it *Item) set(key string, p *Policy, cost int, op Op) {
+	it.Key, it.Cost, it.Op = key, cost, op
+	q := &it.Policy
+	q.Name, q.Limit, q.Window, q.Burst, q.Algorithm, q.MaxDelay, q.Shadow = p.Name, p.Limit, p.Window, p.Burst, p.Algorithm, p.MaxDelay, p.Shadow
+	q.Calendar, q.Zone = p.Calendar, p.Zone
+}
+
 // ErrUnsupported reports an operation, or a mix of operations in one batch,
 // that a Backend does not implement. Nothing was changed.
 var ErrUnsupported = errors.New("core: operation not supported by this backend")
@@ -191,7 +202,7 @@ func doKeyed(ctx context.Context, b Backend, key string, policies []Policy, cost
 		items = make([]Item, len(policies))
 	}
 	for i := range policies {
-		items[i] = Item{Key: key, Policy: policies[i], Cost: cost, Op: op}
+		items[i].set(key, &policies[i], cost, op)
 	}
 	err := b.Do(ctx, items, now, out[:len(policies)])
 	if buf != nil {

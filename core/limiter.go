@@ -84,11 +84,7 @@ func (l *Limiter) single(ctx context.Context, key string, p *Policy, cost int, o
 	}
 	s := onePool.Get().(*one)
 	it := &s.item[0]
-	// Field by field: assigning the whole Policy would call typedmemmove.
-	it.Key, it.Cost, it.Op = key, cost, op
-	q := &it.Policy
-	q.Name, q.Limit, q.Window, q.Burst, q.Algorithm, q.MaxDelay, q.Shadow = p.Name, p.Limit, p.Window, p.Burst, p.Algorithm, p.MaxDelay, p.Shadow
-	q.Calendar, q.Zone = p.Calendar, p.Zone
+	it.set(key, p, cost, op)
 	err := l.backend.Do(ctx, s.item[:], l.clock.Now(), s.d[:])
 	it.Key = "" // keep no key alive in the pool
 	if err == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -358,13 +359,14 @@ func TestValidateItems(t *testing.T) {
 	}
 }
 
-// TestLimiterPassesTheWholePolicy: Allow, AllowN and Peek copy the policy
-// into their pooled item field by field; every field must reach the
-// backend, and a field added to Policy must be added to that copy too.
+// TestLimiterPassesTheWholePolicy: Allow, AllowN, Peek and Check copy each
+// policy into their pooled items field by field (Item.set); every field
+// must reach the backend, and a field added to Policy must be added to
+// that copy too.
 func TestLimiterPassesTheWholePolicy(t *testing.T) {
 	t.Parallel()
 	if n := reflect.TypeFor[core.Policy]().NumField(); n != 9 {
-		t.Fatalf("core.Policy has %d fields; Limiter.single copies 9: copy the new one too, then update this count", n)
+		t.Fatalf("core.Policy has %d fields; Item.set copies 9: copy the new one too, then update this count", n)
 	}
 	p := core.Policy{Name: "all", Limit: 10, Window: time.Second, Burst: 20, Algorithm: core.LeakyBucket, MaxDelay: time.Millisecond, Shadow: true,
 		Calendar: "week", Zone: "Asia/Tokyo"} // not a valid policy: the recorder does not validate
@@ -374,13 +376,19 @@ func TestLimiterPassesTheWholePolicy(t *testing.T) {
 	_, _ = l.Allow(ctx, "k", p)
 	_, _ = l.AllowN(ctx, "k", p, 2)
 	_, _ = l.Peek(ctx, "k", p)
+	two := []core.Policy{p, {Name: "other", Limit: 3, Window: time.Minute}}
+	_, _ = l.Check(ctx, "k", two, 1, nil)
 	for _, c := range append(rec.checks, rec.peeks...) {
-		if len(c.policies) != 1 || c.policies[0] != p {
-			t.Fatalf("the backend got %+v, want %+v", c.policies, p)
+		want := []core.Policy{p}
+		if len(c.policies) == 2 {
+			want = two
+		}
+		if !slices.Equal(c.policies, want) {
+			t.Fatalf("the backend got %+v, want %+v", c.policies, want)
 		}
 	}
-	if len(rec.checks) != 2 || len(rec.peeks) != 1 {
-		t.Fatalf("%d checks and %d peeks, want 2 and 1", len(rec.checks), len(rec.peeks))
+	if len(rec.checks) != 3 || len(rec.peeks) != 1 {
+		t.Fatalf("%d checks and %d peeks, want 3 and 1", len(rec.checks), len(rec.peeks))
 	}
 }
 
