@@ -73,8 +73,8 @@ type Item struct {
 
 // set makes it an item of key under p: field by field, for assigning a
 // whole Item or Policy to pooled memory calls typedmemmove, and copying one
-// built on the stack stalls on its narrow stores. At is left as it is:
-// pooled items are cleared after use.
+// built on the stack stalls on its narrow stores. At is left as it is: no
+// pooled item is given one, and OpConsume and OpPeek ignore it.
 func (it *Item) set(key string, p *Policy, cost int, op Op) {
 	it.Key, it.Cost, it.Op = key, cost, op
 	q := &it.Policy
