@@ -402,3 +402,13 @@ func TestDecisionSize(t *testing.T) {
 		t.Errorf("core.Decision is %d bytes, want 48: keep its two one-byte fields together", n)
 	}
 }
+
+// A Limiter fills a 128-byte block of its own: every check on every CPU
+// reads it, and a smaller one shares a cache line with whatever the heap
+// puts beside it (docs/benchmarks.md, "Before #13 and now").
+func TestLimiterSize(t *testing.T) {
+	t.Parallel()
+	if n := unsafe.Sizeof(core.Limiter{}); n != 128 {
+		t.Errorf("core.Limiter is %d bytes, want 128: shrink its padding by what a new field takes", n)
+	}
+}
